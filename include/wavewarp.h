@@ -1,0 +1,207 @@
+/*
+ * wavewarp: exact elastic distances between sequences, in linear memory, on CPUs and NVIDIA GPUs.
+ *
+ * One public header. Everything returns a ww_status; ww_strerror() explains it. Nothing in the
+ * library prints or exits. A ww_ctx owns threads, GPU streams and scratch memory, so repeated calls
+ * with the same context allocate nothing once warm. A context may be used by one thread at a time.
+ */
+#ifndef WAVEWARP_H
+#define WAVEWARP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(WAVEWARP_SHARED_BUILD)
+#define WW_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define WW_API __attribute__((visibility("default")))
+#else
+#define WW_API
+#endif
+
+#define WW_VERSION_MAJOR 0
+#define WW_VERSION_MINOR 1
+#define WW_VERSION_PATCH 0
+WW_API const char *ww_version(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Status codes                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+typedef enum ww_status {
+    WW_OK = 0,
+    WW_ERR_NULL_POINTER = 1,   /* a required pointer argument is NULL */
+    WW_ERR_EMPTY = 2,          /* a series has length 0, or a dataset has no series */
+    WW_ERR_SHAPE = 3,          /* dim == 0, inconsistent offsets, block outside the matrix, k too big */
+    WW_ERR_NONFINITE = 4,      /* a value is NaN or infinite */
+    WW_ERR_STAMPS = 5,         /* stamps not finite or decreasing */
+    WW_ERR_PARAM = 6,          /* nu < 0, lambda < 0, degree < 1, or a non-finite parameter */
+    WW_ERR_DTYPE = 7,          /* unknown dtype, or mixed dtypes where one is required */
+    WW_ERR_MEMORY = 8,         /* host out of memory */
+    WW_ERR_DEVICE_MEMORY = 9,  /* GPU out of memory */
+    WW_ERR_NO_DEVICE = 10,     /* a GPU was required (backend CUDA or device pointers) but none */
+    WW_ERR_NO_CUDA = 11,       /* the library was built without CUDA */
+    WW_ERR_CUDA = 12,          /* any other CUDA runtime failure */
+    WW_ERR_CANCELLED = 13,     /* the progress callback asked to stop */
+    WW_ERR_BACKEND = 14,       /* unknown backend/engine, or engine unsuitable for the request */
+    WW_ERR_OVERFLOW = 15,      /* a size computation would overflow size_t */
+    WW_ERR_MEMORY_KIND = 16,   /* host/device memory kind not valid for this call */
+} ww_status;
+
+/* A static, human-readable sentence for a status code (never NULL). */
+WW_API const char *ww_strerror(ww_status status);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Contexts                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+typedef enum ww_backend {
+    WW_BACKEND_AUTO = 0, /* the GPU if the library has CUDA and a device is present, else the CPU */
+    WW_BACKEND_CPU = 1,
+    WW_BACKEND_CUDA = 2,
+} ww_backend;
+
+/* Which algorithm computes one pair. AUTO picks the fastest of the context's backend. The others
+ * exist for tests and benchmarks, which compare engines against each other. */
+typedef enum ww_engine {
+    WW_ENGINE_AUTO = 0,
+    WW_ENGINE_CPU_REFERENCE = 1, /* the full (nA+1)x(nB+1) matrix; tests only, O(n^2) memory */
+    WW_ENGINE_CPU_BAND = 2,      /* the paper's three anti-diagonals over the whole matrix */
+    WW_ENGINE_CPU_STRIP = 3,     /* anti-diagonals inside cache-sized strips of rows (default) */
+    WW_ENGINE_CUDA_DIAGONAL = 4, /* the paper's CUDA scheme: one kernel launch per anti-diagonal */
+    WW_ENGINE_CUDA_WAVEFRONT = 5 /* on-chip wavefront, blocks pipelined over column tiles */
+} ww_engine;
+
+typedef struct ww_ctx_options {
+    ww_backend backend; /* default AUTO */
+    ww_engine engine;   /* default AUTO */
+    int num_threads;    /* CPU threads; <= 0 means all cores */
+    int device;         /* CUDA device ordinal; < 0 means the current/first device */
+} ww_ctx_options;
+
+WW_API ww_ctx_options ww_ctx_options_default(void);
+
+typedef struct ww_ctx ww_ctx;
+
+/* opt == NULL means ww_ctx_options_default(). With backend CUDA and no usable GPU this fails with
+ * WW_ERR_NO_DEVICE (or WW_ERR_NO_CUDA); with AUTO it silently uses the CPU. */
+WW_API ww_status ww_ctx_create(ww_ctx **out, const ww_ctx_options *opt);
+WW_API void ww_ctx_destroy(ww_ctx *ctx);
+/* The backend actually in use (never AUTO), and its name ("cpu", "cuda"). */
+WW_API ww_backend ww_ctx_backend(const ww_ctx *ctx);
+WW_API const char *ww_backend_name(ww_backend backend);
+WW_API int ww_ctx_num_threads(const ww_ctx *ctx);
+/* Describes the backend in use, e.g. "cpu (2 threads, avx512)" or "cuda (NVIDIA H100, sm_90)". */
+WW_API const char *ww_ctx_describe(const ww_ctx *ctx);
+/* Non-zero when this build has the CUDA backend and a device is usable. */
+WW_API int ww_cuda_available(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Data descriptors                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+typedef enum ww_dtype { WW_F64 = 0, WW_F32 = 1 } ww_dtype;
+typedef enum ww_memory { WW_HOST = 0, WW_DEVICE = 1 } ww_memory;
+
+/* One series: `length` samples in R^dim, row-major (sample-major: values[t*dim + k]).
+ * stamps: NULL means 1, 2, ..., length; else `length` finite non-decreasing values of `dtype`.
+ * memory: where values and stamps live (WW_DEVICE requires the CUDA backend). */
+typedef struct ww_series {
+    const void *values;
+    const void *stamps;
+    size_t length;
+    size_t dim;
+    ww_dtype dtype;
+    ww_memory memory;
+} ww_series;
+
+/* Many series of one dim and dtype in one buffer. Series i occupies samples
+ * [offsets[i], offsets[i+1]) of `values` (and of `stamps` when given). offsets == NULL means every
+ * series has `length` samples, series i starting at sample i*length. offsets always live on the
+ * host, even when values are on the device. */
+typedef struct ww_dataset {
+    const void *values;
+    const void *stamps;
+    const size_t *offsets; /* count + 1 entries, offsets[0] == 0, non-decreasing; or NULL */
+    size_t count;
+    size_t length; /* used only when offsets == NULL */
+    size_t dim;
+    ww_dtype dtype;
+    ww_memory memory;
+} ww_dataset;
+
+/* Helpers to fill descriptors for host arrays. */
+WW_API ww_series ww_series_f64(const double *values, const double *stamps, size_t length, size_t dim);
+WW_API ww_series ww_series_f32(const float *values, const float *stamps, size_t length, size_t dim);
+WW_API ww_dataset ww_dataset_f64(const double *values, const double *stamps, const size_t *offsets,
+                                 size_t count, size_t length, size_t dim);
+WW_API ww_dataset ww_dataset_f32(const float *values, const float *stamps, const size_t *offsets,
+                                 size_t count, size_t length, size_t dim);
+/* Series i of a dataset as a ww_series (no copy). Fails on i >= count or bad offsets. */
+WW_API ww_status ww_dataset_series(const ww_dataset *x, size_t i, ww_series *out);
+
+/* Checks a descriptor completely (shape, finiteness, stamps); the distance functions do the same
+ * before computing. Host memory only; device data is checked on the device by the calls. */
+WW_API ww_status ww_series_check(const ww_series *s);
+WW_API ww_status ww_dataset_check(const ww_dataset *x);
+
+/* ------------------------------------------------------------------------------------------ */
+/* TWED                                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+/* Time Warp Edit Distance (Marteau 2009), with A[0] = 0 and TA[0] = 0 before the first sample:
+ *   delete in A: D[i-1][j]   + ||A_i - A_{i-1}|| + nu (TA_i - TA_{i-1}) + lambda
+ *   delete in B: D[i][j-1]   + ||B_j - B_{j-1}|| + nu (TB_j - TB_{j-1}) + lambda
+ *   match:       D[i-1][j-1] + ||A_i - B_j|| + ||A_{i-1} - B_{j-1}||
+ *                            + nu (|TA_i - TB_j| + |TA_{i-1} - TB_{j-1}|)
+ * with ||.|| the L_degree norm (p-th root taken). */
+typedef struct ww_twed_params {
+    double nu;     /* stiffness, >= 0 */
+    double lambda; /* deletion penalty, >= 0 */
+    int degree;    /* p of the L_p norm, >= 1 (2 = Euclidean) */
+} ww_twed_params;
+
+/* nu = 0.001, lambda = 1, degree = 2 (aeon's defaults). */
+WW_API ww_twed_params ww_twed_params_default(void);
+WW_API ww_status ww_twed_params_check(const ww_twed_params *p);
+
+/* One pair. a and b must share dim and dtype. p == NULL means the defaults. */
+WW_API ww_status ww_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b,
+                         const ww_twed_params *p, double *out);
+
+/* Called now and then from the calling thread during long calls: `done` of `total` cells so far.
+ * Return non-zero to cancel; the call then returns WW_ERR_CANCELLED (output contents undefined). */
+typedef int (*ww_progress_fn)(uint64_t done_cells, uint64_t total_cells, void *user);
+
+typedef struct ww_pairwise_options {
+    /* The block of the full matrix to compute: rows [row_begin, row_end) (series of x) and columns
+     * [col_begin, col_end) (series of y, or of x when y == NULL). end == 0 means "to the end". */
+    size_t row_begin, row_end;
+    size_t col_begin, col_end;
+    /* out is row-major with this many elements between rows; 0 means the block's width. */
+    size_t out_stride;
+    ww_dtype out_dtype; /* WW_F64 (default) or WW_F32 */
+    ww_progress_fn progress;
+    void *progress_user;
+} ww_pairwise_options;
+
+WW_API ww_pairwise_options ww_pairwise_options_default(void);
+
+/* Distance matrix of x against y (y == NULL: x against itself, each unordered pair computed once,
+ * mirrored, zero diagonal). out must hold the block: (row_end-row_begin) rows of out_stride
+ * elements of out_dtype, on the host. opt == NULL means the whole matrix as F64. */
+WW_API ww_status ww_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
+                                  const ww_twed_params *p, void *out,
+                                  const ww_pairwise_options *opt);
+
+/* The k nearest series of x for each query: indices (size_t) and distances (double), each
+ * queries->count * k, row-major, nearest first, ties broken by the smaller index. k <= x->count.
+ * opt may be NULL; only its progress fields are used. */
+WW_API ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *x,
+                             const ww_twed_params *p, size_t k, size_t *indices, double *distances,
+                             const ww_pairwise_options *opt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WAVEWARP_H */

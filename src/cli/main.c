@@ -1,0 +1,3 @@
+/* placeholder: the CLI is being written */
+#include "wavewarp.h"
+int main(void) { return 0; }

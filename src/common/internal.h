@@ -1,0 +1,97 @@
+/* Library-internal declarations shared by the API layer and the engines. Not installed. */
+#ifndef WW_INTERNAL_H
+#define WW_INTERNAL_H
+
+#include "wavewarp.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A grow-only, 64-byte aligned buffer: scratch memory that contexts keep between calls. */
+typedef struct ww_buffer {
+    void *ptr;
+    size_t bytes;
+} ww_buffer;
+
+ww_status ww_buffer_reserve(ww_buffer *b, size_t bytes);
+void ww_buffer_free(ww_buffer *b);
+
+/* Multiplies with overflow detection: returns 0 on overflow. */
+int ww_mul_size(size_t a, size_t b, size_t *out);
+
+/* A series converted for the CPU engines: double precision, with the sentinel sample 0 (the zero
+ * vector at time 0) in front, and the per-sample deletion costs precomputed. Stored either in time
+ * order (index s = sample s) or reversed (index k = sample length - k), which lets an anti-diagonal
+ * sweep read both series with unit stride. */
+typedef struct ww_prepared {
+    double *values;      /* (length + 1) * dim */
+    double *stamps;      /* length + 1 */
+    double *delete_cost; /* length + 1; the entry of sample 0 is 0 and never used */
+    size_t length;
+    size_t dim;
+} ww_prepared;
+
+/* Doubles needed to prepare a series of this length and dim. */
+size_t ww_prepared_doubles(size_t length, size_t dim);
+/* Fills p from s (host memory, already checked) using storage (ww_prepared_doubles() doubles). */
+void ww_prepare(const ww_series *s, const ww_twed_params *params, int reversed, double *storage,
+                ww_prepared *p);
+
+/* Per-thread scratch of the CPU backend. */
+typedef struct ww_cpu_scratch {
+    ww_buffer a, b, work;
+} ww_cpu_scratch;
+
+typedef struct ww_cuda_state ww_cuda_state; /* defined by the CUDA backend */
+
+struct ww_ctx {
+    ww_backend backend; /* CPU or CUDA, never AUTO */
+    ww_engine engine;
+    int num_threads;
+    int device;
+    char description[160];
+    ww_cpu_scratch *cpu; /* num_threads entries */
+    ww_buffer shared;    /* call-wide CPU scratch (prepared datasets, kNN rows) */
+    ww_cuda_state *cuda; /* NULL on the CPU backend */
+};
+
+/* Checks of descriptors (host data only for the element checks). */
+ww_status ww_check_series_shape(const ww_series *s);
+ww_status ww_check_dataset_shape(const ww_dataset *x);
+ww_status ww_check_values_host(const void *values, const void *stamps, size_t length, size_t dim,
+                               ww_dtype dtype);
+
+/* ---- CPU engines (src/cpu) ---- */
+double ww_cpu_twed_reference(const ww_prepared *a, const ww_prepared *b_reversed,
+                             const ww_twed_params *p, double *matrix);
+double ww_cpu_twed_band(const ww_prepared *a, const ww_prepared *b_reversed,
+                        const ww_twed_params *p, double *work);
+double ww_cpu_twed_strip(const ww_prepared *a, const ww_prepared *b_reversed,
+                         const ww_twed_params *p, double *work);
+/* Doubles of `work` each engine needs. Returns 0 on overflow. */
+size_t ww_cpu_twed_work_doubles(ww_engine engine, size_t na, size_t nb, size_t dim);
+
+ww_status ww_cpu_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b,
+                      const ww_twed_params *p, double *out);
+/* Block of the distance matrix on the CPU. opt is complete (block resolved, stride set). */
+ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
+                               const ww_twed_params *p, void *out,
+                               const ww_pairwise_options *opt);
+
+/* ---- CUDA backend (src/cuda, or cuda_stub.c when built without CUDA) ---- */
+int ww_cuda_device_count(void);
+ww_status ww_cuda_init(ww_ctx *ctx);
+void ww_cuda_shutdown(ww_ctx *ctx);
+ww_status ww_cuda_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b,
+                       const ww_twed_params *p, double *out);
+ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
+                                const ww_twed_params *p, void *out,
+                                const ww_pairwise_options *opt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

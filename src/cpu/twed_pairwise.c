@@ -1,0 +1,438 @@
+/* CPU engine for distance matrices: SIMD across pairs.
+ *
+ * One row series of x is compared with LANES column series of y at once. The column series are
+ * interleaved (sample-major, lane-minor) so that every step of the row-by-row sweep does the same
+ * arithmetic on LANES independent pairs: the inner loop over lanes vectorises, and the LANES
+ * independent dependency chains hide the latency of the add/min chain along a row.
+ * A group holds up to LANES consecutive columns of equal length; ragged datasets just make
+ * smaller groups. Work items (group, chunk of rows) are shared among threads dynamically. */
+#include "cpu_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define LANES 16
+#define ROWS_PER_ITEM 8
+
+/* The lane group's column series, interleaved: value k of sample s of lane l is at
+ * values[(s * dim + k) * LANES + l]; sample 0 is the sentinel. */
+typedef struct lane_group {
+    double *values, *stamps, *delete_cost;
+    size_t length, dim;
+} lane_group;
+
+/* D rows and match-part rows for one sweep, each (length + 1) * LANES. */
+typedef struct lane_rows {
+    double *d, *m, *m_next;
+} lane_rows;
+
+WW_MULTIVERSION
+static void lanes_twed_dim1(const ww_prepared *a, const lane_group *g, double nu, lane_rows *rw,
+                            double *out)
+{
+    const size_t na = a->length, nb = g->length;
+    double *restrict d = rw->d, *restrict m = rw->m, *restrict mn = rw->m_next;
+    const double *restrict yv = g->values, *restrict yt = g->stamps, *restrict ydel = g->delete_cost;
+    for (size_t l = 0; l < LANES; l++) {
+        d[l] = 0.0;
+        m[l] = 0.0;
+    }
+    for (size_t x = LANES; x < (nb + 1) * LANES; x++) {
+        d[x] = WW_INF;
+        m[x] = 0.0; /* match_part(0, j > 0) is only ever added to D[0][j] = inf */
+    }
+    for (size_t i = 1; i <= na; i++) {
+        const double av = a->values[i], at = a->stamps[i], adel = a->delete_cost[i];
+        double left[LANES], diag[LANES];
+        for (size_t l = 0; l < LANES; l++) {
+            diag[l] = d[l];
+            left[l] = WW_INF;
+            d[l] = WW_INF;
+            mn[l] = 0.0;
+        }
+        for (size_t j = 1; j <= nb; j++) {
+            const size_t o = j * LANES;
+            for (size_t l = 0; l < LANES; l++) {
+                double up = d[o + l];
+                double here = ww_twed_match_part_f64(fabs(av - yv[o + l]), at, yt[o + l], nu);
+                double v = ww_twed_cell_f64(up, left[l], diag[l], adel, ydel[o + l], here, m[o - LANES + l]);
+                diag[l] = up;
+                left[l] = v;
+                d[o + l] = v;
+                mn[o + l] = here;
+            }
+        }
+        double *t = m;
+        m = mn;
+        mn = t;
+    }
+    for (size_t l = 0; l < LANES; l++)
+        out[l] = d[nb * LANES + l];
+}
+
+/* Any dim and degree: the local norm is accumulated across lanes, then finished per lane. */
+WW_MULTIVERSION
+static void lanes_twed_any(const ww_prepared *a, const lane_group *g, const ww_twed_params *p,
+                           lane_rows *rw, double *out)
+{
+    const size_t na = a->length, nb = g->length, dim = g->dim;
+    const int degree = p->degree;
+    const double nu = p->nu;
+    double *restrict d = rw->d, *restrict m = rw->m, *restrict mn = rw->m_next;
+    const double *restrict yv = g->values, *restrict yt = g->stamps, *restrict ydel = g->delete_cost;
+    for (size_t l = 0; l < LANES; l++) {
+        d[l] = 0.0;
+        m[l] = 0.0;
+    }
+    for (size_t x = LANES; x < (nb + 1) * LANES; x++) {
+        d[x] = WW_INF;
+        m[x] = 0.0;
+    }
+    for (size_t i = 1; i <= na; i++) {
+        const double *av = a->values + i * dim;
+        const double at = a->stamps[i], adel = a->delete_cost[i];
+        double left[LANES], diag[LANES];
+        for (size_t l = 0; l < LANES; l++) {
+            diag[l] = d[l];
+            left[l] = WW_INF;
+            d[l] = WW_INF;
+            mn[l] = 0.0;
+        }
+        for (size_t j = 1; j <= nb; j++) {
+            const size_t o = j * LANES;
+            const double *yj = yv + j * dim * LANES;
+            double acc[LANES];
+            for (size_t l = 0; l < LANES; l++)
+                acc[l] = 0.0;
+            if (degree == 1) {
+                for (size_t k = 0; k < dim; k++)
+                    for (size_t l = 0; l < LANES; l++)
+                        acc[l] += fabs(av[k] - yj[k * LANES + l]);
+            } else if (degree == 2) {
+                for (size_t k = 0; k < dim; k++)
+                    for (size_t l = 0; l < LANES; l++) {
+                        double diff = av[k] - yj[k * LANES + l];
+                        acc[l] += diff * diff;
+                    }
+                for (size_t l = 0; l < LANES; l++)
+                    acc[l] = sqrt(acc[l]);
+            } else {
+                for (size_t k = 0; k < dim; k++)
+                    for (size_t l = 0; l < LANES; l++)
+                        acc[l] += pow(fabs(av[k] - yj[k * LANES + l]), (double)degree);
+                for (size_t l = 0; l < LANES; l++)
+                    acc[l] = pow(acc[l], 1.0 / (double)degree);
+            }
+            for (size_t l = 0; l < LANES; l++) {
+                double up = d[o + l];
+                double here = ww_twed_match_part_f64(acc[l], at, yt[o + l], nu);
+                double v = ww_twed_cell_f64(up, left[l], diag[l], adel, ydel[o + l], here, m[o - LANES + l]);
+                diag[l] = up;
+                left[l] = v;
+                d[o + l] = v;
+                mn[o + l] = here;
+            }
+        }
+        double *t = m;
+        m = mn;
+        mn = t;
+    }
+    for (size_t l = 0; l < LANES; l++)
+        out[l] = d[nb * LANES + l];
+}
+
+/* ------------------------------------------------------------------ the matrix */
+
+typedef struct column_group {
+    size_t begin, count; /* columns [begin, begin + count), count <= LANES, equal lengths */
+} column_group;
+
+typedef struct pairwise_job {
+    const ww_dataset *x, *y; /* y == x for the self matrix */
+    int self;
+    const ww_twed_params *p;
+    const ww_pairwise_options *o;
+    void *out;
+    ww_prepared *xp, *yp; /* prepared series, time order */
+    column_group *groups;
+    size_t group_count, row_chunks;
+} pairwise_job;
+
+static size_t series_length(const ww_dataset *x, size_t i)
+{
+    return x->offsets ? x->offsets[i + 1] - x->offsets[i] : x->length;
+}
+
+/* In the self matrix, (i, j) is computed unless it is on the diagonal or its mirror (j, i) is in
+ * the block too and will be computed instead. */
+static int entry_needed(const pairwise_job *job, size_t i, size_t j)
+{
+    if (!job->self)
+        return 1;
+    if (i == j)
+        return 0;
+    const ww_pairwise_options *o = job->o;
+    int mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
+    return !(mirror_in_block && j < i);
+}
+
+static void store(const pairwise_job *job, size_t i, size_t j, double v)
+{
+    const ww_pairwise_options *o = job->o;
+    size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
+    if (o->out_dtype == WW_F32)
+        ((float *)job->out)[at] = (float)v;
+    else
+        ((double *)job->out)[at] = v;
+}
+
+static double load(const pairwise_job *job, size_t i, size_t j)
+{
+    const ww_pairwise_options *o = job->o;
+    size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
+    return o->out_dtype == WW_F32 ? (double)((const float *)job->out)[at] : ((const double *)job->out)[at];
+}
+
+static void interleave_group(const pairwise_job *job, const column_group *cg, double *storage, lane_group *g)
+{
+    const size_t nb = series_length(job->y, cg->begin), dim = job->x->dim;
+    g->length = nb;
+    g->dim = dim;
+    g->values = storage;
+    g->stamps = storage + (nb + 1) * dim * LANES;
+    g->delete_cost = g->stamps + (nb + 1) * LANES;
+    for (size_t l = 0; l < LANES; l++) {
+        /* lanes past the group's end repeat its last column; their results are discarded */
+        const ww_prepared *src = &job->yp[cg->begin + (l < cg->count ? l : cg->count - 1)];
+        for (size_t s = 0; s <= nb; s++) {
+            for (size_t k = 0; k < dim; k++)
+                g->values[(s * dim + k) * LANES + l] = src->values[s * dim + k];
+            g->stamps[s * LANES + l] = src->stamps[s];
+            g->delete_cost[s * LANES + l] = src->delete_cost[s];
+        }
+    }
+}
+
+static ww_status run_item(const pairwise_job *job, size_t item, ww_cpu_scratch *sc, uint64_t *cells)
+{
+    const column_group *cg = &job->groups[item / job->row_chunks];
+    const ww_pairwise_options *o = job->o;
+    size_t r0 = o->row_begin + (item % job->row_chunks) * ROWS_PER_ITEM;
+    size_t r1 = r0 + ROWS_PER_ITEM < o->row_end ? r0 + ROWS_PER_ITEM : o->row_end;
+    *cells = 0;
+
+    int any = 0;
+    for (size_t i = r0; i < r1 && !any; i++)
+        for (size_t l = 0; l < cg->count && !any; l++)
+            any = entry_needed(job, i, cg->begin + l);
+    if (!any)
+        return WW_OK;
+
+    const size_t nb = series_length(job->y, cg->begin), dim = job->x->dim;
+    ww_status st = ww_buffer_reserve(&sc->b, (nb + 1) * (dim + 2) * LANES * sizeof(double));
+    if (st == WW_OK)
+        st = ww_buffer_reserve(&sc->work, 3 * (nb + 1) * LANES * sizeof(double));
+    if (st != WW_OK)
+        return st;
+    lane_group g;
+    interleave_group(job, cg, (double *)sc->b.ptr, &g);
+    lane_rows rw;
+    rw.d = (double *)sc->work.ptr;
+    rw.m = rw.d + (nb + 1) * LANES;
+    rw.m_next = rw.m + (nb + 1) * LANES;
+
+    double result[LANES];
+    for (size_t i = r0; i < r1; i++) {
+        int row_any = 0;
+        for (size_t l = 0; l < cg->count; l++)
+            row_any |= entry_needed(job, i, cg->begin + l);
+        if (!row_any)
+            continue;
+        const ww_prepared *a = &job->xp[i];
+        if (dim == 1)
+            lanes_twed_dim1(a, &g, job->p->nu, &rw, result);
+        else
+            lanes_twed_any(a, &g, job->p, &rw, result);
+        for (size_t l = 0; l < cg->count; l++)
+            if (entry_needed(job, i, cg->begin + l))
+                store(job, i, cg->begin + l, result[l]);
+        *cells += (uint64_t)a->length * nb * cg->count;
+    }
+    return WW_OK;
+}
+
+/* Prepares every series of a dataset (time order) into one block of `storage`. */
+static void prepare_dataset(const ww_dataset *x, const ww_twed_params *p, double *storage, ww_prepared *out)
+{
+    for (size_t i = 0; i < x->count; i++) {
+        ww_series s;
+        ww_dataset_series(x, i, &s);
+        ww_prepare(&s, p, 0, storage, &out[i]);
+        storage += ww_prepared_doubles(s.length, s.dim);
+    }
+}
+
+static ww_status check_dataset_values(const ww_dataset *x)
+{
+    for (size_t i = 0; i < x->count; i++) {
+        ww_series s;
+        ww_dataset_series(x, i, &s);
+        ww_status st = ww_check_values_host(s.values, s.stamps, s.length, s.dim, s.dtype);
+        if (st != WW_OK)
+            return st;
+    }
+    return WW_OK;
+}
+
+static size_t dataset_prepared_doubles(const ww_dataset *x)
+{
+    size_t samples = x->offsets ? x->offsets[x->count] : x->count * x->length;
+    return (samples + x->count) * (x->dim + 2);
+}
+
+ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
+                               const ww_twed_params *p, void *out, const ww_pairwise_options *o)
+{
+    pairwise_job job;
+    memset(&job, 0, sizeof job);
+    job.self = y == NULL;
+    job.x = x;
+    job.y = y ? y : x;
+    job.p = p;
+    job.o = o;
+    job.out = out;
+
+    ww_status st = check_dataset_values(x);
+    if (st == WW_OK && !job.self)
+        st = check_dataset_values(y);
+    if (st != WW_OK)
+        return st;
+
+    /* Call-wide scratch: prepared x (and y), their descriptors, the column groups. */
+    size_t xd = dataset_prepared_doubles(x), yd = job.self ? 0 : dataset_prepared_doubles(y);
+    size_t ny = job.y->count;
+    size_t bytes = (xd + yd) * sizeof(double) + (x->count + (job.self ? 0 : ny)) * sizeof(ww_prepared) +
+                   ny * sizeof(column_group) + (ny + 1) * sizeof(uint64_t) + 64;
+    if ((st = ww_buffer_reserve(&ctx->shared, bytes)) != WW_OK)
+        return st;
+    double *storage = (double *)ctx->shared.ptr;
+    job.xp = (ww_prepared *)(storage + xd + yd);
+    job.yp = job.self ? job.xp : job.xp + x->count;
+    job.groups = (column_group *)(job.xp + x->count + (job.self ? 0 : ny));
+    prepare_dataset(x, p, storage, job.xp);
+    if (!job.self)
+        prepare_dataset(y, p, storage + xd, job.yp);
+
+    for (size_t j = o->col_begin; j < o->col_end;) {
+        column_group g = {j, 1};
+        size_t len = series_length(job.y, j);
+        while (g.count < LANES && j + g.count < o->col_end && series_length(job.y, j + g.count) == len)
+            g.count++;
+        job.groups[job.group_count++] = g;
+        j += g.count;
+    }
+    size_t rows = o->row_end - o->row_begin;
+    job.row_chunks = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
+    const size_t items = job.group_count * job.row_chunks;
+
+    /* total cells, for progress: per row, the needed columns' lengths from prefix sums */
+    uint64_t *prefix = (uint64_t *)(job.groups + ny);
+    prefix[0] = 0;
+    for (size_t j = 0; j < ny; j++)
+        prefix[j + 1] = prefix[j] + series_length(job.y, j);
+    uint64_t total = 0;
+    for (size_t i = o->row_begin; i < o->row_end; i++) {
+        uint64_t cols = prefix[o->col_end] - prefix[o->col_begin];
+        if (job.self && i >= o->col_begin && i < o->col_end) {
+            cols -= series_length(x, i);
+            size_t lo = o->row_begin > o->col_begin ? o->row_begin : o->col_begin;
+            size_t hi = i < o->row_end ? i : o->row_end; /* mirrored: j in [lo, hi) */
+            if (hi > lo)
+                cols -= prefix[hi] - prefix[lo];
+        }
+        total += (uint64_t)series_length(x, i) * cols;
+    }
+
+    size_t next_item = 0;
+    uint64_t done = 0;
+    int stop = 0;       /* set on cancel or error */
+    ww_status failure = WW_OK;
+    int threads = ctx->num_threads;
+    if ((size_t)threads > items)
+        threads = (int)items;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        ww_cpu_scratch *sc = &ctx->cpu[tid];
+        for (;;) {
+            int stopped;
+            size_t item;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+            stopped = stop;
+            if (stopped)
+                break;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+            item = next_item++;
+            if (item >= items)
+                break;
+            uint64_t cells;
+            ww_status s = run_item(&job, item, sc, &cells);
+            if (s != WW_OK) {
+#ifdef _OPENMP
+#pragma omp critical(ww_pairwise_failure)
+#endif
+                failure = s;
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                stop = 1;
+                break;
+            }
+            uint64_t now;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+            now = done += cells;
+            /* only the calling thread talks to the user's callback */
+            if (tid == 0 && o->progress && o->progress(now, total, o->progress_user)) {
+#ifdef _OPENMP
+#pragma omp critical(ww_pairwise_failure)
+#endif
+                failure = WW_ERR_CANCELLED;
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                stop = 1;
+            }
+        }
+    }
+    if (failure != WW_OK)
+        return failure;
+
+    /* the self matrix: zero diagonal, mirrored entries */
+    if (job.self) {
+        for (size_t i = o->row_begin; i < o->row_end; i++)
+            for (size_t j = o->col_begin; j < o->col_end; j++) {
+                if (i == j)
+                    store(&job, i, j, 0.0);
+                else if (!entry_needed(&job, i, j))
+                    store(&job, i, j, load(&job, j, i));
+            }
+    }
+    if (o->progress && o->progress(total, total, o->progress_user))
+        return WW_ERR_CANCELLED;
+    return WW_OK;
+}

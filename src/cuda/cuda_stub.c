@@ -1,0 +1,22 @@
+/* The CUDA entry points of a build without CUDA: every one says so. */
+#include "../common/internal.h"
+
+int ww_cuda_device_count(void) { return 0; }
+ww_status ww_cuda_init(ww_ctx *ctx)
+{
+    (void)ctx;
+    return WW_ERR_NO_CUDA;
+}
+void ww_cuda_shutdown(ww_ctx *ctx) { (void)ctx; }
+ww_status ww_cuda_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b, const ww_twed_params *p,
+                       double *out)
+{
+    (void)ctx, (void)a, (void)b, (void)p, (void)out;
+    return WW_ERR_NO_CUDA;
+}
+ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
+                                const ww_twed_params *p, void *out, const ww_pairwise_options *opt)
+{
+    (void)ctx, (void)x, (void)y, (void)p, (void)out, (void)opt;
+    return WW_ERR_NO_CUDA;
+}
