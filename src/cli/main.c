@@ -1,3 +1,489 @@
-/* placeholder: the CLI is being written */
-#include "wavewarp.h"
-int main(void) { return 0; }
+/* wavewarp, the command-line tool: argument parsing, help texts, and dispatch to the subcommands
+ * of commands.c. Uses only the public API of wavewarp.h. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct command_info {
+    const char *name;
+    const char *usage;   /* after "wavewarp NAME " */
+    const char *summary; /* one line, for the command list */
+    const char *details; /* paragraph shown by NAME --help */
+    int min_positional, max_positional;
+} command_info;
+
+static const command_info commands[CLI_CMD_COUNT] = {
+    [CLI_CMD_DISTANCE] = {"distance", "A B [options]", "TWED between two series",
+                          "Prints the distance between series A and series B with 17 significant digits.\n"
+                          "A and B are files holding one series each (one row, or one value per line; read\n"
+                          "without a label column unless --labels), or dataset files with --row/--row-b\n"
+                          "picking the series (0-based).",
+                          2, 2},
+    [CLI_CMD_PAIRWISE] = {"pairwise", "X [Y] -o OUT [options]", "distance matrix of X against itself or Y",
+                          "Writes the matrix of distances between every series of X and every series of Y\n"
+                          "(rows: X, columns: Y). Without Y, X against itself: each unordered pair is\n"
+                          "computed once, the diagonal is 0. OUT is .npy (float64), .csv, .tsv or .txt\n"
+                          "(17 significant digits).",
+                          1, 2},
+    [CLI_CMD_KNN] = {"knn", "QUERIES X -o OUT [-k K] [options]", "k nearest series of X for each query",
+                     "Finds the K nearest series of X for each series of QUERIES (nearest first, ties to\n"
+                     "the smaller index). OUT .csv/.tsv/.txt: a table with a header line and columns\n"
+                     "query,rank,index,distance (query and index 0-based, rank 1..K). OUT .npy: the\n"
+                     "indices as int64, shape (queries, K); --distances FILE.npy adds the distances.",
+                     2, 2},
+    [CLI_CMD_CLASSIFY] = {"classify", "TRAIN TEST [options]", "1-NN classification accuracy",
+                          "Classifies every series of TEST by its nearest neighbour in TRAIN under TWED and\n"
+                          "prints the accuracy, error rate, time, cells per second and backend. Both files\n"
+                          "need a class label in their first column (UCR layout). With -o, writes one line\n"
+                          "per test series: test,label,predicted,nearest,distance.",
+                          2, 2},
+    [CLI_CMD_DEMO] = {"demo", "[options]", "1-NN TWED on generated synthetic control charts",
+                      "Generates the synthetic control chart data set (Alcock & Manolopoulos 1999; six\n"
+                      "classes: normal, cyclic, increasing/decreasing trend, upward/downward shift) with\n"
+                      "different seeds for a train and a test set, classifies the test set by 1-NN TWED,\n"
+                      "and prints accuracy, time, cells per second and the backend. Nothing is downloaded.",
+                      0, 0},
+    [CLI_CMD_GENERATE] = {"generate", "-o FILE [options]", "write the synthetic control chart data set",
+                          "Writes the synthetic control chart data set in class blocks, labels 1..6 (normal,\n"
+                          "cyclic, increasing trend, decreasing trend, upward shift, downward shift).\n"
+                          "FILE .tsv/.txt (tab-separated) or .csv: UCR layout, label first; .npy: values\n"
+                          "only, float64 (count, length). The same seed gives the same file everywhere.",
+                          0, 0},
+};
+
+typedef enum option_id {
+    OPT_NU,
+    OPT_LAMBDA,
+    OPT_DEGREE,
+    OPT_BACKEND,
+    OPT_THREADS,
+    OPT_PRECISION,
+    OPT_LABELS,
+    OPT_NO_LABELS,
+    OPT_ROW,
+    OPT_ROW_B,
+    OPT_K,
+    OPT_OUTPUT,
+    OPT_DISTANCES,
+    OPT_PER_CLASS,
+    OPT_TRAIN_PER_CLASS,
+    OPT_TEST_PER_CLASS,
+    OPT_LENGTH,
+    OPT_SEED,
+    OPT_QUIET,
+    OPT_PROGRESS,
+    OPT_HELP
+} option_id;
+
+#define ON(c) (1u << (c))
+#define ALL_COMMANDS (ON(CLI_CMD_COUNT) - 1u)
+#define COMPUTING (ALL_COMMANDS & ~ON(CLI_CMD_GENERATE))
+#define READING (ON(CLI_CMD_DISTANCE) | ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY))
+#define LONG_RUNS (ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_DEMO))
+
+typedef struct option_spec {
+    option_id id;
+    const char *name; /* after "--" */
+    char short_name;  /* after "-", or 0 */
+    const char *value_name; /* NULL: a flag without value */
+    unsigned commands;      /* where it is accepted */
+    const char *help;
+} option_spec;
+
+static const option_spec options[] = {
+    {OPT_OUTPUT, "output", 'o', "FILE", ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_GENERATE),
+     "output file; its extension picks the format"},
+    {OPT_K, "k", 'k', "K", ON(CLI_CMD_KNN), "neighbours per query, 1..count of X (default 1)"},
+    {OPT_DISTANCES, "distances", 0, "FILE", ON(CLI_CMD_KNN), "with -o OUT.npy: also write the distances (float64 .npy)"},
+    {OPT_ROW, "row", 0, "I", ON(CLI_CMD_DISTANCE), "take series I (0-based) of A"},
+    {OPT_ROW_B, "row-b", 0, "J", ON(CLI_CMD_DISTANCE), "take series J (0-based) of B"},
+    {OPT_NU, "nu", 0, "X", COMPUTING, "stiffness, >= 0 (default 0.001)"},
+    {OPT_LAMBDA, "lambda", 0, "X", COMPUTING, "deletion penalty, >= 0 (default 1)"},
+    {OPT_DEGREE, "degree", 0, "P", COMPUTING, "L_p norm between samples, integer >= 1 (default 2)"},
+    {OPT_BACKEND, "backend", 0, "B", COMPUTING, "auto, cpu or cuda (default auto: a GPU when one is usable)"},
+    {OPT_THREADS, "threads", 0, "N", COMPUTING, "CPU threads, 0 = all cores (default 0)"},
+    {OPT_PRECISION, "precision", 0, "P", COMPUTING, "double or float (float: data go to the library as float32)"},
+    {OPT_LABELS, "labels", 0, NULL, READING, "the first column of text files is the class label"},
+    {OPT_NO_LABELS, "no-labels", 0, NULL, (READING & ~ON(CLI_CMD_CLASSIFY)) | ON(CLI_CMD_GENERATE),
+     "no label column (generate: write none)"},
+    {OPT_PER_CLASS, "per-class", 0, "N", ON(CLI_CMD_GENERATE), "series per class (default 100)"},
+    {OPT_TRAIN_PER_CLASS, "train-per-class", 0, "N", ON(CLI_CMD_DEMO), "training series per class (default 50)"},
+    {OPT_TEST_PER_CLASS, "test-per-class", 0, "N", ON(CLI_CMD_DEMO), "test series per class (default 50)"},
+    {OPT_LENGTH, "length", 0, "N", ON(CLI_CMD_DEMO) | ON(CLI_CMD_GENERATE), "samples per series (default 60)"},
+    {OPT_SEED, "seed", 0, "S", ON(CLI_CMD_DEMO) | ON(CLI_CMD_GENERATE),
+     "random seed (default 1; demo: train S, test S+1)"},
+    {OPT_QUIET, "quiet", 'q', NULL, ALL_COMMANDS, "no progress bar, notes or summary line"},
+    {OPT_PROGRESS, "progress", 0, NULL, LONG_RUNS, "show the progress bar even when stderr is not a terminal"},
+    {OPT_HELP, "help", 'h', NULL, ALL_COMMANDS, "show this help"},
+};
+#define OPTION_COUNT (sizeof options / sizeof options[0])
+
+static const char *program = "wavewarp";
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: error: ", program);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_usage_error(const cli_settings *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: error: ", program);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    if (s && (int)s->command < CLI_CMD_COUNT)
+        fprintf(stderr, "Try '%s %s --help'.\n", program, commands[s->command].name);
+    else
+        fprintf(stderr, "Try '%s --help'.\n", program);
+    return CLI_EXIT_USAGE;
+}
+
+/* ---------------------------------------------------------------- help */
+
+static const char formats_help[] =
+    "Input files (the extension picks the reader):\n"
+    "  .tsv .txt, others  UCR/UEA text: one series per line, values split by tabs or spaces\n"
+    "  .csv               one series per line, values split by commas\n"
+    "  .npy               float64 or float32, shape (count, length), (count, length, dim)\n"
+    "                     or (length,); holds no labels\n"
+    "  Text files: a first column holding only integers is read as the class label (UCR\n"
+    "  layout), any other first column as data (UCI synthetic_control.data); --labels or\n"
+    "  --no-labels decide explicitly. Blank lines and lines starting with '#' are skipped.\n"
+    "  Variable-length series are padded with trailing NaN (UCR convention); NaN inside a\n"
+    "  series, infinite values and rows of different field counts are errors.\n";
+
+static const char exit_help[] =
+    "Exit status: 0 success, 1 data or runtime error (bad file, no GPU, ...), 2 usage error,\n"
+    "130 interrupted by Ctrl-C (no output file is left behind).\n";
+
+static void print_main_help(FILE *fp)
+{
+    fprintf(fp, "Usage: %s COMMAND [options] [files]\n\n", program);
+    fprintf(fp, "Time Warp Edit Distance (TWED, Marteau 2009), exact, in linear memory, on CPUs and\n"
+                "NVIDIA GPUs.\n\nCommands:\n");
+    for (int c = 0; c < CLI_CMD_COUNT; c++) {
+        char head[64];
+        snprintf(head, sizeof head, "%s %s", commands[c].name, commands[c].usage);
+        char *opts = strstr(head, " [options]");
+        if (opts)
+            *opts = '\0';
+        fprintf(fp, "  %-34s %s\n", head, commands[c].summary);
+    }
+    fprintf(fp, "\nRun '%s COMMAND --help' for the options of a command; '%s --version' for the\n"
+                "version. Try '%s demo'.\n\n%s\n%s", program, program, program, formats_help, exit_help);
+}
+
+static void print_command_help(cli_command c)
+{
+    const command_info *info = &commands[c];
+    printf("Usage: %s %s %s\n\n%s\n\nOptions:\n", program, info->name, info->usage, info->details);
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        const option_spec *o = &options[i];
+        if (!(o->commands & ON(c)))
+            continue;
+        char head[64];
+        if (o->short_name)
+            snprintf(head, sizeof head, "-%c, --%s%s%s", o->short_name, o->name, o->value_name ? " " : "",
+                     o->value_name ? o->value_name : "");
+        else
+            snprintf(head, sizeof head, "    --%s%s%s", o->name, o->value_name ? " " : "",
+                     o->value_name ? o->value_name : "");
+        printf("  %-24s %s\n", head, o->help);
+    }
+    if (c != CLI_CMD_GENERATE && c != CLI_CMD_DEMO)
+        printf("\n%s", formats_help);
+    if (ON(c) & LONG_RUNS)
+        printf("\nA progress bar appears on stderr when it is a terminal and the run takes over half a\n"
+               "second; Ctrl-C stops the run cleanly.\n");
+    printf("\n%s", exit_help);
+}
+
+/* ---------------------------------------------------------------- option values */
+
+/* `name` is the option as typed: "--nu", "-k". */
+static int parse_double_value(const cli_settings *s, const char *name, const char *text, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (*text == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return cli_usage_error(s, "%s: '%s' is not a finite number", name, text);
+    if (v < 0)
+        return cli_usage_error(s, "%s must be >= 0 (got %s)", name, text);
+    *out = v;
+    return CLI_EXIT_OK;
+}
+
+/* An unsigned integer in [min, max]. */
+static int parse_size_value(const cli_settings *s, const char *name, const char *text, uint64_t min, uint64_t max,
+                            uint64_t *out)
+{
+    if (text[0] == '-')
+        return cli_usage_error(s, "%s must be at least %llu (got %s)", name, (unsigned long long)min, text);
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0')
+        return cli_usage_error(s, "%s: '%s' is not a whole number", name, text);
+    if (errno == ERANGE)
+        return cli_usage_error(s, "%s: '%s' is too large", name, text);
+    if (v < min)
+        return cli_usage_error(s, "%s must be at least %llu (got %s)", name, (unsigned long long)min, text);
+    if (v > max)
+        return cli_usage_error(s, "%s must be at most %llu (got %s)", name, (unsigned long long)max, text);
+    *out = v;
+    return CLI_EXIT_OK;
+}
+
+/* The option as a user would type it: "-k", "--nu". */
+static const char *option_flag(const option_spec *o, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%s", strlen(o->name) == 1 ? "-" : "--", o->name);
+    return buf;
+}
+
+static int apply_option(cli_settings *s, const option_spec *o, const char *value)
+{
+    char flag[32];
+    option_flag(o, flag, sizeof flag);
+    uint64_t n = 0;
+    int rc = CLI_EXIT_OK;
+    switch (o->id) {
+    case OPT_NU: return parse_double_value(s, flag, value, &s->params.nu);
+    case OPT_LAMBDA: return parse_double_value(s, flag, value, &s->params.lambda);
+    case OPT_DEGREE:
+        if ((rc = parse_size_value(s, flag, value, 1, 1000000, &n)) == CLI_EXIT_OK)
+            s->params.degree = (int)n;
+        return rc;
+    case OPT_BACKEND:
+        if (strcmp(value, "auto") == 0)
+            s->backend = WW_BACKEND_AUTO;
+        else if (strcmp(value, "cpu") == 0)
+            s->backend = WW_BACKEND_CPU;
+        else if (strcmp(value, "cuda") == 0 || strcmp(value, "gpu") == 0)
+            s->backend = WW_BACKEND_CUDA;
+        else
+            return cli_usage_error(s, "--backend: unknown backend '%s' (expected auto, cpu or cuda)", value);
+        return CLI_EXIT_OK;
+    case OPT_THREADS:
+        if ((rc = parse_size_value(s, flag, value, 0, 4096, &n)) == CLI_EXIT_OK)
+            s->threads = (int)n;
+        return rc;
+    case OPT_PRECISION:
+        if (strcmp(value, "double") == 0 || strcmp(value, "float64") == 0)
+            s->use_float = 0;
+        else if (strcmp(value, "float") == 0 || strcmp(value, "float32") == 0)
+            s->use_float = 1;
+        else
+            return cli_usage_error(s, "--precision: '%s' is neither double nor float", value);
+        return CLI_EXIT_OK;
+    case OPT_LABELS: s->labels = CLI_LABELS_FIRST; return CLI_EXIT_OK;
+    case OPT_NO_LABELS: s->labels = CLI_LABELS_NONE; return CLI_EXIT_OK;
+    case OPT_ROW:
+        if ((rc = parse_size_value(s, flag, value, 0, SIZE_MAX - 1, &n)) == CLI_EXIT_OK)
+            s->row_a = (size_t)n;
+        return rc;
+    case OPT_ROW_B:
+        if ((rc = parse_size_value(s, flag, value, 0, SIZE_MAX - 1, &n)) == CLI_EXIT_OK)
+            s->row_b = (size_t)n;
+        return rc;
+    case OPT_K:
+        if ((rc = parse_size_value(s, flag, value, 1, SIZE_MAX, &n)) == CLI_EXIT_OK)
+            s->k = (size_t)n;
+        return rc;
+    case OPT_OUTPUT: s->output = value; return CLI_EXIT_OK;
+    case OPT_DISTANCES: s->distances_output = value; return CLI_EXIT_OK;
+    case OPT_PER_CLASS:
+    case OPT_TRAIN_PER_CLASS:
+    case OPT_TEST_PER_CLASS:
+    case OPT_LENGTH:
+        if ((rc = parse_size_value(s, flag, value, 1, 100000000, &n)) != CLI_EXIT_OK)
+            return rc;
+        if (o->id == OPT_PER_CLASS)
+            s->per_class = (size_t)n;
+        else if (o->id == OPT_TRAIN_PER_CLASS)
+            s->train_per_class = (size_t)n;
+        else if (o->id == OPT_TEST_PER_CLASS)
+            s->test_per_class = (size_t)n;
+        else
+            s->length = (size_t)n;
+        return CLI_EXIT_OK;
+    case OPT_SEED:
+        if ((rc = parse_size_value(s, flag, value, 0, UINT64_MAX, &n)) == CLI_EXIT_OK)
+            s->seed = n;
+        return rc;
+    case OPT_QUIET:
+        s->quiet = 1;
+        s->progress = CLI_PROGRESS_NEVER;
+        return CLI_EXIT_OK;
+    case OPT_PROGRESS:
+        if (!s->quiet)
+            s->progress = CLI_PROGRESS_ALWAYS;
+        return CLI_EXIT_OK;
+    case OPT_HELP: return CLI_EXIT_OK; /* handled by the caller */
+    }
+    return CLI_EXIT_OK;
+}
+
+static const option_spec *find_long_option(const char *name, size_t len)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (strlen(options[i].name) == len && strncmp(options[i].name, name, len) == 0)
+            return &options[i];
+    return NULL;
+}
+
+static const option_spec *find_short_option(char c)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (options[i].short_name == c)
+            return &options[i];
+    return NULL;
+}
+
+static void default_settings(cli_settings *s, cli_command c)
+{
+    memset(s, 0, sizeof *s);
+    s->command = c;
+    s->params = ww_twed_params_default();
+    s->backend = WW_BACKEND_AUTO;
+    s->progress = CLI_PROGRESS_AUTO;
+    s->labels = CLI_LABELS_AUTO;
+    s->k = 1;
+    s->row_a = s->row_b = SIZE_MAX;
+    s->per_class = 100;
+    s->train_per_class = 50;
+    s->test_per_class = 50;
+    s->length = 60;
+    s->seed = 1;
+}
+
+/* Parses argv[first..] for command c. Returns -1 to go on, or an exit code (after --help: 0). */
+static int parse_command_line(cli_settings *s, int argc, char **argv, int first)
+{
+    int only_positional = 0, want_help = 0;
+    for (int i = first; i < argc; i++) {
+        const char *arg = argv[i];
+        if (only_positional || arg[0] != '-' || arg[1] == '\0') {
+            if (s->positional_count == CLI_MAX_POSITIONAL)
+                return cli_usage_error(s, "too many arguments ('%s')", arg);
+            s->positional[s->positional_count++] = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_positional = 1;
+            continue;
+        }
+        const option_spec *o;
+        const char *value = NULL;
+        char flag[32];
+        if (arg[1] == '-') {
+            const char *name = arg + 2, *eq = strchr(name, '=');
+            o = find_long_option(name, eq ? (size_t)(eq - name) : strlen(name));
+            if (o == NULL)
+                return cli_usage_error(s, "unknown option '%s'", arg);
+            if (eq) {
+                if (o->value_name == NULL)
+                    return cli_usage_error(s, "option '%s' takes no value", option_flag(o, flag, sizeof flag));
+                value = eq + 1;
+            }
+        } else {
+            o = find_short_option(arg[1]);
+            if (o == NULL)
+                return cli_usage_error(s, "unknown option '%s'", arg);
+            if (arg[2] != '\0') {
+                if (o->value_name == NULL)
+                    return cli_usage_error(s, "unknown option '%s'", arg);
+                value = arg + 2; /* -oFILE, -k5 */
+            }
+        }
+        if (!(o->commands & ON(s->command)))
+            return cli_usage_error(s, "option '%s' does not apply to '%s'", option_flag(o, flag, sizeof flag), commands[s->command].name);
+        if (o->value_name && value == NULL) {
+            if (i + 1 >= argc)
+                return cli_usage_error(s, "option '%s' needs a value (%s)", option_flag(o, flag, sizeof flag), o->value_name);
+            value = argv[++i];
+        }
+        if (o->id == OPT_HELP)
+            want_help = 1;
+        int rc = apply_option(s, o, value);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    if (want_help) {
+        print_command_help(s->command);
+        return CLI_EXIT_OK;
+    }
+    const command_info *info = &commands[s->command];
+    if (s->positional_count < info->min_positional)
+        return cli_usage_error(s, "missing file argument (usage: %s %s %s)", program, info->name, info->usage);
+    if (s->positional_count > info->max_positional)
+        return cli_usage_error(s, "too many arguments ('%s')", s->positional[info->max_positional]);
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_main_help(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        print_main_help(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        printf("%s %s\n", program, ww_version());
+        return CLI_EXIT_OK;
+    }
+    int first = 2;
+    if (strcmp(name, "help") == 0) { /* "wavewarp help CMD" = "wavewarp CMD --help" */
+        if (argc < 3) {
+            print_main_help(stdout);
+            return CLI_EXIT_OK;
+        }
+        name = argv[2];
+        first = argc; /* nothing else to parse */
+    }
+    cli_command c = CLI_CMD_COUNT;
+    for (int i = 0; i < CLI_CMD_COUNT; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            c = (cli_command)i;
+    if (c == CLI_CMD_COUNT)
+        return cli_usage_error(NULL, "unknown command '%s'", name);
+    if (first == argc && strcmp(argv[1], "help") == 0) {
+        print_command_help(c);
+        return CLI_EXIT_OK;
+    }
+
+    cli_settings s;
+    default_settings(&s, c);
+    int rc = parse_command_line(&s, argc, argv, first);
+    if (rc >= 0)
+        return rc;
+    switch (c) {
+    case CLI_CMD_DISTANCE: return cli_cmd_distance(&s);
+    case CLI_CMD_PAIRWISE: return cli_cmd_pairwise(&s);
+    case CLI_CMD_KNN: return cli_cmd_knn(&s);
+    case CLI_CMD_CLASSIFY: return cli_cmd_classify(&s);
+    case CLI_CMD_DEMO: return cli_cmd_demo(&s);
+    case CLI_CMD_GENERATE: return cli_cmd_generate(&s);
+    case CLI_CMD_COUNT: break;
+    }
+    return CLI_EXIT_USAGE;
+}

@@ -153,6 +153,7 @@ ww_status ww_ctx_create(ww_ctx **out, const ww_ctx_options *opt)
     ctx->num_threads = threads;
     ctx->engine = o.engine;
     ctx->device = o.device;
+    ctx->requested = o.backend;
     ctx->cpu = (ww_cpu_scratch *)calloc((size_t)threads, sizeof *ctx->cpu);
     if (ctx->cpu == NULL) {
         free(ctx);
@@ -242,8 +243,10 @@ ww_status ww_check_series_shape(const ww_series *s)
         return WW_ERR_SHAPE;
     if (s->values == NULL)
         return WW_ERR_NULL_POINTER;
+    /* length + 1 and dim + 2 must not wrap around before the products are checked */
     size_t n;
-    if (!ww_mul_size(s->length + 1, s->dim + 2, &n) || !ww_mul_size(n, sizeof(double), &n))
+    if (s->length > SIZE_MAX - 1 || s->dim > SIZE_MAX - 2 ||
+        !ww_mul_size(s->length + 1, s->dim + 2, &n) || !ww_mul_size(n, sizeof(double), &n))
         return WW_ERR_OVERFLOW;
     return WW_OK;
 }
@@ -262,11 +265,16 @@ ww_status ww_check_dataset_shape(const ww_dataset *x)
         return WW_ERR_SHAPE;
     if (x->values == NULL)
         return WW_ERR_NULL_POINTER;
+    /* The CPU engines prepare (samples + count) * (dim + 2) doubles: that many bytes must fit. */
+    if (x->dim > SIZE_MAX - 2)
+        return WW_ERR_OVERFLOW;
     if (x->offsets == NULL) {
         if (x->length == 0)
             return WW_ERR_EMPTY;
         size_t total;
-        if (!ww_mul_size(x->count, x->length, &total) || !ww_mul_size(total, x->dim + 2, &total))
+        if (!ww_mul_size(x->count, x->length, &total) || total > SIZE_MAX - x->count ||
+            !ww_mul_size(total + x->count, x->dim + 2, &total) ||
+            !ww_mul_size(total, sizeof(double), &total))
             return WW_ERR_OVERFLOW;
         return WW_OK;
     }
@@ -278,8 +286,9 @@ ww_status ww_check_dataset_shape(const ww_dataset *x)
         if (x->offsets[i + 1] == x->offsets[i])
             return WW_ERR_EMPTY;
     }
-    size_t total;
-    if (!ww_mul_size(x->offsets[x->count], x->dim + 2, &total))
+    size_t total = x->offsets[x->count];
+    if (total > SIZE_MAX - x->count || !ww_mul_size(total + x->count, x->dim + 2, &total) ||
+        !ww_mul_size(total, sizeof(double), &total))
         return WW_ERR_OVERFLOW;
     return WW_OK;
 }
@@ -530,16 +539,23 @@ ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *
     size_t chunk = 256;
     if (chunk > queries->count)
         chunk = queries->count;
-    size_t row_bytes;
-    if (!ww_mul_size(chunk, x->count, &row_bytes) || !ww_mul_size(row_bytes, sizeof(double), &row_bytes))
+    size_t row_bytes, best_bytes;
+    if (!ww_mul_size(chunk, x->count, &row_bytes) || !ww_mul_size(row_bytes, sizeof(double), &row_bytes) ||
+        !ww_mul_size(k, sizeof(knn_entry), &best_bytes) || row_bytes > SIZE_MAX - best_bytes)
         return WW_ERR_OVERFLOW;
-    st = ww_buffer_reserve(&ctx->shared, row_bytes + k * sizeof(knn_entry));
-    if (st != WW_OK)
-        return st;
-    double *rows = (double *)ctx->shared.ptr;
-    knn_entry *best = (knn_entry *)((char *)ctx->shared.ptr + row_bytes);
+    /* Not ctx->shared: ww_twed_pairwise below keeps its own scratch there (and may reallocate it). */
+    char *scratch = (char *)malloc(row_bytes + best_bytes);
+    if (scratch == NULL)
+        return WW_ERR_MEMORY;
+    double *rows = (double *)scratch;
+    knn_entry *best = (knn_entry *)(scratch + row_bytes);
 
-    knn_progress kp = {opt ? opt->progress : NULL, opt ? opt->progress_user : NULL, 0, 0};
+    /* Progress over the whole call: cells = (query samples) * (samples of x). */
+    const uint64_t x_samples = x->offsets ? x->offsets[x->count] : (uint64_t)x->count * x->length;
+    const uint64_t q_samples =
+        queries->offsets ? queries->offsets[queries->count] : (uint64_t)queries->count * queries->length;
+    knn_progress kp = {opt ? opt->progress : NULL, opt ? opt->progress_user : NULL, 0,
+                       q_samples * x_samples};
     for (size_t q0 = 0; q0 < queries->count; q0 += chunk) {
         size_t q1 = q0 + chunk < queries->count ? q0 + chunk : queries->count;
         ww_dataset qs = *queries;
@@ -552,8 +568,10 @@ ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *
         size_t *sub_offsets = NULL;
         if (queries->offsets) {
             sub_offsets = (size_t *)malloc((qs.count + 1) * sizeof(size_t));
-            if (sub_offsets == NULL)
+            if (sub_offsets == NULL) {
+                free(scratch);
                 return WW_ERR_MEMORY;
+            }
             for (size_t i = 0; i <= qs.count; i++)
                 sub_offsets[i] = queries->offsets[q0 + i] - queries->offsets[q0];
             qs.offsets = sub_offsets;
@@ -565,8 +583,25 @@ ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *
         }
         st = ww_twed_pairwise(ctx, &qs, x, p, rows, &po);
         free(sub_offsets);
-        if (st != WW_OK)
+        if (st != WW_OK) {
+            free(scratch);
             return st;
+        }
+        const uint64_t chunk_samples = queries->offsets
+                                           ? queries->offsets[q1] - queries->offsets[q0]
+                                           : (uint64_t)(q1 - q0) * queries->length;
+        kp.done_before += chunk_samples * x_samples;
+        /* The first chunk's call checked sizes, x and its queries; check the other queries too
+         * before writing any result, so that a bad input leaves indices and distances untouched. */
+        for (size_t q = q1; q0 == 0 && q < queries->count && queries->memory == WW_HOST; q++) {
+            ww_series s;
+            ww_dataset_series(queries, q, &s);
+            st = ww_check_values_host(s.values, s.stamps, s.length, s.dim, s.dtype);
+            if (st != WW_OK) {
+                free(scratch);
+                return st;
+            }
+        }
         for (size_t q = q0; q < q1; q++) {
             const double *row = rows + (q - q0) * x->count;
             size_t filled = 0;
@@ -578,5 +613,6 @@ ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *
             }
         }
     }
+    free(scratch);
     return WW_OK;
 }

@@ -48,7 +48,8 @@ typedef struct ww_cpu_scratch {
 typedef struct ww_cuda_state ww_cuda_state; /* defined by the CUDA backend */
 
 struct ww_ctx {
-    ww_backend backend; /* CPU or CUDA, never AUTO */
+    ww_backend backend;   /* CPU or CUDA, never AUTO */
+    ww_backend requested; /* as asked: AUTO lets a GPU call fall back to the CPU */
     ww_engine engine;
     int num_threads;
     int device;

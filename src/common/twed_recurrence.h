@@ -18,7 +18,7 @@
 #include <stddef.h>
 
 #if defined(__CUDACC__)
-#define WW_HD __host__ __device__ __forceinline__
+#define WW_HD __host__ __device__
 #else
 #define WW_HD
 #endif

@@ -242,16 +242,17 @@ double ww_cpu_twed_strip(const ww_prepared *a, const ww_prepared *b, const ww_tw
 ww_status ww_cpu_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b, const ww_twed_params *p,
                       double *out)
 {
-    ww_status st = ww_check_values_host(a->values, a->stamps, a->length, a->dim, a->dtype);
-    if (st == WW_OK)
-        st = ww_check_values_host(b->values, b->stamps, b->length, b->dim, b->dtype);
-    if (st != WW_OK)
-        return st;
+    /* Sizes first: a length that overflows them must not make us read the values. */
     ww_engine engine = ctx->engine == WW_ENGINE_AUTO ? WW_ENGINE_CPU_STRIP : ctx->engine;
     ww_cpu_scratch *sc = &ctx->cpu[0];
     size_t work = ww_cpu_twed_work_doubles(engine, a->length, b->length, a->dim);
     if (work == 0 || work > SIZE_MAX / sizeof(double))
         return WW_ERR_OVERFLOW;
+    ww_status st = ww_check_values_host(a->values, a->stamps, a->length, a->dim, a->dtype);
+    if (st == WW_OK)
+        st = ww_check_values_host(b->values, b->stamps, b->length, b->dim, b->dtype);
+    if (st != WW_OK)
+        return st;
     if ((st = ww_buffer_reserve(&sc->a, ww_prepared_doubles(a->length, a->dim) * sizeof(double))) != WW_OK ||
         (st = ww_buffer_reserve(&sc->b, ww_prepared_doubles(b->length, b->dim) * sizeof(double))) != WW_OK ||
         (st = ww_buffer_reserve(&sc->work, work * sizeof(double))) != WW_OK)

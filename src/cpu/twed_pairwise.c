@@ -257,10 +257,13 @@ static ww_status run_item(const pairwise_job *job, size_t item, ww_cpu_scratch *
             lanes_twed_dim1(a, &g, job->p->nu, &rw, result);
         else
             lanes_twed_any(a, &g, job->p, &rw, result);
+        size_t stored = 0; /* progress counts the entries kept, as the total does */
         for (size_t l = 0; l < cg->count; l++)
-            if (entry_needed(job, i, cg->begin + l))
+            if (entry_needed(job, i, cg->begin + l)) {
                 store(job, i, cg->begin + l, result[l]);
-        *cells += (uint64_t)a->length * nb * cg->count;
+                stored++;
+            }
+        *cells += (uint64_t)a->length * nb * stored;
     }
     return WW_OK;
 }
@@ -306,17 +309,29 @@ ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datase
     job.o = o;
     job.out = out;
 
+    /* Call-wide scratch: prepared x (and y), their descriptors, the column groups. The sizes are
+     * checked before any value is read (the dataset checks bound each term, not their sum), and so
+     * is the per-thread lane buffer of the longest column, which is at most yd_all * LANES doubles. */
+    size_t xd = dataset_prepared_doubles(x), yd = job.self ? 0 : dataset_prepared_doubles(y);
+    size_t yd_all = job.self ? xd : yd;
+    size_t ny = job.y->count;
+    size_t terms[5] = {xd, yd, x->count + (job.self ? 0 : ny), ny, ny + 1};
+    const size_t term_size[5] = {sizeof(double), sizeof(double), sizeof(ww_prepared), sizeof(column_group),
+                                 sizeof(uint64_t)};
+    size_t bytes = 64, lane_bytes;
+    for (int t = 0; t < 5; t++) {
+        if (!ww_mul_size(terms[t], term_size[t], &terms[t]) || terms[t] > SIZE_MAX - bytes)
+            return WW_ERR_OVERFLOW;
+        bytes += terms[t];
+    }
+    if (!ww_mul_size(yd_all, LANES * sizeof(double), &lane_bytes))
+        return WW_ERR_OVERFLOW;
+
     ww_status st = check_dataset_values(x);
     if (st == WW_OK && !job.self)
         st = check_dataset_values(y);
     if (st != WW_OK)
         return st;
-
-    /* Call-wide scratch: prepared x (and y), their descriptors, the column groups. */
-    size_t xd = dataset_prepared_doubles(x), yd = job.self ? 0 : dataset_prepared_doubles(y);
-    size_t ny = job.y->count;
-    size_t bytes = (xd + yd) * sizeof(double) + (x->count + (job.self ? 0 : ny)) * sizeof(ww_prepared) +
-                   ny * sizeof(column_group) + (ny + 1) * sizeof(uint64_t) + 64;
     if ((st = ww_buffer_reserve(&ctx->shared, bytes)) != WW_OK)
         return st;
     double *storage = (double *)ctx->shared.ptr;

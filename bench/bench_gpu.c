@@ -1,0 +1,169 @@
+/* GPU benchmark for one pair (the ITWED paper's Table 3 shape): TWED of two random series of
+ * length n, dim 1, nu = lambda = 1, degree 2, stamps 1..n, for n = 2^10 .. 2^20, double and float.
+ * Columns: the fast engine (auto), the paper's per-diagonal baseline, the CPU strip engine (one
+ * core, where it finishes in reasonable time). Times are of the whole synchronous call (host data in,
+ * result out), warm (after one untimed call), median of several runs for small n.
+ * Usage: ww_bench_gpu [max_log2_n] [output.md] */
+#define _POSIX_C_SOURCE 200809L
+#include "wavewarp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median time of `reps` calls after one warm-up; -1 on error. */
+static double time_call(ww_ctx *ctx, const ww_series *a, const ww_series *b, const ww_twed_params *p, int reps,
+                        double *value)
+{
+    double times[64];
+    if (ww_twed(ctx, a, b, p, value) != WW_OK)
+        return -1;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        ww_status st = ww_twed(ctx, a, b, p, value);
+        times[r] = now() - t0;
+        if (st != WW_OK)
+            return -1;
+    }
+    qsort(times, (size_t)reps, sizeof(double), cmp_double);
+    return times[reps / 2];
+}
+
+static ww_ctx *make(ww_backend backend, ww_engine engine)
+{
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = backend;
+    o.engine = engine;
+    o.num_threads = 1;
+    ww_ctx *ctx = NULL;
+    return ww_ctx_create(&ctx, &o) == WW_OK ? ctx : NULL;
+}
+
+static void cell(char *buf, size_t n, double t)
+{
+    if (t < 0)
+        snprintf(buf, n, "-");
+    else if (t < 0.01)
+        snprintf(buf, n, "%.3f ms", t * 1e3);
+    else
+        snprintf(buf, n, "%.4g s", t);
+}
+
+int main(int argc, char **argv)
+{
+    int max_log2 = argc > 1 ? atoi(argv[1]) : 20;
+    FILE *md = argc > 2 ? fopen(argv[2], "w") : NULL;
+    if (!ww_cuda_available()) {
+        printf("GPU benchmark skipped: no CUDA backend in this build or no GPU on this machine\n");
+        return 0;
+    }
+    ww_ctx *fast = make(WW_BACKEND_CUDA, WW_ENGINE_AUTO);
+    ww_ctx *base = make(WW_BACKEND_CUDA, WW_ENGINE_CUDA_DIAGONAL);
+    ww_ctx *cpu = make(WW_BACKEND_CPU, WW_ENGINE_CPU_STRIP);
+    if (!fast || !base || !cpu) {
+        fprintf(stderr, "could not create contexts\n");
+        return 1;
+    }
+    printf("device: %s\n", ww_ctx_describe(fast));
+    const size_t nmax = (size_t)1 << max_log2;
+    double *a = malloc(nmax * sizeof(double)), *b = malloc(nmax * sizeof(double));
+    float *af = malloc(nmax * sizeof(float)), *bf = malloc(nmax * sizeof(float));
+    srand(42);
+    for (size_t i = 0; i < nmax; i++) {
+        a[i] = rand() / (RAND_MAX + 1.0);
+        b[i] = rand() / (RAND_MAX + 1.0);
+        af[i] = (float)a[i];
+        bf[i] = (float)b[i];
+    }
+    ww_twed_params p = {1.0, 1.0, 2};
+    const char *header = "| n | fast f64 | GCUPS | fast f32 | GCUPS | per-diagonal f64 | CPU strip f64 (1 core) | "
+                         "fast vs per-diagonal | f32 - f64 (rel) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    printf("\n%s", header);
+    if (md)
+        fprintf(md, "Device: %s\n\n%s", ww_ctx_describe(fast), header);
+    for (int lg = 10; lg <= max_log2; lg++) {
+        size_t n = (size_t)1 << lg;
+        double cells = (double)n * (double)n;
+        int reps = lg <= 14 ? 21 : (lg <= 17 ? 5 : 1);
+        ww_series A = ww_series_f64(a, NULL, n, 1), B = ww_series_f64(b, NULL, n, 1);
+        ww_series Af = ww_series_f32(af, NULL, n, 1), Bf = ww_series_f32(bf, NULL, n, 1);
+        double v64 = NAN, v32 = NAN, vb = NAN, vc = NAN;
+        double t64 = time_call(fast, &A, &B, &p, reps, &v64);
+        double t32 = time_call(fast, &Af, &Bf, &p, reps, &v32);
+        double tb = lg <= 18 ? time_call(base, &A, &B, &p, lg <= 14 ? 5 : 1, &vb) : -1;
+        double tc = lg <= 16 ? time_call(cpu, &A, &B, &p, 1, &vc) : -1;
+        if (tb >= 0 && fabs(vb - v64) > 1e-12 * fabs(v64))
+            fprintf(stderr, "MISMATCH n=%zu: fast %.17g baseline %.17g\n", n, v64, vb);
+        if (tc >= 0 && fabs(vc - v64) > 1e-12 * fabs(v64))
+            fprintf(stderr, "MISMATCH n=%zu: fast %.17g cpu %.17g\n", n, v64, vc);
+        char c64[32], c32[32], cb[32], cc[32], ratio[32];
+        cell(c64, sizeof c64, t64);
+        cell(c32, sizeof c32, t32);
+        cell(cb, sizeof cb, tb);
+        cell(cc, sizeof cc, tc);
+        if (tb > 0 && t64 > 0)
+            snprintf(ratio, sizeof ratio, "%.0fx", tb / t64);
+        else
+            snprintf(ratio, sizeof ratio, "-");
+        char line[512];
+        snprintf(line, sizeof line, "| %zu | %s | %.1f | %s | %.1f | %s | %s | %s | %.1e |\n", n, c64,
+                 t64 > 0 ? cells / t64 / 1e9 : 0.0, c32, t32 > 0 ? cells / t32 / 1e9 : 0.0, cb, cc, ratio,
+                 fabs(v32 - v64) / fabs(v64));
+        printf("%s", line);
+        fflush(stdout);
+        if (md) {
+            fputs(line, md);
+            fflush(md);
+        }
+    }
+    /* rows per thread of the wavefront engine, for the choice in wavefront_rows() */
+    const char *sweep = "\n| n | R=1 f64 | R=2 f64 | R=4 f64 | R=1 f32 | R=2 f32 | R=4 f32 |\n| --- | --- | --- | --- | --- | --- | --- |\n";
+    printf("%s", sweep);
+    if (md)
+        fprintf(md, "\nRows per thread of the wavefront engine (time of the call):\n%s", sweep);
+    for (int lg = 10; lg <= max_log2; lg += 2) {
+        size_t n = (size_t)1 << lg;
+        int reps = lg <= 14 ? 11 : (lg <= 16 ? 3 : 1);
+        ww_series A = ww_series_f64(a, NULL, n, 1), B = ww_series_f64(b, NULL, n, 1);
+        ww_series Af = ww_series_f32(af, NULL, n, 1), Bf = ww_series_f32(bf, NULL, n, 1);
+        char line[512];
+        int at = snprintf(line, sizeof line, "| %zu |", n);
+        for (int prec = 0; prec < 2; prec++)
+            for (int r = 1; r <= 4; r *= 2) {
+                char rs[4], c[32];
+                snprintf(rs, sizeof rs, "%d", r);
+                setenv("WW_WAVEFRONT_ROWS", rs, 1);
+                double v = NAN;
+                double t = (lg >= 20 && r == 1) ? -1 : time_call(fast, prec ? &Af : &A, prec ? &Bf : &B, &p, reps, &v);
+                cell(c, sizeof c, t);
+                at += snprintf(line + at, sizeof line - (size_t)at, " %s |", c);
+            }
+        unsetenv("WW_WAVEFRONT_ROWS");
+        printf("%s\n", line);
+        fflush(stdout);
+        if (md)
+            fprintf(md, "%s\n", line);
+    }
+    if (md)
+        fclose(md);
+    ww_ctx_destroy(fast);
+    ww_ctx_destroy(base);
+    ww_ctx_destroy(cpu);
+    free(a), free(b), free(af), free(bf);
+    return 0;
+}

@@ -1,0 +1,1015 @@
+/*
+ * wavewarp._wavewarp: the CPython binding of the C library.
+ *
+ * The public Python functions live in wavewarp/__init__.py; they call the functions here. This
+ * module turns Python objects into ww_series / ww_dataset descriptors (copying only when NumPy
+ * must, for dtype or layout), runs the C code with the GIL released, and turns statuses into
+ * exceptions. A single pair is converted entirely here, because that path must cost well under
+ * 10 microseconds; collections are packed by wavewarp/_arrays.py and arrive as "packs", tuples
+ *     (values, stamps, offsets, count, length, dim, is_f32)
+ * whose arrays are already C-contiguous and of the right dtype; this file re-checks what it relies
+ * on so that a wrong pack raises instead of reading out of bounds.
+ *
+ * Arrays exposing __cuda_array_interface__ (CuPy, PyTorch, Numba) are passed to the library as
+ * device pointers (memory = WW_DEVICE) without any copy.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <numpy/arrayobject.h>
+#include <numpy/arrayscalars.h>
+
+#include "wavewarp.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef WW_PY_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+/* size_t* outputs of ww_twed_knn are written straight into NumPy intp arrays. */
+_Static_assert(sizeof(size_t) == sizeof(npy_intp), "size_t and npy_intp must have the same width");
+
+static PyObject *WavewarpError; /* wavewarp.WavewarpError, a RuntimeError */
+
+/* ---------------------------------------------------------------------------------- errors */
+
+/* Sets the Python exception for a failed status and returns NULL. Bad input is a ValueError, out of
+ * memory a MemoryError, everything else (no GPU, CUDA failures...) a WavewarpError. */
+static PyObject *raise_status(ww_status status)
+{
+    PyObject *type = WavewarpError;
+    switch (status) {
+    case WW_ERR_NULL_POINTER:
+    case WW_ERR_EMPTY:
+    case WW_ERR_SHAPE:
+    case WW_ERR_NONFINITE:
+    case WW_ERR_STAMPS:
+    case WW_ERR_PARAM:
+    case WW_ERR_DTYPE:
+    case WW_ERR_MEMORY_KIND:
+    case WW_ERR_OVERFLOW:
+        type = PyExc_ValueError;
+        break;
+    case WW_ERR_MEMORY:
+    case WW_ERR_DEVICE_MEMORY:
+        type = PyExc_MemoryError;
+        break;
+    default:
+        break;
+    }
+    PyErr_SetString(type, ww_strerror(status));
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------- arguments */
+
+static int parse_backend(PyObject *obj, ww_backend *out)
+{
+    if (PyUnicode_Check(obj)) {
+        if (PyUnicode_CompareWithASCIIString(obj, "auto") == 0) {
+            *out = WW_BACKEND_AUTO;
+            return 0;
+        }
+        if (PyUnicode_CompareWithASCIIString(obj, "cpu") == 0) {
+            *out = WW_BACKEND_CPU;
+            return 0;
+        }
+        if (PyUnicode_CompareWithASCIIString(obj, "cuda") == 0) {
+            *out = WW_BACKEND_CUDA;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_ValueError, "backend must be 'auto', 'cpu' or 'cuda', not %R", obj);
+    return -1;
+}
+
+/* threads: None means every core (the library's 0), else a positive int. */
+static int parse_threads(PyObject *obj, int *out)
+{
+    if (obj == Py_None) {
+        *out = 0;
+        return 0;
+    }
+    long value = PyLong_AsLong(obj);
+    if (value == -1 && PyErr_Occurred())
+        return -1;
+    if (value < 1 || value > 65536) {
+        PyErr_Format(PyExc_ValueError, "threads must be None or a positive integer, not %R", obj);
+        return -1;
+    }
+    *out = (int)value;
+    return 0;
+}
+
+static int parse_params(PyObject *nu, PyObject *lmbda, PyObject *degree, ww_twed_params *out)
+{
+    out->nu = PyFloat_AsDouble(nu);
+    if (out->nu == -1.0 && PyErr_Occurred())
+        return -1;
+    out->lambda = PyFloat_AsDouble(lmbda);
+    if (out->lambda == -1.0 && PyErr_Occurred())
+        return -1;
+    long d = PyLong_AsLong(degree);
+    if (d == -1 && PyErr_Occurred())
+        return -1;
+    if (d < 1 || d > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "degree must be an integer >= 1, not %R", degree);
+        return -1;
+    }
+    out->degree = (int)d;
+    /* nu, lambda: the library checks them and reports WW_ERR_PARAM with its own message */
+    return 0;
+}
+
+/* GPU data can only be read by the CUDA backend: "auto" then means CUDA, so that a build or a
+ * machine without one reports that (WavewarpError) rather than a host/device mix-up. An explicit
+ * "cpu" stays, and the library rejects the device memory (ValueError). */
+static ww_backend backend_for_memory(ww_backend requested, int any_on_device)
+{
+    return requested == WW_BACKEND_AUTO && any_on_device ? WW_BACKEND_CUDA : requested;
+}
+
+/* ---------------------------------------------------------------------------------- contexts */
+
+/* Idle contexts, keyed by the requested backend and thread count. A context serves one thread at
+ * a time, and the GIL is released while it works, so each call takes one out of the pool and puts
+ * it back afterwards: concurrent calls get separate contexts, repeated calls reuse warm ones. The
+ * pool is only touched with the GIL held. */
+#define POOL_CAPACITY 16
+typedef struct pooled_ctx {
+    ww_ctx *ctx;
+    ww_backend backend;
+    int threads;
+} pooled_ctx;
+static pooled_ctx idle_pool[POOL_CAPACITY];
+static int idle_count;
+static Py_ssize_t contexts_created; /* for tests: proof that repeated calls reuse contexts */
+
+static ww_ctx *ctx_acquire(ww_backend backend, int threads)
+{
+    for (int i = idle_count - 1; i >= 0; i--) {
+        if (idle_pool[i].backend == backend && idle_pool[i].threads == threads) {
+            ww_ctx *ctx = idle_pool[i].ctx;
+            idle_pool[i] = idle_pool[--idle_count];
+            return ctx;
+        }
+    }
+    ww_ctx_options opt = ww_ctx_options_default();
+    opt.backend = backend;
+    opt.num_threads = threads;
+    ww_ctx *ctx = NULL;
+    ww_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = ww_ctx_create(&ctx, &opt);
+    Py_END_ALLOW_THREADS
+    if (status != WW_OK) {
+        raise_status(status);
+        return NULL;
+    }
+    contexts_created++;
+    return ctx;
+}
+
+static void ctx_release(ww_ctx *ctx, ww_backend backend, int threads)
+{
+    if (idle_count < POOL_CAPACITY) {
+        idle_pool[idle_count].ctx = ctx;
+        idle_pool[idle_count].backend = backend;
+        idle_pool[idle_count].threads = threads;
+        idle_count++;
+        return;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    ww_ctx_destroy(ctx);
+    Py_END_ALLOW_THREADS
+}
+
+/* ---------------------------------------------------------------------------------- progress */
+
+/* State of the progress callback that the library calls from the calling thread while the GIL is
+ * released. At most every `interval` seconds it takes the GIL back to check for signals (Ctrl-C)
+ * and to call the user's progress function; either can cancel the run, leaving the exception set
+ * on this thread for the caller to raise. */
+typedef struct poll_state {
+    PyObject *progress; /* callable(done, total) or NULL */
+    double interval;
+    double next_poll;
+} poll_state;
+
+static double poll_interval_seconds = 0.1;
+
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int poll_callback(uint64_t done, uint64_t total, void *user)
+{
+    poll_state *state = (poll_state *)user;
+    int finished = total > 0 && done >= total;
+    double now = monotonic_seconds();
+    if (now < state->next_poll && !finished)
+        return 0;
+    state->next_poll = now + state->interval;
+    int cancel = 0;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    if (PyErr_CheckSignals() < 0) {
+        cancel = 1;
+    } else if (state->progress != NULL) {
+        PyObject *r = PyObject_CallFunction(state->progress, "KK", (unsigned long long)done,
+                                            (unsigned long long)total);
+        if (r == NULL)
+            cancel = 1;
+        else
+            Py_DECREF(r);
+    }
+    PyGILState_Release(gil);
+    return cancel;
+}
+
+static void poll_init(poll_state *state, PyObject *progress)
+{
+    state->progress = progress == Py_None ? NULL : progress;
+    state->interval = poll_interval_seconds;
+    state->next_poll = monotonic_seconds() + state->interval;
+}
+
+/* After a call that used poll_callback: a cancelled call has its exception already set. */
+static PyObject *raise_after_poll(ww_status status)
+{
+    if (status == WW_ERR_CANCELLED && PyErr_Occurred())
+        return NULL;
+    return raise_status(status);
+}
+
+/* ---------------------------------------------------------------------------------- GPU arrays */
+
+/* What we use of a __cuda_array_interface__ (version 2 or 3). */
+typedef struct device_array {
+    uintptr_t pointer;
+    npy_intp shape[3];
+    int ndim;
+    int is_f32;
+    int contiguous;
+    uintptr_t stream; /* producer's stream to synchronise with; 0 = none given */
+} device_array;
+
+/* New reference to obj.__cuda_array_interface__, or NULL: with an exception set if looking it up
+ * failed for another reason than its absence. */
+static PyObject *cuda_interface_of(PyObject *obj)
+{
+    static PyObject *name = NULL;
+    if (name == NULL && (name = PyUnicode_InternFromString("__cuda_array_interface__")) == NULL)
+        return NULL;
+    PyObject *iface = PyObject_GetAttr(obj, name);
+    if (iface == NULL && PyErr_ExceptionMatches(PyExc_AttributeError))
+        PyErr_Clear();
+    return iface;
+}
+
+static int parse_cuda_interface(PyObject *iface, const char *what, device_array *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!PyDict_Check(iface)) {
+        PyErr_Format(PyExc_ValueError, "%s: __cuda_array_interface__ is not a dict", what);
+        return -1;
+    }
+    PyObject *typestr = PyDict_GetItemString(iface, "typestr");
+    PyObject *shape = PyDict_GetItemString(iface, "shape");
+    PyObject *data = PyDict_GetItemString(iface, "data");
+    if (typestr == NULL || shape == NULL || data == NULL || !PyUnicode_Check(typestr) ||
+        !PyTuple_Check(shape) || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1) {
+        PyErr_Format(PyExc_ValueError, "%s: malformed __cuda_array_interface__", what);
+        return -1;
+    }
+    if (PyUnicode_CompareWithASCIIString(typestr, "<f4") == 0) {
+        out->is_f32 = 1;
+    } else if (PyUnicode_CompareWithASCIIString(typestr, "<f8") != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: GPU arrays must be float32 or float64, not typestr %R",
+                     what, typestr);
+        return -1;
+    }
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    if (ndim > 3) {
+        PyErr_Format(PyExc_ValueError, "%s: arrays may have at most 3 dimensions, not %zd", what, ndim);
+        return -1;
+    }
+    out->ndim = (int)ndim;
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        out->shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (out->shape[i] < 0) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "%s: negative extent in GPU array shape", what);
+            return -1;
+        }
+    }
+    PyObject *ptr = PyTuple_GET_ITEM(data, 0);
+    out->pointer = (uintptr_t)PyLong_AsVoidPtr(ptr);
+    if (PyErr_Occurred())
+        return -1;
+    PyObject *mask = PyDict_GetItemString(iface, "mask");
+    if (mask != NULL && mask != Py_None) {
+        PyErr_Format(PyExc_ValueError, "%s: masked GPU arrays are not supported", what);
+        return -1;
+    }
+    /* C-contiguous unless strides say otherwise (extents of 1 may carry any stride) */
+    out->contiguous = 1;
+    PyObject *strides = PyDict_GetItemString(iface, "strides");
+    if (strides != NULL && strides != Py_None) {
+        if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != ndim) {
+            PyErr_Format(PyExc_ValueError, "%s: malformed strides in __cuda_array_interface__", what);
+            return -1;
+        }
+        Py_ssize_t expected = out->is_f32 ? 4 : 8;
+        for (Py_ssize_t i = ndim - 1; i >= 0; i--) {
+            Py_ssize_t stride = PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i));
+            if (stride == -1 && PyErr_Occurred())
+                return -1;
+            if (out->shape[i] > 1 && stride != expected)
+                out->contiguous = 0;
+            expected *= out->shape[i];
+        }
+    }
+    PyObject *stream = PyDict_GetItemString(iface, "stream");
+    if (stream != NULL && stream != Py_None) {
+        out->stream = (uintptr_t)PyLong_AsVoidPtr(stream);
+        if (PyErr_Occurred())
+            return -1;
+    }
+    return 0;
+}
+
+/* The interface's stream (v3) says where the producer may still be writing the data: wait for it,
+ * as the protocol asks of consumers. 1 and 2 are the legacy and per-thread default streams, which
+ * the CUDA runtime accepts as these very handle values. */
+static int sync_producer_stream(uintptr_t stream)
+{
+    if (stream == 0)
+        return 0;
+#ifdef WW_PY_HAVE_CUDA
+    cudaError_t err;
+    Py_BEGIN_ALLOW_THREADS
+    err = cudaStreamSynchronize((cudaStream_t)stream);
+    Py_END_ALLOW_THREADS
+    if (err != cudaSuccess) {
+        PyErr_Format(WavewarpError, "waiting for the GPU array's stream failed: %s",
+                     cudaGetErrorString(err));
+        return -1;
+    }
+#endif
+    return 0;
+}
+
+/* A non-contiguous GPU array is copied by its own library (wavewarp._arrays.device_contiguous
+ * knows CuPy, PyTorch and Numba); returns a new reference to the copy's interface. */
+static PyObject *contiguous_device_interface(PyObject *obj, PyObject **copy_out)
+{
+    PyObject *arrays = PyImport_ImportModule("wavewarp._arrays");
+    if (arrays == NULL)
+        return NULL;
+    PyObject *copy = PyObject_CallMethod(arrays, "device_contiguous", "O", obj);
+    Py_DECREF(arrays);
+    if (copy == NULL)
+        return NULL;
+    PyObject *iface = cuda_interface_of(copy);
+    if (iface == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "the contiguous copy of a GPU array is not a GPU array");
+        Py_DECREF(copy);
+        return NULL;
+    }
+    *copy_out = copy;
+    return iface;
+}
+
+/* ---------------------------------------------------------------------------------- one series */
+
+/* An argument of twed(): a NumPy array (any dtype, not yet converted) or a GPU array. */
+typedef struct operand {
+    PyObject *host;   /* new reference to an ndarray, or NULL */
+    PyObject *device; /* new reference to the GPU array object (maybe a contiguous copy), or NULL */
+    device_array dev;
+} operand;
+
+static void operand_clear(operand *op)
+{
+    Py_CLEAR(op->host);
+    Py_CLEAR(op->device);
+}
+
+static int operand_open(PyObject *obj, const char *what, operand *op)
+{
+    memset(op, 0, sizeof *op);
+    if (PyArray_Check(obj)) {
+        Py_INCREF(obj);
+        op->host = obj;
+        return 0;
+    }
+    PyObject *iface = cuda_interface_of(obj);
+    if (iface == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        /* anything NumPy can read: lists, scalars, CPU tensors, buffers; dtype kept for now */
+        op->host = PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
+        if (op->host == NULL) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s: expected an array of numbers, got %.100s", what,
+                         Py_TYPE(obj)->tp_name);
+            return -1;
+        }
+        return 0;
+    }
+    Py_INCREF(obj);
+    op->device = obj;
+    int rc = parse_cuda_interface(iface, what, &op->dev);
+    Py_DECREF(iface);
+    if (rc == 0 && !op->dev.contiguous) {
+        PyObject *copy = NULL;
+        iface = contiguous_device_interface(obj, &copy);
+        if (iface == NULL)
+            rc = -1;
+        else {
+            Py_SETREF(op->device, copy);
+            rc = parse_cuda_interface(iface, what, &op->dev);
+            Py_DECREF(iface);
+        }
+    }
+    if (rc != 0)
+        operand_clear(op);
+    return rc;
+}
+
+static int operand_is_f32(const operand *op)
+{
+    if (op->device)
+        return op->dev.is_f32;
+    return PyArray_TYPE((PyArrayObject *)op->host) == NPY_FLOAT32;
+}
+
+/* Checks the operand's rank and fills values/length/dim; host data is converted to `want_f32`'s
+ * dtype, C-contiguous (a copy only when the array is not already so). min_ndim..max_ndim: 1..2
+ * for values, 1..1 for stamps. */
+static int operand_finish(operand *op, const char *what, int want_f32, int max_ndim,
+                          const void **values, npy_intp *length, npy_intp *dim)
+{
+    const npy_intp *shape;
+    int ndim;
+    if (op->device) {
+        if (op->dev.is_f32 != want_f32) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: GPU arrays must all be float32 or all float64 (wavewarp does not "
+                         "cast on the GPU; use .astype() first)", what);
+            return -1;
+        }
+        if (sync_producer_stream(op->dev.stream) != 0)
+            return -1;
+        shape = op->dev.shape;
+        ndim = op->dev.ndim;
+        *values = (const void *)op->dev.pointer;
+    } else {
+        PyObject *conv = PyArray_FromAny(op->host, PyArray_DescrFromType(want_f32 ? NPY_FLOAT32 : NPY_FLOAT64),
+                                         0, 0, NPY_ARRAY_IN_ARRAY, NULL);
+        if (conv == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError))
+                return -1; /* e.g. MemoryError: keep it */
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s: cannot convert an array of dtype %R to %s", what,
+                         (PyObject *)PyArray_DESCR((PyArrayObject *)op->host),
+                         want_f32 ? "float32" : "float64");
+            return -1;
+        }
+        Py_SETREF(op->host, conv);
+        PyArrayObject *arr = (PyArrayObject *)conv;
+        shape = PyArray_SHAPE(arr);
+        ndim = PyArray_NDIM(arr);
+        *values = PyArray_DATA(arr);
+    }
+    if (ndim < 1 || ndim > max_ndim) {
+        if (max_ndim == 1)
+            PyErr_Format(PyExc_ValueError, "%s: time stamps must be a 1-D array, got %d dimensions",
+                         what, ndim);
+        else
+            PyErr_Format(PyExc_ValueError,
+                         "%s: a series must be 1-D (length,) or 2-D (length, dim), got %d dimensions"
+                         "%s", what, ndim,
+                         ndim == 3 ? " (use twed_pairwise for batches of series)" : "");
+        return -1;
+    }
+    *length = shape[0];
+    *dim = ndim == 2 ? shape[1] : 1;
+    return 0;
+}
+
+/* Everything twed() needs, converted; owns references to the arrays the descriptors point into. */
+typedef struct pair_input {
+    operand a, b, ta, tb;
+    ww_series sa, sb;
+    int is_f32;
+} pair_input;
+
+static void pair_clear(pair_input *p)
+{
+    operand_clear(&p->a);
+    operand_clear(&p->b);
+    operand_clear(&p->ta);
+    operand_clear(&p->tb);
+}
+
+static int series_fill(operand *values, operand *stamps, const char *vname, const char *sname,
+                       int is_f32, ww_series *s)
+{
+    npy_intp length, dim, stamp_length, unused;
+    const void *v = NULL, *t = NULL;
+    if (operand_finish(values, vname, is_f32, 2, &v, &length, &dim) != 0)
+        return -1;
+    if (stamps->host || stamps->device) {
+        if ((stamps->device != NULL) != (values->device != NULL)) {
+            PyErr_Format(PyExc_ValueError, "%s and %s must both be GPU arrays or both host arrays",
+                         vname, sname);
+            return -1;
+        }
+        if (operand_finish(stamps, sname, is_f32, 1, &t, &stamp_length, &unused) != 0)
+            return -1;
+        if (stamp_length != length) {
+            PyErr_Format(PyExc_ValueError, "%s has %zd time stamps but %s has %zd samples", sname,
+                         (Py_ssize_t)stamp_length, vname, (Py_ssize_t)length);
+            return -1;
+        }
+    }
+    s->values = v;
+    s->stamps = t;
+    s->length = (size_t)length;
+    s->dim = (size_t)dim;
+    s->dtype = is_f32 ? WW_F32 : WW_F64;
+    s->memory = values->device ? WW_DEVICE : WW_HOST;
+    return 0;
+}
+
+static int pair_open(PyObject *a, PyObject *b, PyObject *ta, PyObject *tb, pair_input *p)
+{
+    memset(p, 0, sizeof *p);
+    if (operand_open(a, "a", &p->a) != 0 || operand_open(b, "b", &p->b) != 0)
+        goto fail;
+    if (ta != Py_None && operand_open(ta, "ta", &p->ta) != 0)
+        goto fail;
+    if (tb != Py_None && operand_open(tb, "tb", &p->tb) != 0)
+        goto fail;
+    /* results follow the input precision: float32 only when both series are float32 */
+    p->is_f32 = operand_is_f32(&p->a) && operand_is_f32(&p->b);
+    if (series_fill(&p->a, &p->ta, "a", "ta", p->is_f32, &p->sa) != 0 ||
+        series_fill(&p->b, &p->tb, "b", "tb", p->is_f32, &p->sb) != 0)
+        goto fail;
+    if (p->sa.dim != p->sb.dim) {
+        PyErr_Format(PyExc_ValueError, "a and b must have the same dim, got %zu and %zu", p->sa.dim,
+                     p->sb.dim);
+        goto fail;
+    }
+    return 0;
+fail:
+    pair_clear(p);
+    return -1;
+}
+
+static PyObject *float_result(double value, int is_f32)
+{
+    if (!is_f32)
+        return PyFloat_FromDouble(value);
+    PyObject *scalar = PyArrayScalar_New(Float);
+    if (scalar != NULL)
+        PyArrayScalar_ASSIGN(scalar, Float, (npy_float)value);
+    return scalar;
+}
+
+/* twed(a, b, ta, tb, nu, lmbda, degree, backend, threads) -> float (numpy.float32 for float32) */
+static PyObject *py_twed(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.twed takes 9 positional arguments");
+        return NULL;
+    }
+    ww_twed_params params;
+    ww_backend backend;
+    int threads;
+    if (parse_params(args[4], args[5], args[6], &params) != 0 || parse_backend(args[7], &backend) != 0 ||
+        parse_threads(args[8], &threads) != 0)
+        return NULL;
+    pair_input pair;
+    if (pair_open(args[0], args[1], args[2], args[3], &pair) != 0)
+        return NULL;
+    backend = backend_for_memory(backend, pair.sa.memory == WW_DEVICE || pair.sb.memory == WW_DEVICE);
+    ww_ctx *ctx = ctx_acquire(backend, threads);
+    if (ctx == NULL) {
+        pair_clear(&pair);
+        return NULL;
+    }
+    double distance = 0.0;
+    ww_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = ww_twed(ctx, &pair.sa, &pair.sb, &params, &distance);
+    Py_END_ALLOW_THREADS
+    ctx_release(ctx, backend, threads);
+    int is_f32 = pair.is_f32;
+    pair_clear(&pair);
+    if (status != WW_OK)
+        return raise_status(status);
+    return float_result(distance, is_f32);
+}
+
+/* _time_c_twed(a, b, nu, lmbda, degree, backend, threads, repetitions) -> seconds per ww_twed call,
+ * timed in C around the bare library call: what the benchmark subtracts to get the binding's own
+ * overhead. */
+static PyObject *py_time_c_twed(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp._time_c_twed takes 8 positional arguments");
+        return NULL;
+    }
+    ww_twed_params params;
+    ww_backend backend;
+    int threads;
+    if (parse_params(args[2], args[3], args[4], &params) != 0 || parse_backend(args[5], &backend) != 0 ||
+        parse_threads(args[6], &threads) != 0)
+        return NULL;
+    long repetitions = PyLong_AsLong(args[7]);
+    if (repetitions == -1 && PyErr_Occurred())
+        return NULL;
+    if (repetitions < 1) {
+        PyErr_SetString(PyExc_ValueError, "repetitions must be >= 1");
+        return NULL;
+    }
+    pair_input pair;
+    if (pair_open(args[0], args[1], Py_None, Py_None, &pair) != 0)
+        return NULL;
+    ww_ctx *ctx = ctx_acquire(backend, threads);
+    if (ctx == NULL) {
+        pair_clear(&pair);
+        return NULL;
+    }
+    double distance = 0.0, elapsed = 0.0;
+    ww_status status = WW_OK;
+    Py_BEGIN_ALLOW_THREADS
+    double start = monotonic_seconds();
+    for (long r = 0; r < repetitions && status == WW_OK; r++)
+        status = ww_twed(ctx, &pair.sa, &pair.sb, &params, &distance);
+    elapsed = monotonic_seconds() - start;
+    Py_END_ALLOW_THREADS
+    ctx_release(ctx, backend, threads);
+    pair_clear(&pair);
+    if (status != WW_OK)
+        return raise_status(status);
+    return PyFloat_FromDouble(elapsed / (double)repetitions);
+}
+
+/* ---------------------------------------------------------------------------------- collections */
+
+typedef struct dataset_input {
+    ww_dataset ds;
+    PyObject *values, *stamps, *offsets; /* borrowed from the pack tuple */
+} dataset_input;
+
+/* Number of elements the dataset's `values` must hold, or -1 with an exception. */
+static int dataset_sizes(const ww_dataset *ds, const char *what, size_t *samples)
+{
+    size_t n;
+    if (ds->offsets)
+        n = ds->offsets[ds->count];
+    else if (ds->length != 0 && ds->count > SIZE_MAX / ds->length) {
+        PyErr_Format(PyExc_ValueError, "%s: too many samples", what);
+        return -1;
+    } else
+        n = ds->count * ds->length;
+    *samples = n;
+    return 0;
+}
+
+/* Checks that `obj` (host ndarray or GPU array of the pack) is C-contiguous, of the pack's dtype,
+ * with at least `elements` elements; returns its data pointer and memory kind. */
+static int pack_array(PyObject *obj, const char *what, int is_f32, size_t elements, const void **data,
+                      ww_memory *memory)
+{
+    if (PyArray_Check(obj)) {
+        PyArrayObject *arr = (PyArrayObject *)obj;
+        if (PyArray_TYPE(arr) != (is_f32 ? NPY_FLOAT32 : NPY_FLOAT64) ||
+            !PyArray_ISCARRAY_RO(arr) || (size_t)PyArray_SIZE(arr) < elements) {
+            PyErr_Format(PyExc_ValueError, "%s: internal error: badly packed array", what);
+            return -1;
+        }
+        *data = PyArray_DATA(arr);
+        *memory = WW_HOST;
+        return 0;
+    }
+    PyObject *iface = cuda_interface_of(obj);
+    if (iface == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "%s: internal error: packed values are neither a NumPy "
+                         "nor a GPU array", what);
+        return -1;
+    }
+    device_array dev;
+    int rc = parse_cuda_interface(iface, what, &dev);
+    Py_DECREF(iface);
+    if (rc != 0)
+        return -1;
+    size_t size = 1;
+    for (int i = 0; i < dev.ndim; i++)
+        size *= (size_t)dev.shape[i];
+    if (dev.is_f32 != is_f32 || !dev.contiguous || size < elements) {
+        PyErr_Format(PyExc_ValueError, "%s: internal error: badly packed GPU array", what);
+        return -1;
+    }
+    if (sync_producer_stream(dev.stream) != 0)
+        return -1;
+    *data = (const void *)dev.pointer;
+    *memory = WW_DEVICE;
+    return 0;
+}
+
+static int dataset_from_pack(PyObject *pack, const char *what, dataset_input *out)
+{
+    memset(out, 0, sizeof *out);
+    Py_ssize_t count, length, dim;
+    int is_f32;
+    if (!PyTuple_Check(pack) ||
+        !PyArg_ParseTuple(pack, "OOOnnnp", &out->values, &out->stamps, &out->offsets, &count, &length,
+                          &dim, &is_f32)) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "%s: internal error: not a pack", what);
+        return -1;
+    }
+    if (count < 0 || length < 0 || dim < 0) {
+        PyErr_Format(PyExc_ValueError, "%s: internal error: negative size in pack", what);
+        return -1;
+    }
+    ww_dataset *ds = &out->ds;
+    ds->count = (size_t)count;
+    ds->length = (size_t)length;
+    ds->dim = (size_t)dim;
+    ds->dtype = is_f32 ? WW_F32 : WW_F64;
+    if (out->offsets != Py_None) {
+        PyArrayObject *off = (PyArrayObject *)out->offsets;
+        if (!PyArray_Check(out->offsets) || PyArray_TYPE(off) != NPY_UINTP || !PyArray_ISCARRAY_RO(off) ||
+            PyArray_SIZE(off) != count + 1) {
+            PyErr_Format(PyExc_ValueError, "%s: internal error: badly packed offsets", what);
+            return -1;
+        }
+        ds->offsets = (const size_t *)PyArray_DATA(off);
+    }
+    size_t samples;
+    if (dataset_sizes(ds, what, &samples) != 0)
+        return -1;
+    if (dim != 0 && samples > SIZE_MAX / (size_t)dim) {
+        PyErr_Format(PyExc_ValueError, "%s: too many samples", what);
+        return -1;
+    }
+    if (samples == 0) /* empty series or no series: the library says which */
+        ds->values = NULL;
+    else if (pack_array(out->values, what, is_f32, samples * (size_t)dim, &ds->values, &ds->memory) != 0)
+        return -1;
+    if (out->stamps != Py_None && samples > 0) {
+        ww_memory stamp_memory;
+        if (pack_array(out->stamps, what, is_f32, samples, &ds->stamps, &stamp_memory) != 0)
+            return -1;
+        if (stamp_memory != ds->memory) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: values and time stamps must both be GPU arrays or both host arrays", what);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* pairwise(xpack, ypack or None, nu, lmbda, degree, backend, threads, progress) -> ndarray */
+static PyObject *py_pairwise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.pairwise takes 8 positional arguments");
+        return NULL;
+    }
+    ww_twed_params params;
+    ww_backend backend;
+    int threads;
+    dataset_input x, y;
+    int self_matrix = args[1] == Py_None;
+    if (parse_params(args[2], args[3], args[4], &params) != 0 || parse_backend(args[5], &backend) != 0 ||
+        parse_threads(args[6], &threads) != 0 || dataset_from_pack(args[0], "X", &x) != 0 ||
+        (!self_matrix && dataset_from_pack(args[1], "Y", &y) != 0))
+        return NULL;
+    backend = backend_for_memory(backend, x.ds.memory == WW_DEVICE || (!self_matrix && y.ds.memory == WW_DEVICE));
+    int is_f32 = x.ds.dtype == WW_F32;
+    npy_intp dims[2] = {(npy_intp)x.ds.count, (npy_intp)(self_matrix ? x.ds.count : y.ds.count)};
+    if (dims[0] == 0 || dims[1] == 0)
+        return raise_status(WW_ERR_EMPTY);
+    PyObject *out = PyArray_SimpleNew(2, dims, is_f32 ? NPY_FLOAT32 : NPY_FLOAT64);
+    if (out == NULL)
+        return NULL;
+    ww_ctx *ctx = ctx_acquire(backend, threads);
+    if (ctx == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    poll_state poll;
+    poll_init(&poll, args[7]);
+    ww_pairwise_options opt = ww_pairwise_options_default();
+    opt.out_dtype = is_f32 ? WW_F32 : WW_F64;
+    opt.progress = poll_callback;
+    opt.progress_user = &poll;
+    void *dst = PyArray_DATA((PyArrayObject *)out);
+    ww_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = ww_twed_pairwise(ctx, &x.ds, self_matrix ? NULL : &y.ds, &params, dst, &opt);
+    Py_END_ALLOW_THREADS
+    ctx_release(ctx, backend, threads);
+    if (status != WW_OK) {
+        Py_DECREF(out);
+        return raise_after_poll(status);
+    }
+    return out;
+}
+
+/* knn(qpack, xpack, k, nu, lmbda, degree, backend, threads, progress) -> (indices, distances) */
+static PyObject *py_knn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.knn takes 9 positional arguments");
+        return NULL;
+    }
+    ww_twed_params params;
+    ww_backend backend;
+    int threads;
+    dataset_input q, x;
+    Py_ssize_t k = PyLong_AsSsize_t(args[2]);
+    if (k == -1 && PyErr_Occurred())
+        return NULL;
+    if (parse_params(args[3], args[4], args[5], &params) != 0 || parse_backend(args[6], &backend) != 0 ||
+        parse_threads(args[7], &threads) != 0 || dataset_from_pack(args[0], "queries", &q) != 0 ||
+        dataset_from_pack(args[1], "X", &x) != 0)
+        return NULL;
+    if (q.ds.count == 0 || x.ds.count == 0)
+        return raise_status(WW_ERR_EMPTY);
+    backend = backend_for_memory(backend, q.ds.memory == WW_DEVICE || x.ds.memory == WW_DEVICE);
+    if (k < 1 || (size_t)k > x.ds.count) {
+        PyErr_Format(PyExc_ValueError, "k must be between 1 and the number of series in X (%zu), not %zd",
+                     x.ds.count, k);
+        return NULL;
+    }
+    npy_intp dims[2] = {(npy_intp)q.ds.count, (npy_intp)k};
+    PyObject *indices = PyArray_SimpleNew(2, dims, NPY_INTP);
+    PyObject *distances = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
+    ww_ctx *ctx = indices && distances ? ctx_acquire(backend, threads) : NULL;
+    if (ctx == NULL) {
+        Py_XDECREF(indices);
+        Py_XDECREF(distances);
+        return NULL;
+    }
+    poll_state poll;
+    poll_init(&poll, args[8]);
+    ww_pairwise_options opt = ww_pairwise_options_default();
+    opt.progress = poll_callback;
+    opt.progress_user = &poll;
+    size_t *idx = (size_t *)PyArray_DATA((PyArrayObject *)indices);
+    double *dist = (double *)PyArray_DATA((PyArrayObject *)distances);
+    ww_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = ww_twed_knn(ctx, &q.ds, &x.ds, &params, (size_t)k, idx, dist, &opt);
+    Py_END_ALLOW_THREADS
+    ctx_release(ctx, backend, threads);
+    if (status != WW_OK) {
+        Py_DECREF(indices);
+        Py_DECREF(distances);
+        return raise_after_poll(status);
+    }
+    return Py_BuildValue("(NN)", indices, distances);
+}
+
+/* ---------------------------------------------------------------------------------- information */
+
+static PyObject *py_cuda_available(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    int available;
+    Py_BEGIN_ALLOW_THREADS
+    available = ww_cuda_available();
+    Py_END_ALLOW_THREADS
+    return PyBool_FromLong(available);
+}
+
+static PyObject *py_describe(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    ww_backend backend;
+    int threads;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.describe takes 2 positional arguments");
+        return NULL;
+    }
+    if (parse_backend(args[0], &backend) != 0 || parse_threads(args[1], &threads) != 0)
+        return NULL;
+    ww_ctx *ctx = ctx_acquire(backend, threads);
+    if (ctx == NULL)
+        return NULL;
+    PyObject *text = PyUnicode_FromString(ww_ctx_describe(ctx));
+    ctx_release(ctx, backend, threads);
+    return text;
+}
+
+static PyObject *py_set_poll_interval(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    double seconds = PyFloat_AsDouble(arg);
+    if (seconds == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (!(seconds > 0.0 && seconds < 3600.0)) {
+        PyErr_SetString(PyExc_ValueError, "the poll interval must be in (0, 3600) seconds");
+        return NULL;
+    }
+    double previous = poll_interval_seconds;
+    poll_interval_seconds = seconds;
+    return PyFloat_FromDouble(previous);
+}
+
+static PyObject *py_raise_status(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long code = PyLong_AsLong(arg);
+    if (code == -1 && PyErr_Occurred())
+        return NULL;
+    if (code == WW_OK)
+        Py_RETURN_NONE;
+    return raise_status((ww_status)code);
+}
+
+static PyObject *py_contexts_created(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyLong_FromSsize_t(contexts_created);
+}
+
+static PyMethodDef module_methods[] = {
+    {"twed", (PyCFunction)(void (*)(void))py_twed, METH_FASTCALL,
+     "twed(a, b, ta, tb, nu, lmbda, degree, backend, threads): see wavewarp.twed"},
+    {"pairwise", (PyCFunction)(void (*)(void))py_pairwise, METH_FASTCALL,
+     "pairwise(xpack, ypack, nu, lmbda, degree, backend, threads, progress): see wavewarp.twed_pairwise"},
+    {"knn", (PyCFunction)(void (*)(void))py_knn, METH_FASTCALL,
+     "knn(qpack, xpack, k, nu, lmbda, degree, backend, threads, progress): see wavewarp.twed_knn"},
+    {"cuda_available", py_cuda_available, METH_NOARGS,
+     "True when this build has the CUDA backend and a GPU is usable."},
+    {"describe", (PyCFunction)(void (*)(void))py_describe, METH_FASTCALL,
+     "describe(backend, threads): the backend a context of these settings uses, in words."},
+    {"_time_c_twed", (PyCFunction)(void (*)(void))py_time_c_twed, METH_FASTCALL,
+     "Seconds per bare ww_twed call, timed in C (benchmarks)."},
+    {"_set_poll_interval", py_set_poll_interval, METH_O,
+     "Sets how often (seconds) long calls check for Ctrl-C and report progress; returns the old value."},
+    {"_raise_status", py_raise_status, METH_O,
+     "Raises the exception that a library status code maps to (tests of the mapping)."},
+    {"_contexts_created", py_contexts_created, METH_NOARGS,
+     "How many library contexts this process has created (tests: repeated calls reuse them)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "_wavewarp",
+    "Binding of the wavewarp C library; use the functions of the wavewarp package.",
+    -1,
+    module_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit__wavewarp(void);
+PyMODINIT_FUNC PyInit__wavewarp(void)
+{
+    import_array();
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL)
+        return NULL;
+    WavewarpError = PyErr_NewExceptionWithDoc(
+        "wavewarp.WavewarpError",
+        "A failure of the wavewarp library that is not bad input or lack of memory: no GPU, no CUDA "
+        "in this build, a CUDA runtime error, an unsuitable backend.",
+        PyExc_RuntimeError, NULL);
+    if (WavewarpError == NULL || PyModule_AddObjectRef(module, "WavewarpError", WavewarpError) != 0 ||
+        PyModule_AddStringConstant(module, "library_version", ww_version()) != 0 ||
+        PyModule_AddIntConstant(module, "built_with_cuda",
+#ifdef WW_PY_HAVE_CUDA
+                                1
+#else
+                                0
+#endif
+                                ) != 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,113 @@
+"""Shared fixtures: the project's shared data (golden cases, data sets) and small helpers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Dict, List, NamedTuple, Optional
+
+import numpy as np
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def shared_dir() -> Optional[Path]:
+    """WW_SHARED_DIR, else ../shared beside the repository (as the C tests look for it)."""
+    path = Path(os.environ.get("WW_SHARED_DIR", REPO_ROOT.parent / "shared"))
+    return path if path.is_dir() else None
+
+
+class GoldenCase(NamedTuple):
+    ident: int
+    a: np.ndarray  # (nA, dim)
+    ta: np.ndarray
+    b: np.ndarray
+    tb: np.ndarray
+    degree: int
+    nu: float
+    lmbda: float
+    expect: float
+
+
+def load_golden() -> List[GoldenCase]:
+    """Parses golden/twed.txt (its header describes the format)."""
+    base = shared_dir()
+    path = base / "golden" / "twed.txt" if base else None
+    if path is None or not path.is_file():
+        pytest.skip(f"golden cases not found (looked for {path}); set WW_SHARED_DIR")
+    cases: List[GoldenCase] = []
+    header: List[str] = []
+    fields: Dict[str, List[float]] = {}
+    for line in path.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        words = line.split()
+        if words[0] == "case":
+            header = words
+            fields = {}
+        elif words[0] in ("A", "TA", "B", "TB"):
+            fields[words[0]] = [float(w) for w in words[1:]]
+        elif words[0] == "expect":
+            _, ident, na, nb, dim, degree, nu, lmbda = header
+            na, nb, dim = int(na), int(nb), int(dim)
+            cases.append(
+                GoldenCase(
+                    int(ident),
+                    np.array(fields["A"]).reshape(na, dim),
+                    np.array(fields["TA"]),
+                    np.array(fields["B"]).reshape(nb, dim),
+                    np.array(fields["TB"]),
+                    int(degree),
+                    float(nu),
+                    float(lmbda),
+                    float(words[1]),
+                )
+            )
+    assert cases, f"no cases parsed from {path}"
+    return cases
+
+
+@pytest.fixture(scope="session")
+def golden() -> List[GoldenCase]:
+    return load_golden()
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(20240917)
+
+
+def reference_twed(a, b, ta=None, tb=None, nu=0.001, lmbda=1.0, degree=2) -> float:
+    """Marteau's recurrence over the full matrix, in plain NumPy: the tests' independent oracle.
+
+    a, b: (length,) or (length, dim); ta, tb: stamps or None for 1..length.
+    """
+    a = np.asarray(a, dtype=np.float64).reshape(len(a), -1)
+    b = np.asarray(b, dtype=np.float64).reshape(len(b), -1)
+    na, nb = len(a), len(b)
+    ta = np.arange(1, na + 1, dtype=np.float64) if ta is None else np.asarray(ta, dtype=np.float64)
+    tb = np.arange(1, nb + 1, dtype=np.float64) if tb is None else np.asarray(tb, dtype=np.float64)
+    # sample 0: the zero vector at time 0
+    a = np.vstack([np.zeros((1, a.shape[1])), a])
+    b = np.vstack([np.zeros((1, b.shape[1])), b])
+    ta = np.concatenate([[0.0], ta])
+    tb = np.concatenate([[0.0], tb])
+
+    def norm(v: np.ndarray) -> float:
+        return float(np.sum(np.abs(v) ** degree) ** (1.0 / degree))
+
+    D = np.full((na + 1, nb + 1), np.inf)
+    D[0, 0] = 0.0
+    for i in range(1, na + 1):
+        del_a = norm(a[i] - a[i - 1]) + nu * (ta[i] - ta[i - 1]) + lmbda
+        for j in range(1, nb + 1):
+            del_b = norm(b[j] - b[j - 1]) + nu * (tb[j] - tb[j - 1]) + lmbda
+            match = (
+                D[i - 1, j - 1]
+                + norm(a[i] - b[j])
+                + norm(a[i - 1] - b[j - 1])
+                + nu * (abs(ta[i] - tb[j]) + abs(ta[i - 1] - tb[j - 1]))
+            )
+            D[i, j] = min(D[i - 1, j] + del_a, D[i, j - 1] + del_b, match)
+    return float(D[na, nb])

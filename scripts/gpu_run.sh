@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One call on a GPU machine: build for sm_90, run every test (GPU ones included), run the GPU
+# benchmark, and print a short table last. Logs and tables go to $OUT (or ./gpu-out).
+# Usage: scripts/gpu_run.sh [max_log2_n]     (default 20, i.e. up to n = 1,048,576)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+# ../shared (golden cases, data sets) does not travel to the GPU machine by itself: a copy can be
+# carried in .devcarry/shared (ignored by git).
+if [ -d .devcarry/shared ]; then export WW_SHARED_DIR=$PWD/.devcarry/shared; fi
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
+cmake -S . -B build-gpu -DWAVEWARP_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release \
+  >"$out/configure.log" 2>&1 || { cat "$out/configure.log"; exit 1; }
+cmake --build build-gpu -j "$(nproc)" >"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
+echo "== tests"
+build-gpu/tests/ww_tests >"$out/tests.log" 2>&1
+test_rc=$?
+grep -E "FAIL|skipped|MISMATCH|failed" "$out/tests.log" | head -40
+echo "== GPU benchmark (one pair)"
+build-gpu/bench/ww_bench_gpu "${1:-20}" "$out/gpu_pair.md" 2>&1 | tee "$out/bench_pair.log"
+if [ -x build-gpu/bench/ww_bench_gpu_batch ]; then
+  echo "== GPU benchmark (matrices)"
+  build-gpu/bench/ww_bench_gpu_batch "$out/gpu_batch.md" 2>&1 | tee "$out/bench_batch.log"
+fi
+echo
+echo "== summary"
+tail -1 "$out/tests.log"
+cat "$out/gpu_pair.md"
+[ -f "$out/gpu_batch.md" ] && cat "$out/gpu_batch.md"
+exit $test_rc

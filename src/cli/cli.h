@@ -1,0 +1,65 @@
+/* Shared between the command-line parser (main.c) and the subcommands (commands.c). */
+#ifndef WW_CLI_CLI_H
+#define WW_CLI_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io.h"
+#include "progress.h"
+#include "wavewarp.h"
+
+/* Exit codes, documented in --help. */
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_RUNTIME = 1, /* bad data, missing file, I/O error, no GPU, ... */
+    CLI_EXIT_USAGE = 2,   /* bad command line or option value */
+    CLI_EXIT_INTERRUPTED = 130 /* Ctrl-C (128 + SIGINT, as shells report it) */
+};
+
+typedef enum cli_command {
+    CLI_CMD_DISTANCE = 0,
+    CLI_CMD_PAIRWISE,
+    CLI_CMD_KNN,
+    CLI_CMD_CLASSIFY,
+    CLI_CMD_DEMO,
+    CLI_CMD_GENERATE,
+    CLI_CMD_COUNT
+} cli_command;
+
+#define CLI_MAX_POSITIONAL 2
+
+/* Everything the command line can say, with defaults filled in by main. */
+typedef struct cli_settings {
+    cli_command command;
+    ww_twed_params params;
+    ww_backend backend;
+    int threads;   /* 0: all cores */
+    int use_float; /* --precision float */
+    int quiet;
+    cli_progress_mode progress;
+    cli_label_mode labels;
+    const char *output;           /* -o */
+    const char *distances_output; /* knn --distances */
+    size_t k;
+    size_t row_a, row_b; /* distance --row / --row-b; SIZE_MAX when not given */
+    size_t per_class, train_per_class, test_per_class, length;
+    uint64_t seed;
+    const char *positional[CLI_MAX_POSITIONAL];
+    int positional_count;
+} cli_settings;
+
+/* Prints "wavewarp: error: ..." on stderr. */
+void cli_error(const char *fmt, ...);
+/* Prints a usage error and the hint to run --help; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const cli_settings *s, const char *fmt, ...);
+
+/* The subcommands; each returns an exit code. */
+int cli_cmd_distance(const cli_settings *s);
+int cli_cmd_pairwise(const cli_settings *s);
+int cli_cmd_knn(const cli_settings *s);
+int cli_cmd_classify(const cli_settings *s);
+int cli_cmd_demo(const cli_settings *s);
+int cli_cmd_generate(const cli_settings *s);
+
+#endif

@@ -1,0 +1,664 @@
+/* The subcommands of the command-line tool: distance, pairwise, knn, classify, demo, generate. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "synth.h"
+
+/* ---------------------------------------------------------------- data for the API */
+
+/* A dataset described for the API; f32 is the float32 copy made for --precision float. */
+typedef struct prepared_data {
+    ww_dataset desc;
+    float *f32;
+} prepared_data;
+
+static void prepared_free(prepared_data *p)
+{
+    free(p->f32);
+    p->f32 = NULL;
+}
+
+static uint64_t total_samples(const cli_dataset *d) { return d->offsets[d->count]; }
+
+static int load_dataset(const cli_settings *s, const char *path, int single_series, cli_dataset *d)
+{
+    cli_read_options ro = {s->labels, single_series};
+    char err[CLI_ERR_SIZE];
+    if (cli_read_dataset(path, &ro, d, err) != 0) {
+        cli_error("%s", err);
+        return CLI_EXIT_RUNTIME;
+    }
+    /* Say so when auto-detection decided there is no label column: the first column is data. */
+    if (s->labels == CLI_LABELS_AUTO && !d->label_guess && cli_input_format(path) != CLI_FORMAT_NPY &&
+        !(single_series && d->count == 1) && s->command != CLI_CMD_CLASSIFY && !s->quiet)
+        fprintf(stderr, "wavewarp: note: %s: the first column holds non-integers, so it is read as data (no label "
+                "column); pass --labels to force one\n", path);
+    return CLI_EXIT_OK;
+}
+
+static int prepare(const char *path, const cli_dataset *d, int use_float, prepared_data *p)
+{
+    memset(p, 0, sizeof *p);
+    const size_t *offsets = d->ragged ? d->offsets : NULL; /* equal lengths: the simpler descriptor */
+    size_t length = cli_series_length(d, 0);
+    if (!use_float) {
+        p->desc = ww_dataset_f64(d->values, NULL, offsets, d->count, length, d->dim);
+        return CLI_EXIT_OK;
+    }
+    size_t n = (size_t)total_samples(d) * d->dim;
+    p->f32 = malloc(n * sizeof(float) + 1);
+    if (p->f32 == NULL) {
+        cli_error("%s: out of memory for the float32 copy", path);
+        return CLI_EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (fabs(d->values[i]) > FLT_MAX) {
+            cli_error("%s: value %g does not fit in float32 (use --precision double)", path, d->values[i]);
+            prepared_free(p);
+            return CLI_EXIT_RUNTIME;
+        }
+        p->f32[i] = (float)d->values[i];
+    }
+    p->desc = ww_dataset_f32(p->f32, NULL, offsets, d->count, length, d->dim);
+    return CLI_EXIT_OK;
+}
+
+static int check_same_dim(const char *path_a, const cli_dataset *a, const char *path_b, const cli_dataset *b)
+{
+    if (a->dim == b->dim)
+        return CLI_EXIT_OK;
+    cli_error("%s has samples of dimension %zu but %s has dimension %zu", path_a, a->dim, path_b, b->dim);
+    return CLI_EXIT_RUNTIME;
+}
+
+static int open_context(const cli_settings *s, ww_ctx **ctx)
+{
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = s->backend;
+    o.num_threads = s->threads;
+    ww_status st = ww_ctx_create(ctx, &o);
+    if (st != WW_OK) {
+        cli_error("cannot use the %s backend: %s", s->backend == WW_BACKEND_CUDA ? "cuda" : "requested",
+                  ww_strerror(st));
+        *ctx = NULL;
+        return CLI_EXIT_RUNTIME;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Exit code and message for a failed library call. */
+static int report_failure(ww_status st, const char *what)
+{
+    if (st == WW_ERR_CANCELLED) {
+        fprintf(stderr, "wavewarp: interrupted; no output written\n");
+        return CLI_EXIT_INTERRUPTED;
+    }
+    cli_error("%s: %s", what, ww_strerror(st));
+    return CLI_EXIT_RUNTIME;
+}
+
+static int require_output(const cli_settings *s, cli_format *format, int allow_npy)
+{
+    if (s->output == NULL)
+        return cli_usage_error(s, "missing the output file (-o FILE)");
+    *format = cli_output_format(s->output);
+    if (*format == CLI_FORMAT_UNKNOWN || (*format == CLI_FORMAT_NPY && !allow_npy))
+        return cli_usage_error(s, "%s: unknown output format; use %s.csv, .tsv or .txt", s->output,
+                               allow_npy ? ".npy, " : "");
+    return CLI_EXIT_OK;
+}
+
+/* Cells of the dynamic programme: every pair of x and y, or each unordered pair of x. */
+static uint64_t cells_between(const cli_dataset *x, const cli_dataset *y)
+{
+    if (y != NULL)
+        return total_samples(x) * total_samples(y);
+    uint64_t all = total_samples(x) * total_samples(x), diagonal = 0;
+    for (size_t i = 0; i < x->count; i++)
+        diagonal += (uint64_t)cli_series_length(x, i) * cli_series_length(x, i);
+    return (all - diagonal) / 2;
+}
+
+/* ---------------------------------------------------------------- distance */
+
+static int pick_row(const cli_settings *s, const char *path, const cli_dataset *d, size_t row, const char *flag,
+                    size_t *out)
+{
+    if (row == SIZE_MAX) {
+        if (d->count != 1)
+            return cli_usage_error(s, "%s holds %zu series; pick one with %s I (0-based)", path, d->count, flag);
+        *out = 0;
+    } else if (row >= d->count) {
+        return cli_usage_error(s, "%s %zu is out of range: %s holds %zu series (0-based)", flag, row, path,
+                               d->count);
+    } else {
+        *out = row;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_cmd_distance(const cli_settings *s)
+{
+    const char *path_a = s->positional[0], *path_b = s->positional[1];
+    cli_dataset a = {0}, b = {0};
+    prepared_data pa = {0}, pb = {0};
+    ww_ctx *ctx = NULL;
+    size_t ia = 0, ib = 0;
+    int rc = load_dataset(s, path_a, s->row_a == SIZE_MAX, &a);
+    if (rc == CLI_EXIT_OK)
+        rc = load_dataset(s, path_b, s->row_b == SIZE_MAX, &b);
+    if (rc == CLI_EXIT_OK)
+        rc = pick_row(s, path_a, &a, s->row_a, "--row", &ia);
+    if (rc == CLI_EXIT_OK)
+        rc = pick_row(s, path_b, &b, s->row_b, "--row-b", &ib);
+    if (rc == CLI_EXIT_OK)
+        rc = check_same_dim(path_a, &a, path_b, &b);
+    if (rc == CLI_EXIT_OK)
+        rc = prepare(path_a, &a, s->use_float, &pa);
+    if (rc == CLI_EXIT_OK)
+        rc = prepare(path_b, &b, s->use_float, &pb);
+    if (rc == CLI_EXIT_OK)
+        rc = open_context(s, &ctx);
+    if (rc == CLI_EXIT_OK) {
+        ww_series sa, sb;
+        double d = 0;
+        ww_status st = ww_dataset_series(&pa.desc, ia, &sa);
+        if (st == WW_OK)
+            st = ww_dataset_series(&pb.desc, ib, &sb);
+        if (st == WW_OK)
+            st = ww_twed(ctx, &sa, &sb, &s->params, &d);
+        if (st == WW_OK)
+            printf("%.17g\n", d);
+        else
+            rc = report_failure(st, "distance");
+    }
+    ww_ctx_destroy(ctx);
+    prepared_free(&pa);
+    prepared_free(&pb);
+    cli_dataset_free(&a);
+    cli_dataset_free(&b);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- pairwise */
+
+typedef struct timed_run {
+    cli_progress progress;
+    double seconds;
+} timed_run;
+
+static void run_begin(timed_run *r, const cli_settings *s, const char *label, uint64_t cells)
+{
+    cli_progress_start(&r->progress, label, s->progress, cells);
+    cli_interrupt_install();
+    r->seconds = cli_now();
+}
+
+/* The Ctrl-C handler stays until the command has committed or discarded its output (the command
+ * calls cli_interrupt_restore), so an interrupt while writing also leaves no file behind. */
+static void run_end(timed_run *r)
+{
+    r->seconds = cli_now() - r->seconds;
+    cli_progress_finish(&r->progress);
+}
+
+/* After a failed write or commit: the exit code, and a message. */
+static int output_failure(const char *err)
+{
+    if (cli_interrupted()) {
+        fprintf(stderr, "wavewarp: interrupted; no output written\n");
+        return CLI_EXIT_INTERRUPTED;
+    }
+    cli_error("%s", err);
+    return CLI_EXIT_RUNTIME;
+}
+
+/* Commits an output unless Ctrl-C came in the meantime. */
+static int commit_output(cli_output *o, char *err)
+{
+    if (cli_interrupted()) {
+        snprintf(err, CLI_ERR_SIZE, "interrupted");
+        return -1;
+    }
+    return cli_output_commit(o, err);
+}
+
+int cli_cmd_pairwise(const cli_settings *s)
+{
+    const char *path_x = s->positional[0], *path_y = s->positional_count > 1 ? s->positional[1] : NULL;
+    cli_format format = CLI_FORMAT_UNKNOWN;
+    int rc = require_output(s, &format, 1);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    cli_dataset x = {0}, y = {0};
+    prepared_data px = {0}, py = {0};
+    ww_ctx *ctx = NULL;
+    double *matrix = NULL;
+    cli_output out = {0};
+    char err[CLI_ERR_SIZE];
+    rc = load_dataset(s, path_x, 0, &x);
+    if (rc == CLI_EXIT_OK && path_y)
+        rc = load_dataset(s, path_y, 0, &y);
+    if (rc == CLI_EXIT_OK && path_y)
+        rc = check_same_dim(path_x, &x, path_y, &y);
+    if (rc == CLI_EXIT_OK)
+        rc = prepare(path_x, &x, s->use_float, &px);
+    if (rc == CLI_EXIT_OK && path_y)
+        rc = prepare(path_y, &y, s->use_float, &py);
+    size_t rows = x.count, cols = path_y ? y.count : x.count;
+    if (rc == CLI_EXIT_OK) {
+        if (cols != 0 && rows > SIZE_MAX / sizeof(double) / cols)
+            matrix = NULL;
+        else
+            matrix = malloc(rows * cols * sizeof(double));
+        if (matrix == NULL) {
+            cli_error("out of memory: the %zu x %zu matrix needs %.3g GB", rows, cols,
+                      (double)rows * (double)cols * 8e-9);
+            rc = CLI_EXIT_RUNTIME;
+        }
+    }
+    if (rc == CLI_EXIT_OK)
+        rc = open_context(s, &ctx);
+    /* create the output before computing: an unwritable place fails now, not after hours */
+    if (rc == CLI_EXIT_OK && cli_output_open(&out, s->output, err) != 0) {
+        cli_error("%s", err);
+        rc = CLI_EXIT_RUNTIME;
+    }
+    if (rc == CLI_EXIT_OK) {
+        uint64_t cells = cells_between(&x, path_y ? &y : NULL);
+        ww_pairwise_options po = ww_pairwise_options_default();
+        timed_run run;
+        po.progress = cli_progress_callback;
+        po.progress_user = &run.progress;
+        run_begin(&run, s, "pairwise", cells);
+        ww_status st = ww_twed_pairwise(ctx, &px.desc, path_y ? &py.desc : NULL, &s->params, matrix, &po);
+        run_end(&run);
+        if (st != WW_OK) {
+            rc = report_failure(st, "pairwise");
+        } else if (cli_write_matrix(&out, format, matrix, rows, cols, err) != 0 ||
+                   commit_output(&out, err) != 0) {
+            rc = output_failure(err);
+        } else if (!s->quiet) {
+            fprintf(stderr, "wavewarp: %zu x %zu distances in %.3f s (%.3g cells/s, %s) -> %s\n", rows, cols,
+                    run.seconds, (double)cells / (run.seconds > 0 ? run.seconds : 1e-9), ww_ctx_describe(ctx),
+                    s->output);
+        }
+    }
+    cli_output_discard(&out);
+    cli_interrupt_restore();
+    ww_ctx_destroy(ctx);
+    free(matrix);
+    prepared_free(&px);
+    prepared_free(&py);
+    cli_dataset_free(&x);
+    cli_dataset_free(&y);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- knn */
+
+static int write_knn_table(cli_output *o, cli_format format, const size_t *indices, const double *distances,
+                           size_t queries, size_t k, char *err)
+{
+    char sep = format == CLI_FORMAT_CSV ? ',' : '\t';
+    int bad = fprintf(o->fp, "query%crank%cindex%cdistance\n", sep, sep, sep) < 0;
+    for (size_t q = 0; q < queries && !bad; q++)
+        for (size_t r = 0; r < k && !bad; r++)
+            bad = fprintf(o->fp, "%zu%c%zu%c%zu%c%.17g\n", q, sep, r + 1, sep, indices[q * k + r], sep,
+                          distances[q * k + r]) < 0;
+    if (bad)
+        snprintf(err, CLI_ERR_SIZE, "%s: write error", o->path);
+    return bad ? -1 : 0;
+}
+
+static int write_knn_indices_npy(cli_output *o, const size_t *indices, size_t queries, size_t k, char *err)
+{
+    size_t shape[2] = {queries, k};
+    int bad = cli_write_npy_header(o->fp, "<i8", shape, 2) != 0;
+    int64_t buf[256];
+    for (size_t i = 0; i < queries * k && !bad; i += 256) {
+        size_t n = queries * k - i < 256 ? queries * k - i : 256;
+        for (size_t j = 0; j < n; j++)
+            buf[j] = (int64_t)indices[i + j];
+        bad = cli_write_i64_le(o->fp, buf, n) != 0;
+    }
+    if (bad)
+        snprintf(err, CLI_ERR_SIZE, "%s: write error", o->path);
+    return bad ? -1 : 0;
+}
+
+int cli_cmd_knn(const cli_settings *s)
+{
+    const char *path_q = s->positional[0], *path_x = s->positional[1];
+    cli_format format = CLI_FORMAT_UNKNOWN, dist_format = CLI_FORMAT_UNKNOWN;
+    int rc = require_output(s, &format, 1);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (s->distances_output) {
+        if (format != CLI_FORMAT_NPY)
+            return cli_usage_error(s, "--distances goes with -o FILE.npy (a text table already holds them)");
+        dist_format = cli_output_format(s->distances_output);
+        if (dist_format == CLI_FORMAT_UNKNOWN)
+            return cli_usage_error(s, "%s: unknown output format; use .npy, .csv, .tsv or .txt", s->distances_output);
+    }
+    cli_dataset q = {0}, x = {0};
+    prepared_data pq = {0}, px = {0};
+    ww_ctx *ctx = NULL;
+    size_t *indices = NULL;
+    double *distances = NULL;
+    cli_output out = {0}, dist_out = {0};
+    char err[CLI_ERR_SIZE];
+    rc = load_dataset(s, path_q, 0, &q);
+    if (rc == CLI_EXIT_OK)
+        rc = load_dataset(s, path_x, 0, &x);
+    if (rc == CLI_EXIT_OK && s->k > x.count)
+        rc = cli_usage_error(s, "-k %zu is larger than the %zu series of %s", s->k, x.count, path_x);
+    if (rc == CLI_EXIT_OK)
+        rc = check_same_dim(path_q, &q, path_x, &x);
+    if (rc == CLI_EXIT_OK)
+        rc = prepare(path_q, &q, s->use_float, &pq);
+    if (rc == CLI_EXIT_OK)
+        rc = prepare(path_x, &x, s->use_float, &px);
+    if (rc == CLI_EXIT_OK) {
+        int overflow = q.count > SIZE_MAX / sizeof(double) / s->k;
+        indices = overflow ? NULL : malloc(q.count * s->k * sizeof(size_t));
+        distances = overflow ? NULL : malloc(q.count * s->k * sizeof(double));
+        if (indices == NULL || distances == NULL) {
+            cli_error("out of memory for %zu x %zu neighbours", q.count, s->k);
+            rc = CLI_EXIT_RUNTIME;
+        }
+    }
+    if (rc == CLI_EXIT_OK)
+        rc = open_context(s, &ctx);
+    if (rc == CLI_EXIT_OK && (cli_output_open(&out, s->output, err) != 0 ||
+                              (s->distances_output && cli_output_open(&dist_out, s->distances_output, err) != 0))) {
+        cli_error("%s", err);
+        rc = CLI_EXIT_RUNTIME;
+    }
+    if (rc == CLI_EXIT_OK) {
+        uint64_t cells = cells_between(&q, &x);
+        ww_pairwise_options po = ww_pairwise_options_default();
+        timed_run run;
+        po.progress = cli_progress_callback;
+        po.progress_user = &run.progress;
+        run_begin(&run, s, "knn", cells);
+        ww_status st = ww_twed_knn(ctx, &pq.desc, &px.desc, &s->params, s->k, indices, distances, &po);
+        run_end(&run);
+        int bad = 0;
+        if (st != WW_OK) {
+            rc = report_failure(st, "knn");
+        } else {
+            if (format == CLI_FORMAT_NPY)
+                bad = write_knn_indices_npy(&out, indices, q.count, s->k, err) != 0 ||
+                      (s->distances_output &&
+                       cli_write_matrix(&dist_out, dist_format, distances, q.count, s->k, err) != 0);
+            else
+                bad = write_knn_table(&out, format, indices, distances, q.count, s->k, err) != 0;
+            bad = bad || commit_output(&out, err) != 0 ||
+                  (s->distances_output && commit_output(&dist_out, err) != 0);
+            if (bad) {
+                rc = output_failure(err);
+            } else if (!s->quiet) {
+                fprintf(stderr, "wavewarp: %zu nearest of %zu series for %zu queries in %.3f s (%.3g cells/s, %s) -> %s\n",
+                        s->k, x.count, q.count, run.seconds, (double)cells / (run.seconds > 0 ? run.seconds : 1e-9),
+                        ww_ctx_describe(ctx), s->output);
+            }
+        }
+    }
+    cli_output_discard(&out);
+    cli_output_discard(&dist_out);
+    cli_interrupt_restore();
+    ww_ctx_destroy(ctx);
+    free(indices);
+    free(distances);
+    prepared_free(&pq);
+    prepared_free(&px);
+    cli_dataset_free(&q);
+    cli_dataset_free(&x);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- 1-NN classification */
+
+typedef struct nn_result {
+    size_t *nearest;
+    double *distance;
+    size_t correct;
+    double seconds;
+    uint64_t cells;
+} nn_result;
+
+static void nn_result_free(nn_result *r)
+{
+    free(r->nearest);
+    free(r->distance);
+    memset(r, 0, sizeof *r);
+}
+
+/* Nearest training series of every test series, and how many share its label. */
+static int classify_1nn(const cli_settings *s, ww_ctx *ctx, const cli_dataset *train, const prepared_data *ptrain,
+                        const cli_dataset *test, const prepared_data *ptest, nn_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->nearest = malloc(test->count * sizeof(size_t));
+    r->distance = malloc(test->count * sizeof(double));
+    if (r->nearest == NULL || r->distance == NULL) {
+        nn_result_free(r);
+        cli_error("out of memory");
+        return CLI_EXIT_RUNTIME;
+    }
+    r->cells = cells_between(test, train);
+    ww_pairwise_options po = ww_pairwise_options_default();
+    timed_run run;
+    po.progress = cli_progress_callback;
+    po.progress_user = &run.progress;
+    run_begin(&run, s, "classify", r->cells);
+    ww_status st = ww_twed_knn(ctx, &ptest->desc, &ptrain->desc, &s->params, 1, r->nearest, r->distance, &po);
+    run_end(&run);
+    r->seconds = run.seconds;
+    if (st != WW_OK) {
+        nn_result_free(r);
+        return report_failure(st, "classify");
+    }
+    for (size_t i = 0; i < test->count; i++)
+        r->correct += train->labels[r->nearest[i]] == test->labels[i];
+    return CLI_EXIT_OK;
+}
+
+static void print_classification(const cli_settings *s, ww_ctx *ctx, size_t test_count, size_t train_count,
+                                 const nn_result *r)
+{
+    double accuracy = (double)r->correct / (double)test_count;
+    printf("accuracy: %.4f (%zu of %zu correct)\n", accuracy, r->correct, test_count);
+    printf("error rate: %.4f\n", 1.0 - accuracy);
+    printf("time: %.3f s (%zu x %zu distances)\n", r->seconds, test_count, train_count);
+    printf("cells/s: %.3g (%llu cells)\n", (double)r->cells / (r->seconds > 0 ? r->seconds : 1e-9),
+           (unsigned long long)r->cells);
+    printf("backend: %s\n", ww_ctx_describe(ctx));
+    printf("precision: %s; nu = %g, lambda = %g, degree = %d\n", s->use_float ? "float" : "double", s->params.nu,
+           s->params.lambda, s->params.degree);
+}
+
+static int require_labels(const char *path, const cli_dataset *d)
+{
+    if (d->labels)
+        return CLI_EXIT_OK;
+    if (cli_input_format(path) == CLI_FORMAT_NPY)
+        cli_error("%s: .npy files hold no labels; classify needs labelled text files (UCR layout: label first)",
+                  path);
+    else
+        cli_error("%s: no label column (its first column is not all integers); classify needs the class label "
+                  "first on every line (UCR layout), or --labels", path);
+    return CLI_EXIT_RUNTIME;
+}
+
+int cli_cmd_classify(const cli_settings *s)
+{
+    const char *path_train = s->positional[0], *path_test = s->positional[1];
+    cli_format format = CLI_FORMAT_UNKNOWN;
+    int rc = s->output ? require_output(s, &format, 0) : CLI_EXIT_OK;
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    cli_dataset train = {0}, test = {0};
+    prepared_data ptrain = {0}, ptest = {0};
+    ww_ctx *ctx = NULL;
+    cli_output out = {0};
+    nn_result r = {0};
+    char err[CLI_ERR_SIZE];
+    rc = load_dataset(s, path_train, 0, &train);
+    if (rc == CLI_EXIT_OK)
+        rc = load_dataset(s, path_test, 0, &test);
+    if (rc == CLI_EXIT_OK)
+        rc = require_labels(path_train, &train);
+    if (rc == CLI_EXIT_OK)
+        rc = require_labels(path_test, &test);
+    if (rc == CLI_EXIT_OK)
+        rc = check_same_dim(path_train, &train, path_test, &test);
+    if (rc == CLI_EXIT_OK)
+        rc = prepare(path_train, &train, s->use_float, &ptrain);
+    if (rc == CLI_EXIT_OK)
+        rc = prepare(path_test, &test, s->use_float, &ptest);
+    if (rc == CLI_EXIT_OK)
+        rc = open_context(s, &ctx);
+    if (rc == CLI_EXIT_OK && s->output && cli_output_open(&out, s->output, err) != 0) {
+        cli_error("%s", err);
+        rc = CLI_EXIT_RUNTIME;
+    }
+    if (rc == CLI_EXIT_OK)
+        rc = classify_1nn(s, ctx, &train, &ptrain, &test, &ptest, &r);
+    if (rc == CLI_EXIT_OK && s->output) {
+        char sep = format == CLI_FORMAT_CSV ? ',' : '\t';
+        int bad = fprintf(out.fp, "test%clabel%cpredicted%cnearest%cdistance\n", sep, sep, sep, sep) < 0;
+        for (size_t i = 0; i < test.count && !bad; i++)
+            bad = fprintf(out.fp, "%zu%c%.17g%c%.17g%c%zu%c%.17g\n", i, sep, test.labels[i], sep,
+                          train.labels[r.nearest[i]], sep, r.nearest[i], sep, r.distance[i]) < 0;
+        if (bad)
+            snprintf(err, sizeof err, "%s: write error", s->output);
+        if (bad || commit_output(&out, err) != 0)
+            rc = output_failure(err);
+    }
+    if (rc == CLI_EXIT_OK)
+        print_classification(s, ctx, test.count, train.count, &r);
+    nn_result_free(&r);
+    cli_output_discard(&out);
+    cli_interrupt_restore();
+    ww_ctx_destroy(ctx);
+    prepared_free(&ptrain);
+    prepared_free(&ptest);
+    cli_dataset_free(&train);
+    cli_dataset_free(&test);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- demo and generate */
+
+/* The synthetic control set as a cli_dataset (labelled, equal lengths). */
+static int synthetic_dataset(uint64_t seed, size_t per_class, size_t length, cli_dataset *d)
+{
+    memset(d, 0, sizeof *d);
+    size_t count = WW_SYNTH_CLASSES * per_class;
+    if (length > SIZE_MAX / sizeof(double) / count)
+        return -1;
+    d->values = malloc(count * length * sizeof(double));
+    d->labels = malloc(count * sizeof(double));
+    d->offsets = malloc((count + 1) * sizeof(size_t));
+    if (d->values == NULL || d->labels == NULL || d->offsets == NULL) {
+        cli_dataset_free(d);
+        return -1;
+    }
+    ww_synth_dataset(seed, per_class, length, d->values, d->labels);
+    for (size_t i = 0; i <= count; i++)
+        d->offsets[i] = i * length;
+    d->count = count;
+    d->dim = 1;
+    return 0;
+}
+
+int cli_cmd_demo(const cli_settings *s)
+{
+    cli_dataset train = {0}, test = {0};
+    prepared_data ptrain = {0}, ptest = {0};
+    ww_ctx *ctx = NULL;
+    nn_result r = {0};
+    uint64_t test_seed = s->seed + 1;
+    int rc = CLI_EXIT_OK;
+    if (synthetic_dataset(s->seed, s->train_per_class, s->length, &train) != 0 ||
+        synthetic_dataset(test_seed, s->test_per_class, s->length, &test) != 0) {
+        cli_error("out of memory for the generated data");
+        rc = CLI_EXIT_RUNTIME;
+    }
+    if (rc == CLI_EXIT_OK)
+        rc = prepare("train", &train, s->use_float, &ptrain);
+    if (rc == CLI_EXIT_OK)
+        rc = prepare("test", &test, s->use_float, &ptest);
+    if (rc == CLI_EXIT_OK)
+        rc = open_context(s, &ctx);
+    if (rc == CLI_EXIT_OK) {
+        printf("wavewarp demo: 1-NN classification of synthetic control charts under TWED\n");
+        printf("data: generated here (Alcock & Manolopoulos 1999), 6 classes, length %zu, nothing downloaded\n",
+               s->length);
+        printf("train: %zu series (%zu per class, seed %llu)\n", train.count, s->train_per_class,
+               (unsigned long long)s->seed);
+        printf("test: %zu series (%zu per class, seed %llu)\n", test.count, s->test_per_class,
+               (unsigned long long)test_seed);
+        fflush(stdout);
+        rc = classify_1nn(s, ctx, &train, &ptrain, &test, &ptest, &r);
+    }
+    if (rc == CLI_EXIT_OK) {
+        print_classification(s, ctx, test.count, train.count, &r);
+        printf("per class:");
+        for (int label = 1; label <= WW_SYNTH_CLASSES; label++) {
+            size_t right = 0, all = 0;
+            for (size_t i = 0; i < test.count; i++)
+                if (test.labels[i] == label) {
+                    all++;
+                    right += train.labels[r.nearest[i]] == label;
+                }
+            printf(" %s %.2f%s", ww_synth_class_name(label), all ? (double)right / (double)all : 0.0,
+                   label < WW_SYNTH_CLASSES ? "," : "\n");
+        }
+    }
+    nn_result_free(&r);
+    cli_interrupt_restore();
+    ww_ctx_destroy(ctx);
+    prepared_free(&ptrain);
+    prepared_free(&ptest);
+    cli_dataset_free(&train);
+    cli_dataset_free(&test);
+    return rc;
+}
+
+int cli_cmd_generate(const cli_settings *s)
+{
+    cli_format format = CLI_FORMAT_UNKNOWN;
+    int rc = require_output(s, &format, 1);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    cli_dataset d;
+    if (synthetic_dataset(s->seed, s->per_class, s->length, &d) != 0) {
+        cli_error("out of memory for %zu series of length %zu", WW_SYNTH_CLASSES * s->per_class, s->length);
+        return CLI_EXIT_RUNTIME;
+    }
+    cli_output out;
+    char err[CLI_ERR_SIZE];
+    const double *labels = s->labels == CLI_LABELS_NONE ? NULL : d.labels;
+    if (cli_output_open(&out, s->output, err) != 0 ||
+        cli_write_dataset(&out, format, d.values, labels, d.count, s->length, err) != 0 ||
+        commit_output(&out, err) != 0) {
+        cli_error("%s", err);
+        rc = CLI_EXIT_RUNTIME;
+    } else if (!s->quiet) {
+        fprintf(stderr, "wavewarp: wrote %zu series of length %zu (6 classes, %zu each, seed %llu%s) to %s\n", d.count,
+                s->length, s->per_class, (unsigned long long)s->seed,
+                format == CLI_FORMAT_NPY || !labels ? ", no labels" : ", label first", s->output);
+    }
+    cli_output_discard(&out);
+    cli_dataset_free(&d);
+    return rc;
+}

@@ -1,0 +1,82 @@
+/* Readers and writers of the command-line tool: UCR/UEA text files (.tsv, .txt), CSV, and .npy;
+ * distance matrices and k-NN tables out; outputs written to a temporary file and renamed at the
+ * end, so a failed or cancelled run never leaves a partial file under the output's name.
+ * Errors come back as a sentence in `err` (CLI_ERR_SIZE bytes), "file:line: what went wrong". */
+#ifndef WW_CLI_IO_H
+#define WW_CLI_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CLI_ERR_SIZE 1024
+
+typedef enum cli_format {
+    CLI_FORMAT_UNKNOWN = 0,
+    CLI_FORMAT_WHITESPACE, /* .tsv, .txt, .data, anything else: fields split by tabs/spaces */
+    CLI_FORMAT_CSV,        /* .csv: fields split by commas */
+    CLI_FORMAT_NPY         /* .npy: NumPy array file */
+} cli_format;
+
+/* Format of an input file from its name: .npy, .csv, else whitespace-separated text. */
+cli_format cli_input_format(const char *path);
+/* Format of an output file from its name: .npy, .csv, .tsv/.txt (tab-separated), else UNKNOWN. */
+cli_format cli_output_format(const char *path);
+
+typedef enum cli_label_mode {
+    CLI_LABELS_AUTO = 0, /* first column is a label column iff all its values are integers */
+    CLI_LABELS_FIRST,    /* first column is the class label (UCR layout) */
+    CLI_LABELS_NONE      /* no label column */
+} cli_label_mode;
+
+typedef struct cli_read_options {
+    cli_label_mode labels;
+    /* For files meant to hold one series (the distance command): a file of one row, or of one
+     * value per line, is one unlabelled series unless labels == CLI_LABELS_FIRST. */
+    int single_series;
+} cli_read_options;
+
+/* A dataset in memory: series i is samples [offsets[i], offsets[i+1]) of values, each sample
+ * `dim` numbers (values[t*dim + k]). Trailing NaN padding (UCR variable-length sets) is cut off,
+ * so series may differ in length (ragged). */
+typedef struct cli_dataset {
+    double *values;
+    size_t *offsets; /* count + 1 entries */
+    double *labels;  /* count entries, or NULL when the file has no label column */
+    size_t count;
+    size_t dim;
+    int ragged;          /* not all series have the same length */
+    int label_guess;     /* CLI_LABELS_AUTO only: 1 label column detected, 0 none detected */
+} cli_dataset;
+
+int cli_read_dataset(const char *path, const cli_read_options *opt, cli_dataset *out, char *err);
+void cli_dataset_free(cli_dataset *d);
+size_t cli_series_length(const cli_dataset *d, size_t i);
+size_t cli_max_length(const cli_dataset *d);
+
+/* An output file under construction: written to a hidden temporary name in the same directory,
+ * renamed over `path` by commit, deleted by discard. */
+typedef struct cli_output {
+    FILE *fp;
+    char *path;
+    char *temp_path;
+} cli_output;
+
+int cli_output_open(cli_output *o, const char *path, char *err);
+int cli_output_commit(cli_output *o, char *err); /* flush, sync, close, rename */
+void cli_output_discard(cli_output *o);           /* safe to call twice, or after commit */
+
+/* .npy pieces: a version 1.0 header (2.0 when it would not fit) and little-endian data. */
+int cli_write_npy_header(FILE *fp, const char *descr, const size_t *shape, int ndim);
+int cli_write_f64_le(FILE *fp, const double *v, size_t n);
+int cli_write_i64_le(FILE *fp, const int64_t *v, size_t n);
+
+/* A rows x cols matrix (row-major), as .npy float64, or text with 17 significant digits. */
+int cli_write_matrix(cli_output *o, cli_format format, const double *m, size_t rows, size_t cols,
+                     char *err);
+/* `count` series of `length` samples with optional labels (label first in text; .npy holds the
+ * values only). */
+int cli_write_dataset(cli_output *o, cli_format format, const double *values, const double *labels,
+                      size_t count, size_t length, char *err);
+
+#endif

@@ -1,0 +1,117 @@
+/* Progress bar and interruption; see progress.h. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "progress.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t interrupt_flag;
+static struct sigaction saved_int, saved_term;
+static int handlers_installed;
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupt_flag = 1; /* only async-signal-safe work here; SA_RESETHAND restores the default */
+}
+
+void cli_interrupt_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    interrupt_flag = 0;
+    sigaction(SIGINT, &sa, &saved_int);
+    sigaction(SIGTERM, &sa, &saved_term);
+    handlers_installed = 1;
+}
+
+void cli_interrupt_restore(void)
+{
+    if (!handlers_installed)
+        return;
+    sigaction(SIGINT, &saved_int, NULL);
+    sigaction(SIGTERM, &saved_term, NULL);
+    handlers_installed = 0;
+}
+
+int cli_interrupted(void) { return interrupt_flag != 0; }
+
+void cli_progress_start(cli_progress *p, const char *label, cli_progress_mode mode, uint64_t expected_total)
+{
+    memset(p, 0, sizeof *p);
+    p->label = label;
+    p->enabled = mode == CLI_PROGRESS_ALWAYS || (mode == CLI_PROGRESS_AUTO && isatty(STDERR_FILENO));
+    p->start = cli_now();
+    p->expected_total = expected_total;
+}
+
+static void format_seconds(char *buf, size_t size, double s)
+{
+    if (s < 60)
+        snprintf(buf, size, "%.0fs", s);
+    else if (s < 3600)
+        snprintf(buf, size, "%dm%02ds", (int)(s / 60), (int)s % 60);
+    else
+        snprintf(buf, size, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+}
+
+int cli_progress_callback(uint64_t done_cells, uint64_t total_cells, void *user)
+{
+    cli_progress *p = (cli_progress *)user;
+    if (interrupt_flag)
+        return 1;
+    if (!p->enabled)
+        return 0;
+    /* A count that goes backwards is a new call (k-NN works in chunks of queries): keep adding. */
+    if (done_cells < p->last_done)
+        p->base += p->last_done;
+    p->last_done = done_cells;
+    uint64_t done = p->base + done_cells;
+    uint64_t total = total_cells > p->expected_total ? total_cells : p->expected_total;
+    if (done > total)
+        total = done;
+
+    double now = cli_now(), elapsed = now - p->start;
+    /* short runs draw nothing: wait half a second, then redraw at most ten times a second */
+    if (elapsed < 0.5 || now - p->last_draw < 0.1)
+        return 0;
+    p->last_draw = now;
+    double fraction = total ? (double)done / (double)total : 0.0;
+    enum { width = 30 };
+    char bar[width + 1];
+    int full = (int)(fraction * width);
+    for (int i = 0; i < width; i++)
+        bar[i] = i < full ? '#' : '-';
+    bar[width] = '\0';
+    char eta[32] = "?";
+    if (fraction > 0.001)
+        format_seconds(eta, sizeof eta, elapsed * (1.0 - fraction) / fraction);
+    double rate = (double)done / elapsed;
+    fprintf(stderr, "\r%s [%s] %5.1f%%  %.3g Gcells/s  ETA %s   ", p->label, bar, 100.0 * fraction, rate / 1e9, eta);
+    fflush(stderr);
+    p->drawn = 1;
+    return 0;
+}
+
+void cli_progress_finish(cli_progress *p)
+{
+    if (p->drawn) {
+        fprintf(stderr, "\r%*s\r", 80, "");
+        fflush(stderr);
+    }
+    p->drawn = 0;
+}

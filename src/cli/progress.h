@@ -1,0 +1,39 @@
+/* Progress bar on stderr and Ctrl-C handling for long runs: the API's progress callback draws the
+ * bar and returns non-zero once SIGINT/SIGTERM arrived, so the library stops cleanly and the CLI
+ * can delete its temporary output before exiting. */
+#ifndef WW_CLI_PROGRESS_H
+#define WW_CLI_PROGRESS_H
+
+#include <stdint.h>
+
+typedef enum cli_progress_mode {
+    CLI_PROGRESS_AUTO = 0, /* a bar when stderr is a terminal and the run lasts over 0.5 s */
+    CLI_PROGRESS_NEVER,    /* --quiet */
+    CLI_PROGRESS_ALWAYS    /* --progress: draw even when stderr is not a terminal */
+} cli_progress_mode;
+
+typedef struct cli_progress {
+    const char *label;
+    int enabled;
+    int drawn; /* something is on the line and must be cleared */
+    double start, last_draw;
+    uint64_t expected_total; /* cells the caller expects; the callback's total when larger */
+    uint64_t base, last_done; /* to keep counting when a call restarts its count (knn chunks) */
+} cli_progress;
+
+/* Seconds on a monotonic clock. */
+double cli_now(void);
+
+void cli_progress_start(cli_progress *p, const char *label, cli_progress_mode mode, uint64_t expected_total);
+/* A ww_progress_fn: user must point to a cli_progress. Returns non-zero after Ctrl-C. */
+int cli_progress_callback(uint64_t done_cells, uint64_t total_cells, void *user);
+/* Clears the bar's line. */
+void cli_progress_finish(cli_progress *p);
+
+/* SIGINT and SIGTERM set a flag instead of killing the process while installed; the second
+ * signal kills as usual (the handlers reset themselves). */
+void cli_interrupt_install(void);
+void cli_interrupt_restore(void);
+int cli_interrupted(void);
+
+#endif

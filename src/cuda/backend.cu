@@ -1,0 +1,119 @@
+/* The CUDA backend's context: device selection, one stream, grow-only scratch, error mapping. */
+#include "cuda_common.cuh"
+
+#include <stdio.h>
+#include <string.h>
+
+ww_status ww_cuda_status(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return WW_OK;
+    case cudaErrorMemoryAllocation: return WW_ERR_DEVICE_MEMORY;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorInvalidDevice:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice: return WW_ERR_NO_DEVICE;
+    default: return WW_ERR_CUDA;
+    }
+}
+
+int ww_cuda_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError(); /* clear the sticky "no device" error */
+        return 0;
+    }
+    return n;
+}
+
+ww_status ww_device_reserve(ww_device_buffer *b, size_t bytes)
+{
+    if (bytes <= b->bytes)
+        return WW_OK;
+    if (b->ptr) {
+        cudaFree(b->ptr);
+        b->ptr = NULL;
+        b->bytes = 0;
+    }
+    size_t rounded = (bytes + 255) & ~(size_t)255;
+    cudaError_t e = cudaMalloc(&b->ptr, rounded);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        b->ptr = NULL;
+        return ww_cuda_status(e);
+    }
+    b->bytes = rounded;
+    return WW_OK;
+}
+
+ww_status ww_pinned_reserve(ww_cuda_state *s, size_t bytes)
+{
+    if (bytes <= s->pinned_bytes)
+        return WW_OK;
+    if (s->pinned) {
+        cudaFreeHost(s->pinned);
+        s->pinned = NULL;
+        s->pinned_bytes = 0;
+    }
+    size_t rounded = (bytes + 4095) & ~(size_t)4095;
+    cudaError_t e = cudaMallocHost(&s->pinned, rounded);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        s->pinned = NULL;
+        return e == cudaErrorMemoryAllocation ? WW_ERR_MEMORY : ww_cuda_status(e);
+    }
+    s->pinned_bytes = rounded;
+    return WW_OK;
+}
+
+ww_status ww_cuda_init(ww_ctx *ctx)
+{
+    int count = ww_cuda_device_count();
+    if (count <= 0)
+        return WW_ERR_NO_DEVICE;
+    int device = ctx->device < 0 ? 0 : ctx->device;
+    if (device >= count)
+        return WW_ERR_NO_DEVICE;
+    ww_cuda_state *s = (ww_cuda_state *)calloc(1, sizeof *s);
+    if (s == NULL)
+        return WW_ERR_MEMORY;
+    s->device = device;
+    cudaDeviceProp prop;
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess)
+        e = cudaGetDeviceProperties(&prop, device);
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        free(s);
+        return ww_cuda_status(e);
+    }
+    s->sm_count = prop.multiProcessorCount;
+    s->smem_optin = prop.sharedMemPerBlockOptin;
+    ctx->cuda = s;
+    ctx->device = device;
+    snprintf(ctx->description, sizeof ctx->description, "cuda (%.100s, sm_%d%d, %d SMs)", prop.name, prop.major,
+             prop.minor, prop.multiProcessorCount);
+    return WW_OK;
+}
+
+void ww_cuda_shutdown(ww_ctx *ctx)
+{
+    ww_cuda_state *s = ctx->cuda;
+    if (s == NULL)
+        return;
+    cudaSetDevice(s->device);
+    ww_device_buffer *buffers[] = {&s->input, &s->prepared, &s->work, &s->result};
+    for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
+        if (buffers[i]->ptr)
+            cudaFree(buffers[i]->ptr);
+    if (s->pinned)
+        cudaFreeHost(s->pinned);
+    cudaStreamDestroy(s->stream);
+    free(s);
+    ctx->cuda = NULL;
+}

@@ -1,0 +1,96 @@
+/* Shared by the CUDA engines: error mapping, the context's device state, typed wrappers of the
+ * recurrence (twed_recurrence.h, the same code the CPU runs), and the prepared-series layout. */
+#ifndef WW_CUDA_COMMON_CUH
+#define WW_CUDA_COMMON_CUH
+
+#include <cuda_runtime.h>
+
+#include "../common/internal.h"
+#include "../common/twed_recurrence.h"
+
+ww_status ww_cuda_status(cudaError_t e);
+
+/* Returns the mapped status from the enclosing function when a CUDA call fails. */
+#define WW_CUDA_TRY(call)                                                                          \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess)                                                                   \
+            return ww_cuda_status(err_);                                                           \
+    } while (0)
+
+/* A grow-only device allocation owned by the context. */
+struct ww_device_buffer {
+    void *ptr;
+    size_t bytes;
+};
+
+ww_status ww_device_reserve(ww_device_buffer *b, size_t bytes);
+
+struct ww_cuda_state {
+    int device;
+    int sm_count;
+    size_t smem_optin; /* shared memory a block may use after opting in */
+    cudaStream_t stream;
+    ww_device_buffer input;    /* raw user data copied from the host */
+    ww_device_buffer prepared; /* series converted to the compute type, with deletion costs */
+    ww_device_buffer work;     /* engine scratch: diagonals, slots, flags */
+    ww_device_buffer result;   /* small: result and error flags */
+    void *pinned;              /* page-locked staging for host inputs and the result */
+    size_t pinned_bytes;
+};
+
+ww_status ww_pinned_reserve(ww_cuda_state *s, size_t bytes);
+
+/* Overloads that pick the float or double instance of the shared recurrence. */
+__device__ __forceinline__ double lp_distance(const double *x, const double *y, size_t dim, int p)
+{
+    return ww_lp_distance_f64(x, y, dim, p);
+}
+__device__ __forceinline__ float lp_distance(const float *x, const float *y, size_t dim, int p)
+{
+    return ww_lp_distance_f32(x, y, dim, p);
+}
+__device__ __forceinline__ double match_part(double dist, double ta, double tb, double nu)
+{
+    return ww_twed_match_part_f64(dist, ta, tb, nu);
+}
+__device__ __forceinline__ float match_part(float dist, float ta, float tb, float nu)
+{
+    return ww_twed_match_part_f32(dist, ta, tb, nu);
+}
+__device__ __forceinline__ double delete_cost(double step, double t, double tp, double nu, double lambda)
+{
+    return ww_twed_delete_cost_f64(step, t, tp, nu, lambda);
+}
+__device__ __forceinline__ float delete_cost(float step, float t, float tp, float nu, float lambda)
+{
+    return ww_twed_delete_cost_f32(step, t, tp, nu, lambda);
+}
+__device__ __forceinline__ double twed_cell(double up, double left, double diag, double da, double db,
+                                            double here, double before)
+{
+    return ww_twed_cell_f64(up, left, diag, da, db, here, before);
+}
+__device__ __forceinline__ float twed_cell(float up, float left, float diag, float da, float db,
+                                           float here, float before)
+{
+    return ww_twed_cell_f32(up, left, diag, da, db, here, before);
+}
+
+template <typename T> __device__ __forceinline__ T infinity_of();
+template <> __device__ __forceinline__ double infinity_of<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
+template <> __device__ __forceinline__ float infinity_of<float>() { return __int_as_float(0x7f800000); }
+
+/* A series on the device in compute type T, time order, sentinel sample 0 in front (the same
+ * layout as ww_prepared on the CPU). */
+template <typename T> struct device_series {
+    const T *values; /* (length + 1) * dim */
+    const T *stamps; /* length + 1 */
+    const T *delete_cost;
+    size_t length, dim;
+};
+
+/* Error flags the preparation kernels raise (bitwise or). */
+enum { WW_FLAG_NONFINITE = 1, WW_FLAG_STAMPS = 2 };
+
+#endif

@@ -1,0 +1,288 @@
+/* GPU engines against the CPU engine (FAISS-style mirror tests). Each test skips with a visible
+ * message when the build has no CUDA backend or the machine has no GPU. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include "ww_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden.h"
+
+#ifdef WW_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
+
+static ww_ctx *gpu_ctx(ww_engine engine)
+{
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CUDA;
+    o.engine = engine;
+    ww_ctx *ctx = NULL;
+    CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_OK);
+    return ctx;
+}
+
+static ww_ctx *cpu_ctx(void)
+{
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CPU;
+    ww_ctx *ctx = NULL;
+    CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_OK);
+    return ctx;
+}
+
+#define REQUIRE_GPU()                                                                              \
+    do {                                                                                           \
+        if (!ww_cuda_available())                                                                  \
+            SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");            \
+    } while (0)
+
+static const ww_engine gpu_engines[] = {WW_ENGINE_AUTO, WW_ENGINE_CUDA_WAVEFRONT, WW_ENGINE_CUDA_DIAGONAL};
+#define N_GPU_ENGINES 3
+
+void test_cuda_golden(void)
+{
+    REQUIRE_GPU();
+    ww_golden_set set;
+    if (ww_golden_load(&set) != 0)
+        SKIP("../shared/golden/twed.txt not found");
+    for (int e = 0; e < N_GPU_ENGINES; e++) {
+        ww_ctx *ctx = gpu_ctx(gpu_engines[e]);
+        for (size_t c = 0; c < set.count; c++) {
+            const ww_golden_case *g = &set.cases[c];
+            ww_series a = ww_series_f64(g->a, g->ta, g->na, g->dim);
+            ww_series b = ww_series_f64(g->b, g->tb, g->nb, g->dim);
+            double d = NAN;
+            CHECK_STATUS(ww_twed(ctx, &a, &b, &g->params, &d), WW_OK);
+            CHECK_CLOSE(d, g->expect, 1e-12);
+        }
+        ww_ctx_destroy(ctx);
+    }
+    ww_golden_free(&set);
+}
+
+static void fill_random(ww_rng *r, double *v, size_t n, double *t, size_t len, int stamps)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = ww_rng_uniform(r);
+    double now = 0;
+    for (size_t i = 0; i < len && stamps; i++) {
+        now += ww_rng_below(r, 5) == 0 ? 0.0 : 0.5 + ww_rng_uniform(r);
+        t[i] = now;
+    }
+}
+
+/* Lengths around the engines' edges: warp and band sizes, the block/wavefront switch, up to 2^20. */
+void test_cuda_matches_cpu_random(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {0xC0FFEE};
+    const size_t lengths[] = {1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1000, 4095, 4096,
+                              4097, 10007, 65543};
+    const size_t nl = sizeof lengths / sizeof lengths[0];
+    const size_t dims[] = {1, 2, 3, 8, 64};
+    ww_ctx *cpu = cpu_ctx();
+    ww_ctx *gpu[N_GPU_ENGINES];
+    for (int e = 0; e < N_GPU_ENGINES; e++)
+        gpu[e] = gpu_ctx(gpu_engines[e]);
+    const size_t maxn = 1u << 20;
+    double *va = malloc(maxn * sizeof(double)), *vb = malloc(maxn * sizeof(double));
+    double *ta = malloc(maxn * sizeof(double)), *tb = malloc(maxn * sizeof(double));
+    for (int trial = 0; trial < 60; trial++) {
+        size_t na = lengths[ww_rng_below(&r, nl)], nb = lengths[ww_rng_below(&r, nl)];
+        size_t dim = dims[ww_rng_below(&r, 5)];
+        while (na * dim > maxn || nb * dim > maxn || (double)na * nb * dim > 4e8) {
+            na = lengths[ww_rng_below(&r, nl)];
+            nb = lengths[ww_rng_below(&r, nl)];
+        }
+        int stamps = trial % 3 != 0;
+        ww_twed_params p = {ww_rng_uniform(&r), ww_rng_uniform(&r) * 2, 1 + (int)ww_rng_below(&r, 3)};
+        fill_random(&r, va, na * dim, ta, na, stamps);
+        fill_random(&r, vb, nb * dim, tb, nb, stamps);
+        ww_series a = ww_series_f64(va, stamps ? ta : NULL, na, dim);
+        ww_series b = ww_series_f64(vb, stamps ? tb : NULL, nb, dim);
+        double want = NAN;
+        CHECK_STATUS(ww_twed(cpu, &a, &b, &p, &want), WW_OK);
+        for (int e = 0; e < N_GPU_ENGINES; e++) {
+            if (gpu_engines[e] == WW_ENGINE_CUDA_DIAGONAL && na + nb > 20000)
+                continue; /* one launch per diagonal: slow, and covered at smaller sizes */
+            double got = NAN;
+            CHECK_STATUS(ww_twed(gpu[e], &a, &b, &p, &got), WW_OK);
+            CHECK_CLOSE(got, want, 1e-12);
+            if (!(fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want))))
+                fprintf(stderr, "    engine %d na=%zu nb=%zu dim=%zu degree=%d stamps=%d\n", (int)gpu_engines[e], na,
+                        nb, dim, p.degree, stamps);
+        }
+    }
+    /* the longest: 2^20 against a short and a medium series, both orientations */
+    const size_t longs[][2] = {{1u << 20, 777}, {3000, 1u << 20}};
+    for (int k = 0; k < 2; k++) {
+        size_t na = longs[k][0], nb = longs[k][1];
+        fill_random(&r, va, na, ta, na, 1);
+        fill_random(&r, vb, nb, tb, nb, 1);
+        ww_series a = ww_series_f64(va, ta, na, 1), b = ww_series_f64(vb, tb, nb, 1);
+        ww_twed_params p = {0.25, 1.0, 2};
+        double want = NAN, got = NAN;
+        CHECK_STATUS(ww_twed(cpu, &a, &b, &p, &want), WW_OK);
+        CHECK_STATUS(ww_twed(gpu[1], &a, &b, &p, &got), WW_OK);
+        CHECK_CLOSE(got, want, 1e-12);
+    }
+    free(va), free(vb), free(ta), free(tb);
+    ww_ctx_destroy(cpu);
+    for (int e = 0; e < N_GPU_ENGINES; e++)
+        ww_ctx_destroy(gpu[e]);
+}
+
+/* The wavefront engine with every rows-per-lane setting on square pairs (many bands, both slots). */
+void test_cuda_wavefront_band_sizes(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {77};
+    const size_t n = 20011, m = 19997;
+    double *va = malloc(n * sizeof(double)), *vb = malloc(m * sizeof(double));
+    fill_random(&r, va, n, NULL, 0, 0);
+    fill_random(&r, vb, m, NULL, 0, 0);
+    ww_series a = ww_series_f64(va, NULL, n, 1), b = ww_series_f64(vb, NULL, m, 1);
+    ww_twed_params p = {1.0, 1.0, 2};
+    ww_ctx *cpu = cpu_ctx();
+    double want = NAN;
+    CHECK_STATUS(ww_twed(cpu, &a, &b, &p, &want), WW_OK);
+    const char *rows[] = {"1", "2", "4"};
+    for (int k = 0; k < 3; k++) {
+        setenv("WW_WAVEFRONT_ROWS", rows[k], 1);
+        ww_ctx *gpu = gpu_ctx(WW_ENGINE_CUDA_WAVEFRONT);
+        for (int rep = 0; rep < 3; rep++) { /* a race shows as a result that moves between runs */
+            double got = NAN;
+            CHECK_STATUS(ww_twed(gpu, &a, &b, &p, &got), WW_OK);
+            CHECK_CLOSE(got, want, 1e-12);
+        }
+        ww_ctx_destroy(gpu);
+    }
+    unsetenv("WW_WAVEFRONT_ROWS");
+    free(va), free(vb);
+    ww_ctx_destroy(cpu);
+}
+
+/* float32 inputs computed in float on the GPU: within 1e-4 of double on data in [0, 1) for pairs
+ * of similar lengths (the error of a float sum grows with the number of terms: very unequal
+ * lengths, whose distance is a long run of deletions, drift further). */
+void test_cuda_float_vs_double(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {99};
+    const size_t sizes[] = {100, 5000, 70000, 1u << 20};
+    ww_ctx *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    for (size_t k = 0; k < 4; k++) {
+        size_t na = sizes[k], nb = sizes[k] - 3;
+        double *da = malloc(na * sizeof(double)), *db = malloc(nb * sizeof(double));
+        float *fa = malloc(na * sizeof(float)), *fb = malloc(nb * sizeof(float));
+        for (size_t i = 0; i < na; i++)
+            fa[i] = (float)ww_rng_uniform(&r), da[i] = fa[i];
+        for (size_t i = 0; i < nb; i++)
+            fb[i] = (float)ww_rng_uniform(&r), db[i] = fb[i];
+        ww_twed_params p = ww_twed_params_default();
+        ww_series a64 = ww_series_f64(da, NULL, na, 1), b64 = ww_series_f64(db, NULL, nb, 1);
+        ww_series a32 = ww_series_f32(fa, NULL, na, 1), b32 = ww_series_f32(fb, NULL, nb, 1);
+        double d64 = NAN, d32 = NAN;
+        CHECK_STATUS(ww_twed(gpu, &a64, &b64, &p, &d64), WW_OK);
+        CHECK_STATUS(ww_twed(gpu, &a32, &b32, &p, &d32), WW_OK);
+        CHECK(fabs(d32 - d64) <= 1e-4 * fabs(d64));
+        fprintf(stderr, "  n=%zu: float %.9g double %.17g relative difference %.2e\n", na, d32, d64,
+                fabs(d32 - d64) / fabs(d64));
+        free(da), free(db), free(fa), free(fb);
+    }
+    ww_ctx_destroy(gpu);
+}
+
+/* Device pointers are read in place; bad values on the device are reported like host ones. */
+void test_cuda_device_pointers(void)
+{
+    REQUIRE_GPU();
+#ifndef WW_TEST_CUDA
+    SKIP("test built without the CUDA runtime headers");
+#else
+    ww_rng r = {5};
+    const size_t na = 3001, nb = 2999, dim = 3;
+    double *ha = malloc(na * dim * sizeof(double)), *hb = malloc(nb * dim * sizeof(double));
+    double *hta = malloc(na * sizeof(double)), *htb = malloc(nb * sizeof(double));
+    fill_random(&r, ha, na * dim, hta, na, 1);
+    fill_random(&r, hb, nb * dim, htb, nb, 1);
+    double *da, *db, *dta, *dtb;
+    CHECK(cudaMalloc((void **)&da, na * dim * sizeof(double)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&db, nb * dim * sizeof(double)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&dta, na * sizeof(double)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&dtb, nb * sizeof(double)) == cudaSuccess);
+    cudaMemcpy(da, ha, na * dim * sizeof(double), cudaMemcpyHostToDevice);
+    cudaMemcpy(db, hb, nb * dim * sizeof(double), cudaMemcpyHostToDevice);
+    cudaMemcpy(dta, hta, na * sizeof(double), cudaMemcpyHostToDevice);
+    cudaMemcpy(dtb, htb, nb * sizeof(double), cudaMemcpyHostToDevice);
+    ww_twed_params p = {0.3, 0.7, 2};
+    ww_series ha_s = ww_series_f64(ha, hta, na, dim), hb_s = ww_series_f64(hb, htb, nb, dim);
+    ww_series da_s = ha_s, db_s = hb_s;
+    da_s.values = da, da_s.stamps = dta, da_s.memory = WW_DEVICE;
+    db_s.values = db, db_s.stamps = dtb, db_s.memory = WW_DEVICE;
+    ww_ctx *cpu = cpu_ctx(), *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    double want = NAN, got = NAN, mixed = NAN;
+    CHECK_STATUS(ww_twed(cpu, &ha_s, &hb_s, &p, &want), WW_OK);
+    CHECK_STATUS(ww_twed(gpu, &da_s, &db_s, &p, &got), WW_OK);
+    CHECK_STATUS(ww_twed(gpu, &ha_s, &db_s, &p, &mixed), WW_OK);
+    CHECK_CLOSE(got, want, 1e-12);
+    CHECK_CLOSE(mixed, want, 1e-12);
+    /* device data on a CPU context is refused */
+    CHECK_STATUS(ww_twed(cpu, &da_s, &db_s, &p, &got), WW_ERR_MEMORY_KIND);
+    /* a NaN on the device */
+    double nan_value = NAN;
+    cudaMemcpy(da + 17, &nan_value, sizeof(double), cudaMemcpyHostToDevice);
+    CHECK_STATUS(ww_twed(gpu, &da_s, &db_s, &p, &got), WW_ERR_NONFINITE);
+    /* decreasing stamps on the device */
+    cudaMemcpy(da, ha, na * dim * sizeof(double), cudaMemcpyHostToDevice);
+    double back = hta[10] - 5.0;
+    cudaMemcpy(dta + 11, &back, sizeof(double), cudaMemcpyHostToDevice);
+    CHECK_STATUS(ww_twed(gpu, &da_s, &db_s, &p, &got), WW_ERR_STAMPS);
+    /* and the context still works afterwards */
+    cudaMemcpy(dta, hta, na * sizeof(double), cudaMemcpyHostToDevice);
+    got = NAN;
+    CHECK_STATUS(ww_twed(gpu, &da_s, &db_s, &p, &got), WW_OK);
+    CHECK_CLOSE(got, want, 1e-12);
+    cudaFree(da), cudaFree(db), cudaFree(dta), cudaFree(dtb);
+    free(ha), free(hb), free(hta), free(htb);
+    ww_ctx_destroy(cpu);
+    ww_ctx_destroy(gpu);
+#endif
+}
+
+/* Host inputs with bad values give the same errors on the GPU backend as on the CPU. */
+void test_cuda_bad_inputs(void)
+{
+    REQUIRE_GPU();
+    ww_ctx *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    double v[4] = {1, 2, NAN, 4}, ok[4] = {1, 2, 3, 4}, t_bad[4] = {1, 3, 2, 4};
+    ww_series a = ww_series_f64(v, NULL, 4, 1), b = ww_series_f64(ok, NULL, 4, 1);
+    ww_series c = ww_series_f64(ok, t_bad, 4, 1);
+    double d = 0;
+    CHECK_STATUS(ww_twed(gpu, &a, &b, NULL, &d), WW_ERR_NONFINITE);
+    CHECK_STATUS(ww_twed(gpu, &b, &c, NULL, &d), WW_ERR_STAMPS);
+    ww_series e = ww_series_f64(ok, NULL, 0, 1);
+    CHECK_STATUS(ww_twed(gpu, &e, &b, NULL, &d), WW_ERR_EMPTY);
+    CHECK_STATUS(ww_twed(gpu, &b, &b, NULL, &d), WW_OK);
+    CHECK(d == 0.0);
+    ww_ctx_destroy(gpu);
+}
+
+/* Without a GPU, asking for CUDA is a clear error and auto falls back to the CPU. */
+void test_cuda_absent_is_clear(void)
+{
+    if (ww_cuda_available())
+        SKIP("a GPU is present: the no-GPU path is tested on machines without one");
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CUDA;
+    ww_ctx *ctx = NULL;
+    ww_status st = ww_ctx_create(&ctx, &o);
+    CHECK(st == WW_ERR_NO_CUDA || st == WW_ERR_NO_DEVICE);
+    CHECK(ctx == NULL);
+    o.backend = WW_BACKEND_AUTO;
+    CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_OK);
+    CHECK(ww_ctx_backend(ctx) == WW_BACKEND_CPU);
+    ww_ctx_destroy(ctx);
+    fprintf(stderr, "  note: GPU tests skipped (no GPU); run scripts/gpu_run.sh on a GPU machine\n");
+}
