@@ -145,7 +145,7 @@ int main(int argc, char **argv)
         int at = snprintf(line, sizeof line, "| %zu |", n);
         for (int prec = 0; prec < 2; prec++)
             for (int r = 1; r <= 4; r *= 2) {
-                char rs[4], c[32];
+                char rs[16], c[32];
                 snprintf(rs, sizeof rs, "%d", r);
                 setenv("WW_WAVEFRONT_ROWS", rs, 1);
                 double v = NAN;

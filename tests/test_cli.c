@@ -99,7 +99,10 @@ static void write_file(const sandbox *b, const char *name, const void *data, siz
     }
 }
 
-static void write_text(const sandbox *b, const char *name, const char *text) { write_file(b, name, text, strlen(text)); }
+static void write_text(const sandbox *b, const char *name, const char *text)
+{
+    write_file(b, name, text, strlen(text));
+}
 
 static void path_in(const sandbox *b, const char *name, char *out, size_t size)
 {
@@ -127,8 +130,8 @@ static cli_result run_cli(const sandbox *b, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >'%s/stdout' 2>'%s/stderr' </dev/null", b->work, WW_CLI_PATH, args,
-             b->root, b->root);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >'%s/stdout' 2>'%s/stderr' </dev/null", b->work, WW_CLI_PATH,
+             args, b->root, b->root);
     int status = system(cmd);
     cli_result r;
     r.code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -231,7 +234,8 @@ static ww_ctx *cpu_ctx(void)
 
 static ww_dataset describe(const cli_dataset *d)
 {
-    return ww_dataset_f64(d->values, NULL, d->ragged ? d->offsets : NULL, d->count, cli_series_length(d, 0), d->dim);
+    return ww_dataset_f64(d->values, NULL, d->ragged ? d->offsets : NULL, d->count, cli_series_length(d, 0),
+                          d->dim);
 }
 
 /* Value after "key" in text, e.g. find_number(out, "accuracy:"). NaN when absent. */
@@ -317,7 +321,7 @@ void test_cli_pairwise_matches_api(void)
     run_ok(&b, "pairwise sc.tsv -o d.npy");
     run_ok(&b, "pairwise sc.tsv -o p.csv --nu 0.5 --lambda 0.25 --degree 1 --threads 1 --backend cpu");
     run_ok(&b, "pairwise sc.tsv other.csv -o xy.tsv --quiet");
-    run_ok(&b, "pairwise sc.tsv -o f.npy --precision float");
+    run_ok(&b, "pairwise sc.tsv -o f.npy --precision float --backend cpu"); /* float: CPU against CPU */
 
     cli_dataset x, y;
     CHECK(read_dataset(&b, "sc.tsv", CLI_LABELS_AUTO, &x) == 0);
@@ -363,11 +367,12 @@ void test_cli_distance(void)
     if (sandbox_open(&b) != 0)
         SKIP("cannot create a temporary directory");
     write_text(&b, "a.txt", "1 2 3 4.5\n");       /* one row: a series, no label */
-    write_text(&b, "b.csv", "1\n3\n\n2.5\n");      /* one value per line */
+    write_text(&b, "b.csv", "1\n3\n\n2.5\n");     /* one value per line */
     write_text(&b, "c.npy.txt", "0.5 NaN NaN\n"); /* trailing NaN: a series of length 1 */
     const double av[] = {1, 2, 3, 4.5}, bv[] = {1, 3, 2.5}, cv[] = {0.5};
     ww_ctx *ctx = cpu_ctx();
-    ww_series sa = ww_series_f64(av, NULL, 4, 1), sb = ww_series_f64(bv, NULL, 3, 1), sc = ww_series_f64(cv, NULL, 1, 1);
+    ww_series sa = ww_series_f64(av, NULL, 4, 1), sb = ww_series_f64(bv, NULL, 3, 1),
+              sc = ww_series_f64(cv, NULL, 1, 1);
     ww_twed_params p = {0.25, 0.5, 2};
     double want = 0;
 
@@ -387,7 +392,8 @@ void test_cli_distance(void)
     run_ok(&b, "generate -o sc.tsv --per-class 2 --length 25 --quiet");
     cli_dataset x;
     CHECK(read_dataset(&b, "sc.tsv", CLI_LABELS_AUTO, &x) == 0);
-    ww_series s3 = ww_series_f64(x.values + 3 * 25, NULL, 25, 1), s10 = ww_series_f64(x.values + 10 * 25, NULL, 25, 1);
+    ww_series s3 = ww_series_f64(x.values + 3 * 25, NULL, 25, 1),
+              s10 = ww_series_f64(x.values + 10 * 25, NULL, 25, 1);
     r = run_cli(&b, "distance sc.tsv sc.tsv --row 3 --row-b 10 --degree 1");
     CHECK(r.code == 0);
     ww_twed_params p1 = {0.001, 1, 1};
@@ -509,7 +515,8 @@ void test_cli_knn_and_classify(void)
         size_t t, nearest;
         double label, predicted, d;
         CHECK(sscanf(line, "%zu,%lf,%lf,%zu,%lf", &t, &label, &predicted, &nearest, &d) == 5);
-        CHECK(t == rows && nearest == idx[rows] && label == test.labels[rows] && predicted == train.labels[nearest]);
+        CHECK(t == rows && nearest == idx[rows] && label == test.labels[rows] &&
+              predicted == train.labels[nearest]);
         CHECK_CLOSE(d, dist[rows], 1e-12);
         correct += label == predicted;
         rows++;
@@ -583,7 +590,7 @@ void test_cli_synthetic_generator(void)
     CHECK(memcmp(v, w, 6 * per * len * sizeof(double)) == 0); /* deterministic */
     ww_synth_dataset(6, per, len, w, labels);
     CHECK(memcmp(v, w, 6 * per * len * sizeof(double)) != 0); /* the seed matters */
-    ww_synth_series(5, 4, 7, len, one); /* series 7 of class 4 whatever the set's size */
+    ww_synth_series(5, 4, 7, len, one);                       /* series 7 of class 4 whatever the set's size */
     CHECK(memcmp(one, v + (3 * per + 7) * len, sizeof one) == 0);
     for (int c = 1; c <= 6; c++)
         for (size_t i = 0; i < per; i++) {
@@ -645,7 +652,8 @@ void test_cli_synthetic_generator(void)
 /* ---------------------------------------------------------------- readers */
 
 /* A hand-made .npy: any header text, raw little-endian data. */
-static void write_npy(const sandbox *b, const char *name, int major, const char *dict, const void *data, size_t bytes)
+static void write_npy(const sandbox *b, const char *name, int major, const char *dict, const void *data,
+                      size_t bytes)
 {
     size_t prefix = major == 1 ? 10 : 12;
     size_t len = strlen(dict);
@@ -698,7 +706,8 @@ void test_cli_readers_round_trip(void)
     write_text(&b, "x.txt", txt);
     write_text(&b, "x.csv", csv);
     write_npy(&b, "x.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4, 6), }", v, sizeof v);
-    write_npy(&b, "x2.npy", 2, "{\"descr\": \"<f8\", \"shape\": (4, 6), \"fortran_order\": False}", v, sizeof v);
+    write_npy(&b, "x2.npy", 2, "{\"descr\": \"<f8\", \"shape\": (4, 6), \"fortran_order\": False}", v,
+              sizeof v);
     write_npy(&b, "x3.npy", 3, "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 6), }", vf, sizeof vf);
     double vt[n * len]; /* Fortran order: column-major */
     for (size_t i = 0; i < n; i++)
@@ -722,7 +731,8 @@ void test_cli_readers_round_trip(void)
     run_ok(&b, "pairwise x.tsv -o a.npy --quiet");
     run_ok(&b, "pairwise x.npy -o b.npy --quiet");
     run_ok(&b, "pairwise xt.npy x.csv -o c.npy --quiet");
-    double *ma = read_matrix(&b, "a.npy", n, n), *mb = read_matrix(&b, "b.npy", n, n), *mc = read_matrix(&b, "c.npy", n, n);
+    double *ma = read_matrix(&b, "a.npy", n, n), *mb = read_matrix(&b, "b.npy", n, n),
+           *mc = read_matrix(&b, "c.npy", n, n);
     for (size_t i = 0; ma && mb && mc && i < n * n; i++)
         CHECK(ma[i] == mb[i] && ma[i] == mc[i]);
     free(ma), free(mb), free(mc);
@@ -730,7 +740,8 @@ void test_cli_readers_round_trip(void)
     /* multivariate npy (count, length, dim) and a one-dimensional npy (one series) */
     double mv[2 * 3 * 2] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
     write_npy(&b, "mv.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3, 2), }", mv, sizeof mv);
-    write_npy(&b, "one.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", mv, 3 * sizeof(double));
+    write_npy(&b, "one.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", mv,
+              3 * sizeof(double));
     cli_dataset d;
     CHECK(read_dataset(&b, "mv.npy", CLI_LABELS_AUTO, &d) == 0);
     CHECK(d.count == 2 && d.dim == 2 && cli_series_length(&d, 1) == 3 && d.values[11] == 12);
@@ -786,12 +797,14 @@ void test_cli_ragged_ucr(void)
     if (sandbox_open(&b) != 0)
         SKIP("cannot create a temporary directory");
     /* UCR variable-length layout: shorter series padded with trailing NaN */
-    write_text(&b, "r.tsv", "1\t1\t2\t3\tNaN\tNaN\n"
-                            "2\t4\t5\t6\t7\t8\n"
-                            "1\t2\t3\tNaN\tNaN\tnan\n");
+    write_text(&b, "r.tsv",
+               "1\t1\t2\t3\tNaN\tNaN\n"
+               "2\t4\t5\t6\t7\t8\n"
+               "1\t2\t3\tNaN\tNaN\tnan\n");
     write_text(&b, "r.csv", "1,1,2,3,,\n2,4,5,6,7,8\n1,2,3,,,\n"); /* trailing empty fields pad too */
     double padded[3 * 5] = {1, 2, 3, NAN, NAN, 4, 5, 6, 7, 8, 2, 3, NAN, NAN, NAN};
-    write_npy(&b, "r.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 5), }", padded, sizeof padded);
+    write_npy(&b, "r.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 5), }", padded,
+              sizeof padded);
     const double values[] = {1, 2, 3, 4, 5, 6, 7, 8, 2, 3};
     const size_t offsets[] = {0, 3, 8, 10};
     const char *names[] = {"r.tsv", "r.csv", "r.npy"};
@@ -853,8 +866,10 @@ void test_cli_bad_inputs(void)
         {NULL, NULL, "pairwise missing.tsv -o o.npy", 1, "cannot open"},
         {"empty.tsv", "", "pairwise empty.tsv -o o.npy", 1, "empty"},
         {"blank.tsv", "\n  \n\t\n", "pairwise blank.tsv -o o.npy", 1, "empty"},
-        {"num.tsv", "1\t1\t2x\t3\n", "pairwise num.tsv -o o.npy", 1, "num.tsv:1: column 3: malformed number '2x'"},
-        {"lab.tsv", "1\t1\t2\nabc\t3\t4\n", "knn lab.tsv ok.tsv -o o.csv", 1, "lab.tsv:2: non-numeric label 'abc'"},
+        {"num.tsv", "1\t1\t2x\t3\n", "pairwise num.tsv -o o.npy", 1,
+         "num.tsv:1: column 3: malformed number '2x'"},
+        {"lab.tsv", "1\t1\t2\nabc\t3\t4\n", "knn lab.tsv ok.tsv -o o.csv", 1,
+         "lab.tsv:2: non-numeric label 'abc'"},
         {"rows.csv", "1,1,2,3\n2,4,5\n", "pairwise rows.csv -o o.npy", 1, "rows.csv:2: row has 3 fields"},
         {"mid.tsv", "1\t1\tNaN\t3\n", "pairwise mid.tsv -o o.npy", 1, "mid.tsv:1: column 3: missing value"},
         {"mid.csv", "1,2,3,4\n1,1,,3\n", "pairwise mid.csv -o o.npy", 1, "mid.csv:2: column 3: missing value"},
@@ -903,8 +918,8 @@ void test_cli_bad_inputs(void)
             unlink(out);
         }
         if (!ok)
-            fprintf(stderr, "  wavewarp %s -> exit %d (expected %d, '%s'), stderr:\n%s", c->args, r.code, c->code,
-                    c->phrase, r.err);
+            fprintf(stderr, "  wavewarp %s -> exit %d (expected %d, '%s'), stderr:\n%s", c->args, r.code,
+                    c->code, c->phrase, r.err);
         CHECK(ok);
         CHECK(work_holds_only(&b, inputs)); /* no output, no temporary file */
         if (c->file) {
@@ -928,7 +943,8 @@ void test_cli_bad_inputs(void)
         {"{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 2, 2), }", 1, 32, "unsupported .npy shape"},
         {"{'descr': '<f8', 'fortran_order': False, 'shape': (0, 4), }", 1, 0, "empty"},
         {"{'descr': '<f8', 'fortran_order': False, }", 1, 32, "malformed .npy header"},
-        {"{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 4, 32, "unsupported .npy format version 4"},
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 4, 32,
+         "unsupported .npy format version 4"},
     };
     inputs[5] = "bad.npy";
     for (size_t i = 0; i < sizeof npy_cases / sizeof npy_cases[0]; i++) {
@@ -946,7 +962,8 @@ void test_cli_bad_inputs(void)
     CHECK(r.code == 1 && strstr(r.err, "not a .npy file") != NULL);
     cli_result_free(&r);
     double mid_nan[4] = {1, NAN, 2, 3};
-    write_npy(&b, "bad.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 4), }", mid_nan, sizeof mid_nan);
+    write_npy(&b, "bad.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 4), }", mid_nan,
+              sizeof mid_nan);
     r = run_cli(&b, "pairwise bad.npy -o o.npy");
     CHECK(r.code == 1 && strstr(r.err, "series 0 (0-based), sample 1: missing value") != NULL);
     cli_result_free(&r);
@@ -956,7 +973,8 @@ void test_cli_bad_inputs(void)
     if (!ww_cuda_available()) {
         r = run_cli(&b, "pairwise ok.tsv -o o.npy --backend cuda");
         CHECK(r.code == 1);
-        CHECK(strstr(r.err, ww_strerror(WW_ERR_NO_CUDA)) != NULL || strstr(r.err, ww_strerror(WW_ERR_NO_DEVICE)) != NULL);
+        CHECK(strstr(r.err, ww_strerror(WW_ERR_NO_CUDA)) != NULL ||
+              strstr(r.err, ww_strerror(WW_ERR_NO_DEVICE)) != NULL);
         cli_result_free(&r);
         CHECK(work_holds_only(&b, inputs));
     }

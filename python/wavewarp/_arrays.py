@@ -83,19 +83,22 @@ def device_contiguous(obj: Any) -> Any:
     )
 
 
-def _device_concatenate(arrays: Sequence[Any], what: str) -> Any:
-    """Joins GPU arrays along their first axis, on the GPU, with their own library."""
+def _device_concatenate(arrays: Sequence[Any], what: str, dim: Optional[int] = None) -> Any:
+    """Joins GPU arrays along their first axis, on the GPU, with their own library; with `dim`,
+    each array is first viewed as (length, dim) (1-D series become one column)."""
     library = _library_of(arrays[0])
     if any(_library_of(a) != library for a in arrays):
         raise ValueError(f"{what}: GPU arrays of one collection must come from one library")
     if library == "torch":
         import torch
 
-        return torch.cat(list(arrays), dim=0).contiguous()
+        parts = [a.reshape(-1, dim) for a in arrays] if dim is not None else list(arrays)
+        return torch.cat(parts, dim=0).contiguous()
     if library == "cupy":
         import cupy
 
-        return cupy.ascontiguousarray(cupy.concatenate(list(arrays), axis=0))
+        parts = [a.reshape(-1, dim) for a in arrays] if dim is not None else list(arrays)
+        return cupy.ascontiguousarray(cupy.concatenate(parts, axis=0))
     raise ValueError(
         f"{what}: lists of GPU arrays are joined with CuPy or PyTorch; for {type(arrays[0]).__name__} "
         "pass one 2-D or 3-D array instead"
@@ -236,9 +239,7 @@ def pack(opened: _Opened, stamps: Any, is_f32: bool, what: str, stamps_what: str
         offsets = _offsets(lengths)
         if opened.device:
             _check_device_dtypes([item.obj for item in items], is_f32, what)
-            values = _device_concatenate(
-                [item.obj.reshape(length, dim) for item, length in zip(items, lengths)], what
-            )
+            values = _device_concatenate([item.obj for item in items], what, dim)
         else:
             arrays = []
             for i, item in enumerate(items):

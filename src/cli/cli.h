@@ -12,8 +12,8 @@
 /* Exit codes, documented in --help. */
 enum {
     CLI_EXIT_OK = 0,
-    CLI_EXIT_RUNTIME = 1, /* bad data, missing file, I/O error, no GPU, ... */
-    CLI_EXIT_USAGE = 2,   /* bad command line or option value */
+    CLI_EXIT_RUNTIME = 1,      /* bad data, missing file, I/O error, no GPU, ... */
+    CLI_EXIT_USAGE = 2,        /* bad command line or option value */
     CLI_EXIT_INTERRUPTED = 130 /* Ctrl-C (128 + SIGINT, as shells report it) */
 };
 

@@ -37,8 +37,10 @@ static int load_dataset(const cli_settings *s, const char *path, int single_seri
     /* Say so when auto-detection decided there is no label column: the first column is data. */
     if (s->labels == CLI_LABELS_AUTO && !d->label_guess && cli_input_format(path) != CLI_FORMAT_NPY &&
         !(single_series && d->count == 1) && s->command != CLI_CMD_CLASSIFY && !s->quiet)
-        fprintf(stderr, "wavewarp: note: %s: the first column holds non-integers, so it is read as data (no label "
-                "column); pass --labels to force one\n", path);
+        fprintf(stderr,
+                "wavewarp: note: %s: the first column holds non-integers, so it is read as data (no label "
+                "column); pass --labels to force one\n",
+                path);
     return CLI_EXIT_OK;
 }
 
@@ -132,7 +134,8 @@ static int pick_row(const cli_settings *s, const char *path, const cli_dataset *
 {
     if (row == SIZE_MAX) {
         if (d->count != 1)
-            return cli_usage_error(s, "%s holds %zu series; pick one with %s I (0-based)", path, d->count, flag);
+            return cli_usage_error(s, "%s holds %zu series; pick one with %s I (0-based)", path, d->count,
+                                   flag);
         *out = 0;
     } else if (row >= d->count) {
         return cli_usage_error(s, "%s %zu is out of range: %s holds %zu series (0-based)", flag, row, path,
@@ -345,7 +348,8 @@ int cli_cmd_knn(const cli_settings *s)
             return cli_usage_error(s, "--distances goes with -o FILE.npy (a text table already holds them)");
         dist_format = cli_output_format(s->distances_output);
         if (dist_format == CLI_FORMAT_UNKNOWN)
-            return cli_usage_error(s, "%s: unknown output format; use .npy, .csv, .tsv or .txt", s->distances_output);
+            return cli_usage_error(s, "%s: unknown output format; use .npy, .csv, .tsv or .txt",
+                                   s->distances_output);
     }
     cli_dataset q = {0}, x = {0};
     prepared_data pq = {0}, px = {0};
@@ -376,8 +380,9 @@ int cli_cmd_knn(const cli_settings *s)
     }
     if (rc == CLI_EXIT_OK)
         rc = open_context(s, &ctx);
-    if (rc == CLI_EXIT_OK && (cli_output_open(&out, s->output, err) != 0 ||
-                              (s->distances_output && cli_output_open(&dist_out, s->distances_output, err) != 0))) {
+    if (rc == CLI_EXIT_OK &&
+        (cli_output_open(&out, s->output, err) != 0 ||
+         (s->distances_output && cli_output_open(&dist_out, s->distances_output, err) != 0))) {
         cli_error("%s", err);
         rc = CLI_EXIT_RUNTIME;
     }
@@ -405,9 +410,11 @@ int cli_cmd_knn(const cli_settings *s)
             if (bad) {
                 rc = output_failure(err);
             } else if (!s->quiet) {
-                fprintf(stderr, "wavewarp: %zu nearest of %zu series for %zu queries in %.3f s (%.3g cells/s, %s) -> %s\n",
-                        s->k, x.count, q.count, run.seconds, (double)cells / (run.seconds > 0 ? run.seconds : 1e-9),
-                        ww_ctx_describe(ctx), s->output);
+                fprintf(
+                    stderr,
+                    "wavewarp: %zu nearest of %zu series for %zu queries in %.3f s (%.3g cells/s, %s) -> %s\n",
+                    s->k, x.count, q.count, run.seconds, (double)cells / (run.seconds > 0 ? run.seconds : 1e-9),
+                    ww_ctx_describe(ctx), s->output);
             }
         }
     }
@@ -442,8 +449,9 @@ static void nn_result_free(nn_result *r)
 }
 
 /* Nearest training series of every test series, and how many share its label. */
-static int classify_1nn(const cli_settings *s, ww_ctx *ctx, const cli_dataset *train, const prepared_data *ptrain,
-                        const cli_dataset *test, const prepared_data *ptest, nn_result *r)
+static int classify_1nn(const cli_settings *s, ww_ctx *ctx, const cli_dataset *train,
+                        const prepared_data *ptrain, const cli_dataset *test, const prepared_data *ptest,
+                        nn_result *r)
 {
     memset(r, 0, sizeof *r);
     r->nearest = malloc(test->count * sizeof(size_t));
@@ -481,8 +489,8 @@ static void print_classification(const cli_settings *s, ww_ctx *ctx, size_t test
     printf("cells/s: %.3g (%llu cells)\n", (double)r->cells / (r->seconds > 0 ? r->seconds : 1e-9),
            (unsigned long long)r->cells);
     printf("backend: %s\n", ww_ctx_describe(ctx));
-    printf("precision: %s; nu = %g, lambda = %g, degree = %d\n", s->use_float ? "float" : "double", s->params.nu,
-           s->params.lambda, s->params.degree);
+    printf("precision: %s; nu = %g, lambda = %g, degree = %d\n", s->use_float ? "float" : "double",
+           s->params.nu, s->params.lambda, s->params.degree);
 }
 
 static int require_labels(const char *path, const cli_dataset *d)
@@ -494,7 +502,8 @@ static int require_labels(const char *path, const cli_dataset *d)
                   path);
     else
         cli_error("%s: no label column (its first column is not all integers); classify needs the class label "
-                  "first on every line (UCR layout), or --labels", path);
+                  "first on every line (UCR layout), or --labels",
+                  path);
     return CLI_EXIT_RUNTIME;
 }
 
@@ -654,8 +663,8 @@ int cli_cmd_generate(const cli_settings *s)
         cli_error("%s", err);
         rc = CLI_EXIT_RUNTIME;
     } else if (!s->quiet) {
-        fprintf(stderr, "wavewarp: wrote %zu series of length %zu (6 classes, %zu each, seed %llu%s) to %s\n", d.count,
-                s->length, s->per_class, (unsigned long long)s->seed,
+        fprintf(stderr, "wavewarp: wrote %zu series of length %zu (6 classes, %zu each, seed %llu%s) to %s\n",
+                d.count, s->length, s->per_class, (unsigned long long)s->seed,
                 format == CLI_FORMAT_NPY || !labels ? ", no labels" : ", label first", s->output);
     }
     cli_output_discard(&out);

@@ -239,11 +239,12 @@ static int text_parse(const char *path, const char *data, size_t size, int csv, 
                 /* a word on the first line is most likely a header, which the formats do not have */
                 const char *hint = t->rows == 0 ? "; a header line must be removed or start with '#'" : "";
                 if (column == 0 && labels_first_possible)
-                    return fail(err, "%s:%zu: non-numeric label '%.*s' (class labels must be numbers; "
+                    return fail(err,
+                                "%s:%zu: non-numeric label '%.*s' (class labels must be numbers; "
                                 "pass --no-labels if the file has no label column%s)",
                                 path, line, len, fa, hint);
-                return fail(err, "%s:%zu: column %zu: malformed number '%.*s'%s", path, line, column + 1, len, fa,
-                            hint);
+                return fail(err, "%s:%zu: column %zu: malformed number '%.*s'%s", path, line, column + 1, len,
+                            fa, hint);
             }
             if (reserve((void **)&t->cells, &t->cell_cap, t->cell_count + 1, sizeof(double)) != 0)
                 return fail(err, "%s: out of memory", path);
@@ -269,8 +270,8 @@ static int is_integer_label(double v) { return isfinite(v) && v == floor(v) && f
 /* Cuts trailing NaN off one row of values, checking the rest is finite. Returns the length kept,
  * or (size_t)-1 with err set. `lines` gives the line of each value (NULL: all on `line`), and
  * `first_column` the file column of values[0]. */
-static size_t trim_series(const char *path, const double *values, size_t n, const size_t *lines,
-                          size_t line, size_t first_column, char *err)
+static size_t trim_series(const char *path, const double *values, size_t n, const size_t *lines, size_t line,
+                          size_t first_column, char *err)
 {
     size_t kept = n;
     while (kept > 0 && isnan(values[kept - 1]))
@@ -279,8 +280,10 @@ static size_t trim_series(const char *path, const double *values, size_t n, cons
         size_t at_line = lines ? lines[i] : line;
         size_t column = lines ? 1 : first_column + i;
         if (isnan(values[i])) {
-            fail(err, "%s:%zu: column %zu: missing value (NaN or empty field) inside a series; only trailing "
-                 "NaN padding is allowed", path, at_line, column);
+            fail(err,
+                 "%s:%zu: column %zu: missing value (NaN or empty field) inside a series; only trailing "
+                 "NaN padding is allowed",
+                 path, at_line, column);
             return (size_t)-1;
         }
         if (!isfinite(values[i])) {
@@ -337,8 +340,10 @@ static int read_text(const char *path, int csv, const cli_read_options *opt, cli
     for (size_t r = 1; r < t.rows; r++) {
         size_t here = t.row_start[r + 1] - t.row_start[r];
         if (here != fields) {
-            fail(err, "%s:%zu: row has %zu fields but line %zu has %zu (rows must have equal length; pad "
-                 "shorter series with trailing NaN)", path, t.row_line[r], here, t.row_line[0], fields);
+            fail(err,
+                 "%s:%zu: row has %zu fields but line %zu has %zu (rows must have equal length; pad "
+                 "shorter series with trailing NaN)",
+                 path, t.row_line[r], here, t.row_line[0], fields);
             text_table_free(&t);
             return -1;
         }
@@ -494,7 +499,8 @@ static int parse_npy_header(const char *h, char *descr, size_t descr_cap, int *f
 static int read_npy(const char *path, const cli_read_options *opt, cli_dataset *out, char *err)
 {
     if (opt->labels == CLI_LABELS_FIRST)
-        return fail(err, "%s: .npy files hold no labels (--labels needs a text file with the label first)", path);
+        return fail(err, "%s: .npy files hold no labels (--labels needs a text file with the label first)",
+                    path);
     char *data = NULL;
     size_t size = 0;
     if (read_whole_file(path, &data, &size, err) != 0)
@@ -557,8 +563,10 @@ static int read_npy(const char *path, const cli_read_options *opt, cli_dataset *
     } else if (ndim == 3) {
         count = shape[0], length = shape[1], dim = shape[2];
     } else {
-        fail(err, "%s: unsupported .npy shape with %d dimensions (expected (length,), (count, length) or "
-             "(count, length, dim))", path, ndim);
+        fail(err,
+             "%s: unsupported .npy shape with %d dimensions (expected (length,), (count, length) or "
+             "(count, length, dim))",
+             path, ndim);
         goto done;
     }
     if (count == 0 || length == 0 || dim == 0) {
@@ -621,8 +629,9 @@ static int read_npy(const char *path, const cli_read_options *opt, cli_dataset *
         for (size_t t = 0; t < kept * dim; t++)
             if (!isfinite(series[t])) {
                 fail(err, "%s: series %zu (0-based), sample %zu: %s", path, i, t / dim,
-                     isnan(series[t]) ? "missing value (NaN) inside a series; only trailing NaN padding is allowed"
-                                      : "value is not finite");
+                     isnan(series[t])
+                         ? "missing value (NaN) inside a series; only trailing NaN padding is allowed"
+                         : "value is not finite");
                 cli_dataset_free(out);
                 goto done;
             }

@@ -45,8 +45,8 @@ typedef struct cli_dataset {
     double *labels;  /* count entries, or NULL when the file has no label column */
     size_t count;
     size_t dim;
-    int ragged;          /* not all series have the same length */
-    int label_guess;     /* CLI_LABELS_AUTO only: 1 label column detected, 0 none detected */
+    int ragged;      /* not all series have the same length */
+    int label_guess; /* CLI_LABELS_AUTO only: 1 label column detected, 0 none detected */
 } cli_dataset;
 
 int cli_read_dataset(const char *path, const cli_read_options *opt, cli_dataset *out, char *err);
@@ -64,7 +64,7 @@ typedef struct cli_output {
 
 int cli_output_open(cli_output *o, const char *path, char *err);
 int cli_output_commit(cli_output *o, char *err); /* flush, sync, close, rename */
-void cli_output_discard(cli_output *o);           /* safe to call twice, or after commit */
+void cli_output_discard(cli_output *o);          /* safe to call twice, or after commit */
 
 /* .npy pieces: a version 1.0 header (2.0 when it would not fit) and little-endian data. */
 int cli_write_npy_header(FILE *fp, const char *descr, const size_t *shape, int ndim);
@@ -72,8 +72,7 @@ int cli_write_f64_le(FILE *fp, const double *v, size_t n);
 int cli_write_i64_le(FILE *fp, const int64_t *v, size_t n);
 
 /* A rows x cols matrix (row-major), as .npy float64, or text with 17 significant digits. */
-int cli_write_matrix(cli_output *o, cli_format format, const double *m, size_t rows, size_t cols,
-                     char *err);
+int cli_write_matrix(cli_output *o, cli_format format, const double *m, size_t rows, size_t cols, char *err);
 /* `count` series of `length` samples with optional labels (label first in text; .npy holds the
  * values only). */
 int cli_write_dataset(cli_output *o, cli_format format, const double *values, const double *labels,

@@ -90,18 +90,20 @@ typedef enum option_id {
 
 typedef struct option_spec {
     option_id id;
-    const char *name; /* after "--" */
-    char short_name;  /* after "-", or 0 */
+    const char *name;       /* after "--" */
+    char short_name;        /* after "-", or 0 */
     const char *value_name; /* NULL: a flag without value */
     unsigned commands;      /* where it is accepted */
     const char *help;
 } option_spec;
 
 static const option_spec options[] = {
-    {OPT_OUTPUT, "output", 'o', "FILE", ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_GENERATE),
+    {OPT_OUTPUT, "output", 'o', "FILE",
+     ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_GENERATE),
      "output file; its extension picks the format"},
     {OPT_K, "k", 'k', "K", ON(CLI_CMD_KNN), "neighbours per query, 1..count of X (default 1)"},
-    {OPT_DISTANCES, "distances", 0, "FILE", ON(CLI_CMD_KNN), "with -o OUT.npy: also write the distances (float64 .npy)"},
+    {OPT_DISTANCES, "distances", 0, "FILE", ON(CLI_CMD_KNN),
+     "with -o OUT.npy: also write the distances (float64 .npy)"},
     {OPT_ROW, "row", 0, "I", ON(CLI_CMD_DISTANCE), "take series I (0-based) of A"},
     {OPT_ROW_B, "row-b", 0, "J", ON(CLI_CMD_DISTANCE), "take series J (0-based) of B"},
     {OPT_NU, "nu", 0, "X", COMPUTING, "stiffness, >= 0 (default 0.001)"},
@@ -109,12 +111,14 @@ static const option_spec options[] = {
     {OPT_DEGREE, "degree", 0, "P", COMPUTING, "L_p norm between samples, integer >= 1 (default 2)"},
     {OPT_BACKEND, "backend", 0, "B", COMPUTING, "auto, cpu or cuda (default auto: a GPU when one is usable)"},
     {OPT_THREADS, "threads", 0, "N", COMPUTING, "CPU threads, 0 = all cores (default 0)"},
-    {OPT_PRECISION, "precision", 0, "P", COMPUTING, "double or float (float: data go to the library as float32)"},
+    {OPT_PRECISION, "precision", 0, "P", COMPUTING,
+     "double or float (float: data go to the library as float32)"},
     {OPT_LABELS, "labels", 0, NULL, READING, "the first column of text files is the class label"},
     {OPT_NO_LABELS, "no-labels", 0, NULL, (READING & ~ON(CLI_CMD_CLASSIFY)) | ON(CLI_CMD_GENERATE),
      "no label column (generate: write none)"},
     {OPT_PER_CLASS, "per-class", 0, "N", ON(CLI_CMD_GENERATE), "series per class (default 100)"},
-    {OPT_TRAIN_PER_CLASS, "train-per-class", 0, "N", ON(CLI_CMD_DEMO), "training series per class (default 50)"},
+    {OPT_TRAIN_PER_CLASS, "train-per-class", 0, "N", ON(CLI_CMD_DEMO),
+     "training series per class (default 50)"},
     {OPT_TEST_PER_CLASS, "test-per-class", 0, "N", ON(CLI_CMD_DEMO), "test series per class (default 50)"},
     {OPT_LENGTH, "length", 0, "N", ON(CLI_CMD_DEMO) | ON(CLI_CMD_GENERATE), "samples per series (default 60)"},
     {OPT_SEED, "seed", 0, "S", ON(CLI_CMD_DEMO) | ON(CLI_CMD_GENERATE),
@@ -183,8 +187,10 @@ static void print_main_help(FILE *fp)
             *opts = '\0';
         fprintf(fp, "  %-34s %s\n", head, commands[c].summary);
     }
-    fprintf(fp, "\nRun '%s COMMAND --help' for the options of a command; '%s --version' for the\n"
-                "version. Try '%s demo'.\n\n%s\n%s", program, program, program, formats_help, exit_help);
+    fprintf(fp,
+            "\nRun '%s COMMAND --help' for the options of a command; '%s --version' for the\n"
+            "version. Try '%s demo'.\n\n%s\n%s",
+            program, program, program, formats_help, exit_help);
 }
 
 static void print_command_help(cli_command c)
@@ -229,8 +235,8 @@ static int parse_double_value(const cli_settings *s, const char *name, const cha
 }
 
 /* An unsigned integer in [min, max]. */
-static int parse_size_value(const cli_settings *s, const char *name, const char *text, uint64_t min, uint64_t max,
-                            uint64_t *out)
+static int parse_size_value(const cli_settings *s, const char *name, const char *text, uint64_t min,
+                            uint64_t max, uint64_t *out)
 {
     if (text[0] == '-')
         return cli_usage_error(s, "%s must be at least %llu (got %s)", name, (unsigned long long)min, text);
@@ -412,10 +418,12 @@ static int parse_command_line(cli_settings *s, int argc, char **argv, int first)
             }
         }
         if (!(o->commands & ON(s->command)))
-            return cli_usage_error(s, "option '%s' does not apply to '%s'", option_flag(o, flag, sizeof flag), commands[s->command].name);
+            return cli_usage_error(s, "option '%s' does not apply to '%s'", option_flag(o, flag, sizeof flag),
+                                   commands[s->command].name);
         if (o->value_name && value == NULL) {
             if (i + 1 >= argc)
-                return cli_usage_error(s, "option '%s' needs a value (%s)", option_flag(o, flag, sizeof flag), o->value_name);
+                return cli_usage_error(s, "option '%s' needs a value (%s)", option_flag(o, flag, sizeof flag),
+                                       o->value_name);
             value = argv[++i];
         }
         if (o->id == OPT_HELP)

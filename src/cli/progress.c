@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t interrupt_flag;
-static struct sigaction saved_int, saved_term;
+static struct sigaction saved_int, saved_term, saved_hup;
 static int handlers_installed;
 
 double cli_now(void)
@@ -36,6 +36,7 @@ void cli_interrupt_install(void)
     interrupt_flag = 0;
     sigaction(SIGINT, &sa, &saved_int);
     sigaction(SIGTERM, &sa, &saved_term);
+    sigaction(SIGHUP, &sa, &saved_hup); /* the terminal went away */
     handlers_installed = 1;
 }
 
@@ -45,6 +46,7 @@ void cli_interrupt_restore(void)
         return;
     sigaction(SIGINT, &saved_int, NULL);
     sigaction(SIGTERM, &saved_term, NULL);
+    sigaction(SIGHUP, &saved_hup, NULL);
     handlers_installed = 0;
 }
 
@@ -101,7 +103,8 @@ int cli_progress_callback(uint64_t done_cells, uint64_t total_cells, void *user)
     if (fraction > 0.001)
         format_seconds(eta, sizeof eta, elapsed * (1.0 - fraction) / fraction);
     double rate = (double)done / elapsed;
-    fprintf(stderr, "\r%s [%s] %5.1f%%  %.3g Gcells/s  ETA %s   ", p->label, bar, 100.0 * fraction, rate / 1e9, eta);
+    fprintf(stderr, "\r%s [%s] %5.1f%%  %.3g Gcells/s  ETA %s   ", p->label, bar, 100.0 * fraction, rate / 1e9,
+            eta);
     fflush(stderr);
     p->drawn = 1;
     return 0;

@@ -1,6 +1,6 @@
 /* Progress bar on stderr and Ctrl-C handling for long runs: the API's progress callback draws the
- * bar and returns non-zero once SIGINT/SIGTERM arrived, so the library stops cleanly and the CLI
- * can delete its temporary output before exiting. */
+ * bar and returns non-zero once SIGINT, SIGTERM or SIGHUP arrived, so the library stops cleanly and
+ * the CLI can delete its temporary output before exiting. */
 #ifndef WW_CLI_PROGRESS_H
 #define WW_CLI_PROGRESS_H
 
@@ -17,7 +17,7 @@ typedef struct cli_progress {
     int enabled;
     int drawn; /* something is on the line and must be cleared */
     double start, last_draw;
-    uint64_t expected_total; /* cells the caller expects; the callback's total when larger */
+    uint64_t expected_total;  /* cells the caller expects; the callback's total when larger */
     uint64_t base, last_done; /* to keep counting when a call restarts its count (knn chunks) */
 } cli_progress;
 
@@ -30,7 +30,7 @@ int cli_progress_callback(uint64_t done_cells, uint64_t total_cells, void *user)
 /* Clears the bar's line. */
 void cli_progress_finish(cli_progress *p);
 
-/* SIGINT and SIGTERM set a flag instead of killing the process while installed; the second
+/* SIGINT, SIGTERM and SIGHUP set a flag instead of killing the process while installed; the second
  * signal kills as usual (the handlers reset themselves). */
 void cli_interrupt_install(void);
 void cli_interrupt_restore(void);

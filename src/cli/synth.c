@@ -51,8 +51,8 @@ static double portable_sin(double x)
 
 const char *ww_synth_class_name(int label)
 {
-    static const char *const names[WW_SYNTH_CLASSES] = {
-        "normal", "cyclic", "increasing trend", "decreasing trend", "upward shift", "downward shift"};
+    static const char *const names[WW_SYNTH_CLASSES] = {"normal",           "cyclic",       "increasing trend",
+                                                        "decreasing trend", "upward shift", "downward shift"};
     return label >= 1 && label <= WW_SYNTH_CLASSES ? names[label - 1] : "?";
 }
 
