@@ -205,13 +205,15 @@ static void bench_memory(int quick)
     double *w = random_doubles(n_short), *tw = ramp(n_short);
     ww_series lng = ww_series_f64(v, t, n_long, 1), shrt = ww_series_f64(w, tw, n_short, 1);
     printf("## Linear memory\n\n");
-    printf("One pair of lengths %zu and %zu (%.3g cells), dim 1, double, 1 thread. Peak resident memory of the "
-           "process before the call (inputs allocated and filled: %.1f MiB of them) and after it; the growth "
-           "is the scratch the call allocated. Expected scratch: the prepared series, (n+1) * (dim+2) "
-           "doubles each, plus the engine's work area: strip 2 * (nB+1) + 6 * 257 doubles (B = the second "
-           "series), band 3 * (nA+1) doubles (A = the first).\n\n",
+    printf("One pair of lengths %zu and %zu (%.3g cells), dim 1, double, 1 thread, each call in a child "
+           "process of its own (getrusage ru_maxrss before and after the call; the inputs, %.1f MiB, are "
+           "already resident before). The growth is what the call allocated and touched. Expected scratch: "
+           "the two prepared series, (n+1) * (dim+2) doubles each, plus the engine's work area: strip "
+           "2 * (nB+1) + 6 * 257 doubles (B = the second series), band 3 * (nA+1) doubles (A = the first). "
+           "The reference engine would need (nA+1) * (nB+1) doubles = %.1f GiB for this pair (not run).\n\n",
            n_long, n_short, (double)n_long * (double)n_short,
-           (double)(2 * (n_long + n_short) * sizeof(double)) / 1048576.0);
+           (double)(2 * (n_long + n_short) * sizeof(double)) / 1048576.0,
+           (double)(n_long + 1) * (double)(n_short + 1) * sizeof(double) / 1073741824.0);
     printf("| engine | A x B | time (s) | peak RSS before (MiB) | after (MiB) | growth (MiB) | expected scratch (MiB) |\n");
     printf("| --- | --- | --- | --- | --- | --- | --- |\n");
     const struct {
@@ -255,7 +257,7 @@ static void bench_memory(int quick)
         double prepared = (double)((a->length + 1) * 3 + (b->length + 1) * 3) * sizeof(double);
         double work = runs[k].engine == WW_ENGINE_CPU_BAND ? 3.0 * (double)(a->length + 1)
                                                            : 2.0 * (double)(b->length + 1) + 6.0 * 257;
-        printf("| %s | %zu x %zu | %.3f | %.1f | %.1f | %.1f | %.1f |\n", engine_name(runs[k].engine), a->length,
+        printf("| %s | %zu x %zu | %.2f | %.1f | %.1f | %.1f | %.1f |\n", engine_name(runs[k].engine), a->length,
                b->length, el, before / 1024.0, after / 1024.0, (after - before) / 1024.0,
                (prepared + work * sizeof(double)) / 1048576.0);
     }

@@ -19,6 +19,13 @@ test_rc=$?
 grep -E "FAIL|skipped|MISMATCH|failed" "$out/tests.log" | head -40
 echo "== GPU benchmark (one pair)"
 build-gpu/bench/ww_bench_gpu "${1:-20}" "$out/gpu_pair.md" 2>&1 | tee "$out/bench_pair.log"
+if [ -n "${WW_PROFILE:-}" ] && command -v ncu >/dev/null; then
+  echo "== profile (ncu, one wavefront launch)"
+  timeout 300 ncu --clock-control none -k regex:wavefront_kernel --launch-skip "${WW_PROFILE_SKIP:-60}" --launch-count 1 \
+    --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
+    build-gpu/bench/ww_bench_gpu "${WW_PROFILE_LOG2:-12}" >"$out/ncu.txt" 2>&1
+  grep -E "Stall|Warp Cycles|Issued|Eligible|Active Warps|Registers|Achieved|Block Limit|Grid Size|Threads" "$out/ncu.txt" | head -60
+fi
 if [ -x build-gpu/bench/ww_bench_gpu_batch ]; then
   echo "== GPU benchmark (matrices)"
   build-gpu/bench/ww_bench_gpu_batch "$out/gpu_batch.md" 2>&1 | tee "$out/bench_batch.log"

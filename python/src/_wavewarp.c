@@ -451,9 +451,9 @@ static int operand_is_f32(const operand *op)
     return PyArray_TYPE((PyArrayObject *)op->host) == NPY_FLOAT32;
 }
 
-/* Checks the operand's rank and fills values/length/dim; host data is converted to `want_f32`'s
- * dtype, C-contiguous (a copy only when the array is not already so). min_ndim..max_ndim: 1..2
- * for values, 1..1 for stamps. */
+/* Checks the operand's rank (1..max_ndim: 2 for values, 1 for stamps) and fills values, length
+ * and dim; host data is converted to `want_f32`'s dtype, C-contiguous (a copy only when the array
+ * is not already so). GPU data must already have that dtype. */
 static int operand_finish(operand *op, const char *what, int want_f32, int max_ndim,
                           const void **values, npy_intp *length, npy_intp *dim)
 {

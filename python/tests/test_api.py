@@ -80,7 +80,7 @@ def test_twed_keywords_defaults_and_symmetry(rng):
     assert d == pytest.approx(wavewarp.twed(b, a), rel=1e-14)
     assert d == pytest.approx(reference_twed(a, b), rel=1e-12)
     assert wavewarp.twed(a, a) == 0.0
-    assert wavewarp.twed(a, b, backend="cpu", threads=1) == d
+    assert wavewarp.twed(a, b, backend="cpu", threads=1) == pytest.approx(d, rel=1e-12)  # GPU under auto
 
 
 def test_1d_and_column_are_the_same_series(rng):
@@ -142,8 +142,9 @@ def test_float32_and_float64_agree(rng):
     D32 = wavewarp.twed_pairwise(X.astype(np.float32))
     np.testing.assert_allclose(D32, D64, rtol=2e-6, atol=1e-6)
     a, b = X[0], X[1]
+    # a GPU computes float32 pairs in float32: a little more rounding than the CPU's float64 sweep
     assert float(wavewarp.twed(a.astype(np.float32), b.astype(np.float32))) == pytest.approx(
-        wavewarp.twed(a, b), rel=2e-6)
+        wavewarp.twed(a, b), rel=1e-5)
 
 
 # ----------------------------------------------------------------------------------- collections

@@ -8,6 +8,8 @@ import sys
 import threading
 import time
 
+from typing import Optional
+
 import numpy as np
 import pytest
 
@@ -22,14 +24,16 @@ def fast_polling():
     wavewarp._wavewarp._set_poll_interval(previous)
 
 
-def _workload(rng: np.random.Generator, seconds: float) -> np.ndarray:
-    """A univariate collection whose single-threaded self-matrix takes about `seconds`."""
-    X = rng.random((60, 200))
+def _workload(rng: np.random.Generator, seconds: float, threads: Optional[int] = 1) -> np.ndarray:
+    """A univariate collection whose self-matrix takes about `seconds` with `threads` threads."""
+    calibration = 60 if threads == 1 else 160  # enough pairs to keep many threads busy
+    X = rng.random((calibration, 200))
+    wavewarp.twed_pairwise(X[:4], threads=threads)  # warm the context
     start = time.perf_counter()
-    wavewarp.twed_pairwise(X, threads=1)
-    per_pair = (time.perf_counter() - start) / (60 * 59 / 2)
+    wavewarp.twed_pairwise(X, threads=threads)
+    per_pair = (time.perf_counter() - start) / (calibration * (calibration - 1) / 2)
     n = int(np.sqrt(2 * seconds / per_pair)) + 1
-    return rng.random((max(n, 60), 200))
+    return rng.random((max(n, calibration), 200))
 
 
 def _retry(attempts: int, check) -> None:
@@ -135,7 +139,7 @@ def test_concurrent_results_are_right(rng):
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery is POSIX-specific")
 @pytest.mark.parametrize("threads", [1, None])
 def test_ctrl_c_cancels_pairwise(rng, threads):
-    X = _workload(rng, 4.0)
+    X = _workload(rng, 4.0, threads)
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     start = time.perf_counter()
     timer.start()

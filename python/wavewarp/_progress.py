@@ -29,8 +29,12 @@ class ProgressBar:
         self.width = width
         self.start = time.monotonic()
         self.drawn = False
+        self.last = (-1, -1)
 
     def __call__(self, done: int, total: int) -> None:
+        if (done, total) == self.last:  # the library may report the end twice
+            return
+        self.last = (done, total)
         elapsed = time.monotonic() - self.start
         if total > 0:
             fraction = min(done / total, 1.0)
