@@ -171,6 +171,19 @@ static long max_rss_kib(void)
     return ru.ru_maxrss; /* KiB on Linux */
 }
 
+/* The 1-minute load average: other processes on a small machine skew multi-thread figures. */
+static double load_average(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
 static void print_machine(void)
 {
     char model[256] = "unknown";
@@ -190,7 +203,8 @@ static void print_machine(void)
         fclose(f);
     }
     ww_ctx *ctx = make_ctx(WW_ENGINE_AUTO, 0);
-    printf("## Machine\n\nCPU: %s; library: wavewarp %s, %s.\n\n", model, ww_version(), ww_ctx_describe(ctx));
+    printf("## Machine\n\nCPU: %s; library: wavewarp %s, %s. Load average (1 min) at the start: %.2f.\n\n",
+           model, ww_version(), ww_ctx_describe(ctx), load_average());
     ww_ctx_destroy(ctx);
 }
 
@@ -510,6 +524,7 @@ int main(int argc, char **argv)
     bench_pairs(quick);
     bench_matrices(data, quick);
 
+    printf("Load average (1 min) at the end: %.2f.\n\n", load_average());
     printf("## Targets (dim 1, double, one core unless said)\n\n");
     printf("| target | measured | met |\n| --- | --- | --- |\n");
     if (strip_gcups_16384 > 0)

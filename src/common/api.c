@@ -509,15 +509,16 @@ static void knn_insert(knn_entry *best, size_t *filled, size_t k, double d, size
         *filled = n + 1;
 }
 
+/* kNN runs the matrix engine on chunks of queries; progress is reported over all chunks, in cells. */
 typedef struct knn_progress {
     ww_progress_fn user_fn;
     void *user;
     uint64_t done_before, total;
 } knn_progress;
 
-static int knn_progress_relay(uint64_t done, uint64_t total, void *user)
+static int knn_progress_relay(uint64_t done, uint64_t chunk_total, void *user)
 {
-    (void)total;
+    (void)chunk_total;
     knn_progress *kp = (knn_progress *)user;
     return kp->user_fn(kp->done_before + done, kp->total, kp->user);
 }
