@@ -2,6 +2,8 @@
 # One call on a GPU machine: build for sm_90, run every test (GPU ones included), run the GPU
 # benchmark, and print a short table last. Logs and tables go to $OUT (or ./gpu-out).
 # Usage: scripts/gpu_run.sh [max_log2_n]     (default 20, i.e. up to n = 1,048,576)
+# Environment: WW_ALLPAIRS_N (series in the all-pairs benchmark, default 60000; 0 skips it),
+# WW_SKIP_PAIR_BENCH=1 (skip the one-pair benchmark), WW_PROFILE=1 (ncu profile of one launch).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
@@ -17,8 +19,10 @@ echo "== tests"
 build-gpu/tests/ww_tests >"$out/tests.log" 2>&1
 test_rc=$?
 grep -E "FAIL|skipped|MISMATCH|failed" "$out/tests.log" | head -40
-echo "== GPU benchmark (one pair)"
-build-gpu/bench/ww_bench_gpu "${1:-20}" "$out/gpu_pair.md" 2>&1 | tee "$out/bench_pair.log"
+if [ -z "${WW_SKIP_PAIR_BENCH:-}" ]; then
+  echo "== GPU benchmark (one pair)"
+  build-gpu/bench/ww_bench_gpu "${1:-20}" "$out/gpu_pair.md" 2>&1 | tee "$out/bench_pair.log"
+fi
 if [ -n "${WW_PROFILE:-}" ] && command -v ncu >/dev/null; then
   echo "== profile (ncu, one wavefront launch)"
   timeout 300 ncu --clock-control none -k regex:wavefront_kernel --launch-skip "${WW_PROFILE_SKIP:-60}" --launch-count 1 \
@@ -28,11 +32,11 @@ if [ -n "${WW_PROFILE:-}" ] && command -v ncu >/dev/null; then
 fi
 if [ -x build-gpu/bench/ww_bench_gpu_batch ]; then
   echo "== GPU benchmark (matrices)"
-  build-gpu/bench/ww_bench_gpu_batch "$out/gpu_batch.md" 2>&1 | tee "$out/bench_batch.log"
+  build-gpu/bench/ww_bench_gpu_batch "$out/gpu_batch.md" "${WW_ALLPAIRS_N:-60000}" 2>&1 | tee "$out/bench_batch.log"
 fi
 echo
 echo "== summary"
 tail -1 "$out/tests.log"
-cat "$out/gpu_pair.md"
+[ -f "$out/gpu_pair.md" ] && cat "$out/gpu_pair.md"
 [ -f "$out/gpu_batch.md" ] && cat "$out/gpu_batch.md"
 exit $test_rc

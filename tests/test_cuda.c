@@ -286,3 +286,197 @@ void test_cuda_absent_is_clear(void)
     ww_ctx_destroy(ctx);
     fprintf(stderr, "  note: GPU tests skipped (no GPU); run scripts/gpu_run.sh on a GPU machine\n");
 }
+
+/* ---- distance matrices ---- */
+
+/* A random dataset of `count` series with lengths in [min_len, max_len], values in [0, 1). */
+typedef struct random_set {
+    double *values, *stamps;
+    float *values32, *stamps32;
+    size_t *offsets;
+    size_t count, dim;
+} random_set;
+
+static random_set make_set(ww_rng *r, size_t count, size_t min_len, size_t max_len, size_t dim)
+{
+    random_set s;
+    s.count = count;
+    s.dim = dim;
+    s.offsets = malloc((count + 1) * sizeof(size_t));
+    s.offsets[0] = 0;
+    for (size_t i = 0; i < count; i++)
+        s.offsets[i + 1] = s.offsets[i] + min_len + ww_rng_below(r, max_len - min_len + 1);
+    size_t total = s.offsets[count];
+    s.values = malloc(total * dim * sizeof(double));
+    s.stamps = malloc(total * sizeof(double));
+    s.values32 = malloc(total * dim * sizeof(float));
+    s.stamps32 = malloc(total * sizeof(float));
+    for (size_t i = 0; i < count; i++)
+        fill_random(r, s.values + s.offsets[i] * dim, (s.offsets[i + 1] - s.offsets[i]) * dim, s.stamps + s.offsets[i],
+                    s.offsets[i + 1] - s.offsets[i], 1);
+    for (size_t k = 0; k < total * dim; k++)
+        s.values32[k] = (float)s.values[k];
+    for (size_t k = 0; k < total; k++)
+        s.stamps32[k] = (float)s.stamps[k];
+    return s;
+}
+
+static void free_set(random_set *s)
+{
+    free(s->values), free(s->stamps), free(s->values32), free(s->stamps32), free(s->offsets);
+}
+
+/* Every entry of GPU matrices (self and cross, whole and blocks, f64 and f32 output) equals the
+ * CPU engine to 1e-12; poisoned outputs show that every entry is written and nothing outside. */
+void test_cuda_pairwise_matches_cpu(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {2024};
+    ww_ctx *cpu = cpu_ctx(), *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    const size_t cases[][4] = {/* count, min_len, max_len, dim */
+                               {37, 1, 60, 1}, {50, 20, 256, 3}, {23, 1, 120, 8}, {9, 200, 700, 2}, {5, 1, 3000, 1}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        random_set xs = make_set(&r, cases[c][0], cases[c][1], cases[c][2], cases[c][3]);
+        random_set ys = make_set(&r, cases[c][0] / 2 + 3, cases[c][1], cases[c][2], cases[c][3]);
+        ww_dataset x = ww_dataset_f64(xs.values, xs.stamps, xs.offsets, xs.count, 0, xs.dim);
+        ww_dataset y = ww_dataset_f64(ys.values, ys.stamps, ys.offsets, ys.count, 0, ys.dim);
+        ww_twed_params p = {0.3, 0.8, 2};
+        for (int cross = 0; cross < 2; cross++) {
+            const ww_dataset *yy = cross ? &y : NULL;
+            size_t rows = x.count, cols = cross ? y.count : x.count;
+            double *want = malloc(rows * cols * sizeof(double));
+            CHECK_STATUS(ww_twed_pairwise(cpu, &x, yy, &p, want, NULL), WW_OK);
+            /* whole matrix, f64 */
+            double *got = malloc(rows * cols * sizeof(double));
+            for (size_t k = 0; k < rows * cols; k++)
+                got[k] = NAN;
+            CHECK_STATUS(ww_twed_pairwise(gpu, &x, yy, &p, got, NULL), WW_OK);
+            for (size_t k = 0; k < rows * cols; k++)
+                CHECK_CLOSE(got[k], want[k], 1e-12);
+            /* a block in a wider buffer, f32 output */
+            ww_pairwise_options o = ww_pairwise_options_default();
+            o.row_begin = rows / 3;
+            o.row_end = rows - 1;
+            o.col_begin = cols / 4;
+            o.col_end = cols;
+            o.out_stride = cols + 5;
+            o.out_dtype = WW_F32;
+            size_t brows = o.row_end - o.row_begin, bcols = o.col_end - o.col_begin;
+            float *blk = malloc(brows * o.out_stride * sizeof(float));
+            for (size_t k = 0; k < brows * o.out_stride; k++)
+                blk[k] = NAN;
+            CHECK_STATUS(ww_twed_pairwise(gpu, &x, yy, &p, blk, &o), WW_OK);
+            for (size_t i = 0; i < brows; i++)
+                for (size_t j = 0; j < o.out_stride; j++) {
+                    float v = blk[i * o.out_stride + j];
+                    if (j >= bcols)
+                        CHECK(isnan(v)); /* outside the block: untouched */
+                    else
+                        CHECK_CLOSE(v, want[(o.row_begin + i) * cols + o.col_begin + j], 1e-6);
+                }
+            free(blk);
+            free(got);
+            free(want);
+        }
+        /* float inputs: float arithmetic, close to double on the same rounded data */
+        ww_dataset x32 = ww_dataset_f32(xs.values32, xs.stamps32, xs.offsets, xs.count, 0, xs.dim);
+        ww_dataset x64r = x; /* double on the float-rounded values */
+        double *r64 = malloc(x.count * x.count * sizeof(double)), *r32 = malloc(x.count * x.count * sizeof(double));
+        double *v64 = malloc(xs.offsets[xs.count] * xs.dim * sizeof(double));
+        double *t64 = malloc(xs.offsets[xs.count] * sizeof(double));
+        for (size_t k = 0; k < xs.offsets[xs.count] * xs.dim; k++)
+            v64[k] = xs.values32[k];
+        for (size_t k = 0; k < xs.offsets[xs.count]; k++)
+            t64[k] = xs.stamps32[k];
+        x64r.values = v64;
+        x64r.stamps = t64;
+        CHECK_STATUS(ww_twed_pairwise(cpu, &x64r, NULL, &p, r64, NULL), WW_OK);
+        CHECK_STATUS(ww_twed_pairwise(gpu, &x32, NULL, &p, r32, NULL), WW_OK);
+        for (size_t k = 0; k < x.count * x.count; k++)
+            CHECK(fabs(r32[k] - r64[k]) <= 1e-4 * fabs(r64[k]) + 1e-5);
+        free(r64), free(r32), free(v64), free(t64);
+        free_set(&xs);
+        free_set(&ys);
+    }
+    ww_ctx_destroy(cpu);
+    ww_ctx_destroy(gpu);
+}
+
+/* Device-resident datasets; bad device data is reported before any output is written. */
+void test_cuda_pairwise_device_data(void)
+{
+    REQUIRE_GPU();
+#ifndef WW_TEST_CUDA
+    SKIP("test built without the CUDA runtime headers");
+#else
+    ww_rng r = {31337};
+    random_set xs = make_set(&r, 40, 10, 90, 2);
+    size_t total = xs.offsets[xs.count];
+    double *dv, *dt;
+    CHECK(cudaMalloc((void **)&dv, total * 2 * sizeof(double)) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&dt, total * sizeof(double)) == cudaSuccess);
+    cudaMemcpy(dv, xs.values, total * 2 * sizeof(double), cudaMemcpyHostToDevice);
+    cudaMemcpy(dt, xs.stamps, total * sizeof(double), cudaMemcpyHostToDevice);
+    ww_dataset host = ww_dataset_f64(xs.values, xs.stamps, xs.offsets, xs.count, 0, 2);
+    ww_dataset dev = host;
+    dev.values = dv, dev.stamps = dt, dev.memory = WW_DEVICE;
+    ww_ctx *cpu = cpu_ctx(), *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    ww_twed_params p = ww_twed_params_default();
+    double *want = malloc(40 * 40 * sizeof(double)), *got = malloc(40 * 40 * sizeof(double));
+    CHECK_STATUS(ww_twed_pairwise(cpu, &host, NULL, &p, want, NULL), WW_OK);
+    for (size_t k = 0; k < 1600; k++)
+        got[k] = NAN;
+    CHECK_STATUS(ww_twed_pairwise(gpu, &dev, NULL, &p, got, NULL), WW_OK);
+    for (size_t k = 0; k < 1600; k++)
+        CHECK_CLOSE(got[k], want[k], 1e-12);
+    /* knn through the GPU matrix engine */
+    size_t idx[40 * 3], idx_cpu[40 * 3];
+    double dist[40 * 3], dist_cpu[40 * 3];
+    CHECK_STATUS(ww_twed_knn(gpu, &dev, &dev, &p, 3, idx, dist, NULL), WW_OK);
+    CHECK_STATUS(ww_twed_knn(cpu, &host, &host, &p, 3, idx_cpu, dist_cpu, NULL), WW_OK);
+    for (size_t k = 0; k < 120; k++) {
+        CHECK(idx[k] == idx_cpu[k]);
+        CHECK_CLOSE(dist[k], dist_cpu[k], 1e-12);
+    }
+    double inf_value = INFINITY;
+    cudaMemcpy(dv + 33, &inf_value, sizeof(double), cudaMemcpyHostToDevice);
+    for (size_t k = 0; k < 1600; k++)
+        got[k] = NAN;
+    CHECK_STATUS(ww_twed_pairwise(gpu, &dev, NULL, &p, got, NULL), WW_ERR_NONFINITE);
+    for (size_t k = 0; k < 1600; k++)
+        CHECK(isnan(got[k]));
+    free(want), free(got);
+    cudaFree(dv), cudaFree(dt);
+    free_set(&xs);
+    ww_ctx_destroy(cpu);
+    ww_ctx_destroy(gpu);
+#endif
+}
+
+static int cancel_after_first(uint64_t done, uint64_t total, void *user)
+{
+    (void)total;
+    int *calls = (int *)user;
+    (*calls)++;
+    return done > 0;
+}
+
+/* Progress reaches the callback and cancelling stops the GPU matrix. */
+void test_cuda_pairwise_cancel(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {8};
+    random_set xs = make_set(&r, 3000, 100, 100, 1); /* large enough for several chunks */
+    ww_dataset x = ww_dataset_f64(xs.values, NULL, NULL, xs.count, 100, 1);
+    double *m = malloc(xs.count * xs.count * sizeof(double));
+    ww_ctx *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    int calls = 0;
+    ww_pairwise_options o = ww_pairwise_options_default();
+    o.progress = cancel_after_first;
+    o.progress_user = &calls;
+    CHECK_STATUS(ww_twed_pairwise(gpu, &x, NULL, NULL, m, &o), WW_ERR_CANCELLED);
+    CHECK(calls >= 1);
+    free(m);
+    free_set(&xs);
+    ww_ctx_destroy(gpu);
+}

@@ -107,6 +107,7 @@ void ww_cuda_shutdown(ww_ctx *ctx)
     if (s == NULL)
         return;
     cudaSetDevice(s->device);
+    ww_cuda_pairwise_release(s);
     ww_device_buffer *buffers[] = {&s->input, &s->prepared, &s->work, &s->result};
     for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
         if (buffers[i]->ptr)

@@ -37,9 +37,11 @@ struct ww_cuda_state {
     ww_device_buffer result;   /* small: result and error flags */
     void *pinned;              /* page-locked staging for host inputs and the result */
     size_t pinned_bytes;
+    void *pairwise;            /* the matrix engine's buffers (twed_pairwise.cu) */
 };
 
 ww_status ww_pinned_reserve(ww_cuda_state *s, size_t bytes);
+void ww_cuda_pairwise_release(ww_cuda_state *s);
 
 /* Overloads that pick the float or double instance of the shared recurrence. */
 __device__ __forceinline__ double lp_distance(const double *x, const double *y, size_t dim, int p)
@@ -89,6 +91,11 @@ template <typename T> struct device_series {
     const T *delete_cost;
     size_t length, dim;
 };
+
+/* With backend auto, host problems of at most this many cells x dim go to the CPU engines: below it
+ * a GPU round trip (copies, launches, synchronisation) costs more than the CPU needs
+ * (bench/results/gpu.md: n = 1,024 takes 0.5 ms on one core, 0.6 ms on the GPU). */
+#define WW_CUDA_SMALL_WORK (2.0 * 1024 * 1024)
 
 /* Error flags the preparation kernels raise (bitwise or). */
 enum { WW_FLAG_NONFINITE = 1, WW_FLAG_STAMPS = 2 };

@@ -599,6 +599,10 @@ ww_status ww_cuda_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b, cons
         if (st != WW_OK)
             return st;
     }
+    /* backend auto: a small pair on the host is done sooner by the CPU than by a round trip */
+    if (ctx->requested == WW_BACKEND_AUTO && a->memory == WW_HOST && b->memory == WW_HOST &&
+        (double)a->length * (double)b->length * (double)a->dim <= WW_CUDA_SMALL_WORK)
+        return ww_cpu_twed(ctx, a, b, p, out);
     WW_CUDA_TRY(cudaSetDevice(s->device));
     ww_status st = a->dtype == WW_F32 ? run_pair<float>(ctx, a, b, p, out) : run_pair<double>(ctx, a, b, p, out);
     if (st == WW_ERR_CUDA || st == WW_ERR_DEVICE_MEMORY) {
@@ -611,13 +615,4 @@ ww_status ww_cuda_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b, cons
         b->memory == WW_HOST)
         return ww_cpu_twed(ctx, a, b, p, out);
     return st;
-}
-
-ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p,
-                                void *out, const ww_pairwise_options *opt)
-{
-    /* The batched GPU engine is a later piece of work: host data is served by the CPU engine. */
-    if (x->memory == WW_DEVICE || (y && y->memory == WW_DEVICE))
-        return WW_ERR_MEMORY_KIND;
-    return ww_cpu_twed_pairwise(ctx, x, y, p, out, opt);
 }

@@ -1,0 +1,220 @@
+/* GPU benchmark for distance matrices (issue 4), double and float, warm, whole-call times:
+ *  1. UCI synthetic control, 600 x 600 self matrix, length 60 (host data in, host matrix out);
+ *  2. one query against 60,000 series of length 28 in R^28 kept on the GPU (device dataset);
+ *  3. all pairs of N series of length 28 in R^28 (host in, host out), N from the command line.
+ * Usage: ww_bench_gpu_batch [output.md] [N for case 3, default 60000; 0 skips it] */
+#define _POSIX_C_SOURCE 200809L
+#include "wavewarp.h"
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static ww_ctx *make(ww_backend backend, int threads)
+{
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = backend;
+    o.num_threads = threads;
+    ww_ctx *ctx = NULL;
+    return ww_ctx_create(&ctx, &o) == WW_OK ? ctx : NULL;
+}
+
+/* Median time of `reps` calls after one warm-up. */
+static double time_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p, void *out,
+                            const ww_pairwise_options *o, int reps)
+{
+    double t[32];
+    if (ww_twed_pairwise(ctx, x, y, p, out, o) != WW_OK)
+        return -1;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        ww_status st = ww_twed_pairwise(ctx, x, y, p, out, o);
+        t[r] = now() - t0;
+        if (st != WW_OK)
+            return -1;
+    }
+    qsort(t, (size_t)reps, sizeof(double), cmp_double);
+    return t[reps / 2];
+}
+
+static double *load_synthetic_control(void)
+{
+    const char *dir = getenv("WW_SHARED_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data/synthetic_control.data", dir ? dir : "../shared");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    double *v = malloc(600 * 60 * sizeof(double));
+    for (int i = 0; i < 600 * 60; i++)
+        if (fscanf(f, "%lf", &v[i]) != 1) {
+            free(v);
+            fclose(f);
+            return NULL;
+        }
+    fclose(f);
+    return v;
+}
+
+static void row(FILE *md, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include <stdarg.h>
+static void row(FILE *md, const char *fmt, ...)
+{
+    va_list a, b;
+    va_start(a, fmt);
+    va_copy(b, a);
+    vprintf(fmt, a);
+    if (md)
+        vfprintf(md, fmt, b);
+    va_end(a);
+    va_end(b);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    FILE *md = argc > 1 ? fopen(argv[1], "w") : NULL;
+    size_t n_all = argc > 2 ? (size_t)atol(argv[2]) : 60000;
+    if (!ww_cuda_available()) {
+        printf("GPU batch benchmark skipped: no CUDA backend in this build or no GPU on this machine\n");
+        return 0;
+    }
+    ww_ctx *gpu = make(WW_BACKEND_CUDA, 0), *cpu = make(WW_BACKEND_CPU, 0);
+    row(md, "Device: %s; CPU engine: %s\n\n", ww_ctx_describe(gpu), ww_ctx_describe(cpu));
+    row(md, "| case | f64 | f32 | f64 / f32 | CPU engine f64 (all host cores) | max rel. diff GPU vs CPU (f64) |\n"
+            "| --- | --- | --- | --- | --- | --- |\n");
+    ww_twed_params p = {1.0, 1.0, 2};
+
+    /* 1. synthetic control */
+    double *sc = load_synthetic_control();
+    if (sc) {
+        float *sc32 = malloc(600 * 60 * sizeof(float));
+        for (int i = 0; i < 600 * 60; i++)
+            sc32[i] = (float)sc[i];
+        double *stamps = malloc(60 * 600 * sizeof(double));
+        float *stamps32 = malloc(60 * 600 * sizeof(float));
+        for (int i = 0; i < 600 * 60; i++)
+            stamps[i] = stamps32[i] = (float)(i % 60); /* 0..59, as cuTWED was run */
+        ww_dataset x = ww_dataset_f64(sc, stamps, NULL, 600, 60, 1);
+        ww_dataset x32 = ww_dataset_f32(sc32, stamps32, NULL, 600, 60, 1);
+        double *m = malloc(600 * 600 * sizeof(double)), *mc = malloc(600 * 600 * sizeof(double));
+        float *m32 = malloc(600 * 600 * sizeof(float));
+        ww_pairwise_options o32 = ww_pairwise_options_default();
+        o32.out_dtype = WW_F32;
+        double t64 = time_pairwise(gpu, &x, NULL, &p, m, NULL, 11);
+        double t32 = time_pairwise(gpu, &x32, NULL, &p, m32, &o32, 11);
+        double tc = time_pairwise(cpu, &x, NULL, &p, mc, NULL, 3);
+        double worst = 0;
+        for (int k = 0; k < 600 * 600; k++)
+            if (mc[k] != 0)
+                worst = fmax(worst, fabs(m[k] - mc[k]) / fabs(mc[k]));
+        row(md, "| synthetic control 600 x 600, length 60 (cuTWED: 587 ms) | %.3f ms | %.3f ms | %.2f | %.1f ms | %.1e |\n",
+            t64 * 1e3, t32 * 1e3, t64 / t32, tc * 1e3, worst);
+        free(m), free(mc), free(m32), free(sc32), free(stamps), free(stamps32), free(sc);
+    } else {
+        row(md, "| synthetic control: data file not found (set WW_SHARED_DIR) | | | | | |\n");
+    }
+
+    /* 2 and 3: series of length 28 in R^28, uniform random */
+    const size_t len = 28, dim = 28, nres = 60000;
+    size_t nmax = n_all > nres ? n_all : nres;
+    double *v = malloc(nmax * len * dim * sizeof(double));
+    float *v32 = malloc(nmax * len * dim * sizeof(float));
+    srand(7);
+    for (size_t i = 0; i < nmax * len * dim; i++) {
+        v[i] = rand() / (RAND_MAX + 1.0);
+        v32[i] = (float)v[i];
+    }
+    /* the resident set: uploaded once, outside the timing */
+    double *dv = NULL;
+    float *dv32 = NULL;
+    if (cudaMalloc((void **)&dv, nres * len * dim * sizeof(double)) != cudaSuccess ||
+        cudaMalloc((void **)&dv32, nres * len * dim * sizeof(float)) != cudaSuccess) {
+        fprintf(stderr, "cudaMalloc failed\n");
+        return 1;
+    }
+    cudaMemcpy(dv, v, nres * len * dim * sizeof(double), cudaMemcpyHostToDevice);
+    cudaMemcpy(dv32, v32, nres * len * dim * sizeof(float), cudaMemcpyHostToDevice);
+    {
+        ww_dataset q = ww_dataset_f64(v + 5 * len * dim, NULL, NULL, 1, len, dim);
+        ww_dataset q32 = ww_dataset_f32(v32 + 5 * len * dim, NULL, NULL, 1, len, dim);
+        ww_dataset x = ww_dataset_f64(dv, NULL, NULL, nres, len, dim);
+        x.memory = WW_DEVICE;
+        ww_dataset x32 = ww_dataset_f32(dv32, NULL, NULL, nres, len, dim);
+        x32.memory = WW_DEVICE;
+        ww_dataset xh = ww_dataset_f64(v, NULL, NULL, nres, len, dim);
+        double *r = malloc(nres * sizeof(double)), *rc = malloc(nres * sizeof(double));
+        float *r32 = malloc(nres * sizeof(float));
+        ww_pairwise_options o32 = ww_pairwise_options_default();
+        o32.out_dtype = WW_F32;
+        double t64 = time_pairwise(gpu, &q, &x, &p, r, NULL, 11);
+        double t32 = time_pairwise(gpu, &q32, &x32, &p, r32, &o32, 11);
+        double tc = time_pairwise(cpu, &q, &xh, &p, rc, NULL, 1);
+        double worst = 0;
+        for (size_t k = 0; k < nres; k++)
+            worst = fmax(worst, fabs(r[k] - rc[k]) / fabs(rc[k]));
+        row(md, "| 1 query vs 60,000 resident series, length 28, dim 28 (cuTWED: 93 ms) | %.3f ms | %.3f ms | %.2f | %.1f ms | %.1e |\n",
+            t64 * 1e3, t32 * 1e3, t64 / t32, tc * 1e3, worst);
+        free(r), free(rc), free(r32);
+    }
+    cudaFree(dv);
+    cudaFree(dv32);
+    if (n_all > 0) {
+        ww_dataset x = ww_dataset_f64(v, NULL, NULL, n_all, len, dim);
+        ww_dataset x32 = ww_dataset_f32(v32, NULL, NULL, n_all, len, dim);
+        double *m = malloc(n_all * n_all * sizeof(double));
+        float *m32 = malloc(n_all * n_all * sizeof(float));
+        if (!m || !m32) {
+            row(md, "| all pairs of %zu: not enough host memory | | | | | |\n", n_all);
+        } else {
+            ww_pairwise_options o32 = ww_pairwise_options_default();
+            o32.out_dtype = WW_F32;
+            double t0 = now();
+            ww_status s64 = ww_twed_pairwise(gpu, &x, NULL, &p, m, NULL);
+            double t64 = now() - t0;
+            t0 = now();
+            ww_status s32 = ww_twed_pairwise(gpu, &x32, NULL, &p, m32, &o32);
+            double t32 = now() - t0;
+            /* spot check against the CPU: a few rows */
+            double worst = 0;
+            ww_ctx *c1 = cpu;
+            double *rowc = malloc(n_all * sizeof(double));
+            for (size_t i = 0; i < 3; i++) {
+                size_t qi = i * (n_all / 3);
+                ww_dataset q = ww_dataset_f64(v + qi * len * dim, NULL, NULL, 1, len, dim);
+                ww_twed_pairwise(c1, &q, &x, &p, rowc, NULL);
+                for (size_t j = 0; j < n_all; j++)
+                    if (rowc[j] != 0)
+                        worst = fmax(worst, fabs(m[qi * n_all + j] - rowc[j]) / fabs(rowc[j]));
+            }
+            free(rowc);
+            row(md, "| all pairs of %zu series, length 28, dim 28, host matrix out (first call) | %.2f s%s | %.2f s%s | %.2f | - | %.1e (3 rows) |\n",
+                n_all, t64, s64 == WW_OK ? "" : " (error)", t32, s32 == WW_OK ? "" : " (error)", t64 / t32, worst);
+        }
+        free(m);
+        free(m32);
+    }
+    free(v);
+    free(v32);
+    if (md)
+        fclose(md);
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+    return 0;
+}

@@ -1,0 +1,425 @@
+/* Distance matrices on the GPU (ww_twed_pairwise with the CUDA backend).
+ *
+ * Strategy by table size, after the X-TED paper: a pair whose DP table is small is computed by one
+ * thread (a row sweep with its row buffers in thread-local memory, thousands of pairs in flight);
+ * pairs of long series are computed one after the other by the single-pair wavefront engine, which
+ * spreads one table over the whole GPU. The warp and block strategies in between, and a calibration
+ * of the thresholds, are not written yet (THREAD_MAX_LENGTH is a fixed, conservative threshold).
+ *
+ * The matrix is computed in chunks of rows: each chunk's block of the output is computed into
+ * device memory and copied to the caller's matrix, so device memory stays bounded whatever the
+ * matrix size, and progress/cancellation are reported between chunks.
+ *
+ * Float inputs are computed in float here (each entry is a short sum), double inputs in double. */
+#include "cuda_common.cuh"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define THREAD_MAX_LENGTH 256       /* longest series the one-thread-per-pair kernel takes */
+#define CHUNK_TARGET_CELLS (1ull << 31) /* DP cells per launch: a progress report every ~10 ms */
+
+/* A dataset on the device in the prepared layout: series i at base[i] (its sentinel sample 0),
+ * samples base[i] .. base[i] + length[i], values (dim contiguous), stamps and deletion costs. */
+template <typename T> struct device_set {
+    const T *values, *stamps, *delete_cost;
+    const size_t *base;
+    const int *length;
+    size_t dim;
+};
+
+template <typename Tin, typename T> struct prepare_set_job {
+    const Tin *values, *stamps; /* the user's data (device pointers) */
+    const size_t *offsets;      /* user offsets (device copy), count + 1 */
+    T *out_values, *out_stamps, *out_delete;
+    const size_t *base;
+    size_t dim;
+};
+
+/* One block per series: values and stamps first, then (after a barrier) the deletion costs, which
+ * read the previous prepared sample. */
+template <typename Tin, typename T>
+__global__ void prepare_set_kernel(prepare_set_job<Tin, T> j, T nu, T lambda, int degree, int *flags)
+{
+    const size_t i = blockIdx.x, dim = j.dim;
+    const size_t first = j.offsets[i], n = j.offsets[i + 1] - first, base = j.base[i];
+    int bad = 0;
+    for (size_t s = threadIdx.x; s <= n; s += blockDim.x) {
+        T *dst = j.out_values + (base + s) * dim;
+        if (s == 0) {
+            for (size_t k = 0; k < dim; k++)
+                dst[k] = 0;
+            j.out_stamps[base] = 0;
+            continue;
+        }
+        const Tin *src = j.values + (first + s - 1) * dim;
+        for (size_t k = 0; k < dim; k++) {
+            T v = (T)src[k];
+            bad |= !isfinite(v);
+            dst[k] = v;
+        }
+        T t = j.stamps ? (T)j.stamps[first + s - 1] : (T)s;
+        if (j.stamps && (!isfinite(t) || (s >= 2 && t < (T)j.stamps[first + s - 2])))
+            bad |= WW_FLAG_STAMPS;
+        j.out_stamps[base + s] = t;
+    }
+    if (bad)
+        atomicOr(flags, bad);
+    __syncthreads();
+    for (size_t s = threadIdx.x; s <= n; s += blockDim.x) {
+        if (s == 0) {
+            j.out_delete[base] = 0;
+            continue;
+        }
+        const T *x = j.out_values + (base + s) * dim;
+        j.out_delete[base + s] =
+            delete_cost(lp_distance(x, x - dim, dim, degree), j.out_stamps[base + s], j.out_stamps[base + s - 1], nu, lambda);
+    }
+}
+
+struct block_geometry {
+    size_t row_begin, row_end; /* rows of this chunk */
+    size_t block_row_begin, block_row_end, col_begin, col_end; /* the caller's whole block */
+    size_t width;              /* output row length in the device buffer */
+    int self;
+};
+
+/* Same rule as the CPU engine: in the self matrix, (i, j) is computed unless it is on the diagonal
+ * or its mirror (j, i) lies in the block and will be computed instead. */
+__device__ __forceinline__ bool entry_needed(const block_geometry &g, size_t i, size_t j)
+{
+    if (!g.self)
+        return true;
+    if (i == j)
+        return false;
+    bool mirror_in_block = j >= g.block_row_begin && j < g.block_row_end && i >= g.col_begin && i < g.col_end;
+    return !(mirror_in_block && j < i);
+}
+
+/* One thread per pair: a row sweep over x's samples with the D and match-part rows of y's samples
+ * in local memory. Lanes of a warp share the row series (uniform loads of A). */
+template <typename T, typename Tout>
+__global__ void __launch_bounds__(256) pairs_thread_kernel(device_set<T> x, device_set<T> y, block_geometry g, T nu,
+                                                           int degree, Tout *out)
+{
+    const size_t j = g.col_begin + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const size_t i = g.row_begin + blockIdx.y * (size_t)blockDim.y + threadIdx.y;
+    if (i >= g.row_end || j >= g.col_end)
+        return;
+    Tout *dst = out + (i - g.row_begin) * g.width + (j - g.col_begin);
+    if (!entry_needed(g, i, j)) {
+        *dst = 0; /* diagonal, or filled from its mirror by the host afterwards */
+        return;
+    }
+    const size_t dim = x.dim;
+    const int na = x.length[i], nb = y.length[j];
+    const T *av = x.values + x.base[i] * dim, *at = x.stamps + x.base[i], *adel = x.delete_cost + x.base[i];
+    const T *bv = y.values + y.base[j] * dim, *bt = y.stamps + y.base[j], *bdel = y.delete_cost + y.base[j];
+    const T inf = infinity_of<T>();
+    T row_d[THREAD_MAX_LENGTH + 1], row_m[THREAD_MAX_LENGTH + 1];
+    row_d[0] = 0;
+    row_m[0] = 0;
+    for (int c = 1; c <= nb; c++) {
+        row_d[c] = inf;
+        row_m[c] = 0; /* match_part(0, c > 0) only meets D[0][c-1] = inf */
+    }
+    for (int r = 1; r <= na; r++) {
+        const T ta = at[r], da = adel[r];
+        const T *ar = av + (size_t)r * dim;
+        T diag = row_d[0], left = inf, before = row_m[0];
+        row_d[0] = inf;
+        row_m[0] = 0;
+        for (int c = 1; c <= nb; c++) {
+            const T up = row_d[c], m_up = row_m[c];
+            const T here = match_part(lp_distance(ar, bv + (size_t)c * dim, dim, degree), ta, bt[c], nu);
+            const T v = twed_cell(up, left, diag, da, bdel[c], here, before);
+            row_d[c] = v;
+            row_m[c] = here;
+            diag = up;
+            left = v;
+            before = m_up;
+        }
+    }
+    *dst = (Tout)row_d[nb];
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static size_t esize(ww_dtype t) { return t == WW_F32 ? sizeof(float) : sizeof(double); }
+
+static size_t series_length(const ww_dataset *d, size_t i)
+{
+    return d->offsets ? d->offsets[i + 1] - d->offsets[i] : d->length;
+}
+
+/* Device copies of one dataset, prepared. Buffers are grow-only members of the state. */
+struct set_buffers {
+    ww_device_buffer raw, offsets, base, length, prepared;
+};
+
+struct pairwise_state {
+    set_buffers x, y;
+    ww_device_buffer out;
+};
+
+/* The context owns one pairwise_state; allocated on first use. */
+static pairwise_state *state_of(ww_cuda_state *s)
+{
+    if (s->pairwise == NULL)
+        s->pairwise = calloc(1, sizeof(pairwise_state));
+    return (pairwise_state *)s->pairwise;
+}
+
+void ww_cuda_pairwise_release(ww_cuda_state *s)
+{
+    pairwise_state *ps = (pairwise_state *)s->pairwise;
+    if (ps == NULL)
+        return;
+    ww_device_buffer *all[] = {&ps->x.raw, &ps->x.offsets, &ps->x.base, &ps->x.length, &ps->x.prepared,
+                               &ps->y.raw, &ps->y.offsets, &ps->y.base, &ps->y.length, &ps->y.prepared, &ps->out};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        if (all[k]->ptr)
+            cudaFree(all[k]->ptr);
+    free(ps);
+    s->pairwise = NULL;
+}
+
+template <typename T>
+static ww_status upload_set(ww_cuda_state *s, const ww_dataset *d, const ww_twed_params *p, set_buffers *b,
+                            int *flags, device_set<T> *out, size_t *max_length)
+{
+    const size_t count = d->count, dim = d->dim, es = esize(d->dtype);
+    const size_t samples = d->offsets ? d->offsets[count] : count * d->length;
+    size_t *host = (size_t *)malloc((2 * (count + 1)) * sizeof(size_t) + count * sizeof(int));
+    if (host == NULL)
+        return WW_ERR_MEMORY;
+    size_t *offsets = host, *base = host + (count + 1);
+    int *length = (int *)(base + (count + 1));
+    *max_length = 0;
+    for (size_t i = 0; i <= count; i++) {
+        offsets[i] = d->offsets ? d->offsets[i] : i * d->length;
+        base[i] = offsets[i] + i;
+        if (i < count) {
+            size_t n = series_length(d, i);
+            length[i] = (int)n;
+            if (n > *max_length)
+                *max_length = n;
+        }
+    }
+    ww_status st = ww_device_reserve(&b->offsets, (count + 1) * sizeof(size_t));
+    if (st == WW_OK)
+        st = ww_device_reserve(&b->base, (count + 1) * sizeof(size_t));
+    if (st == WW_OK)
+        st = ww_device_reserve(&b->length, count * sizeof(int));
+    if (st == WW_OK)
+        st = ww_device_reserve(&b->prepared, (samples + count) * (dim + 2) * sizeof(T));
+    const void *values = d->values, *stamps = d->stamps;
+    if (st == WW_OK && d->memory == WW_HOST) {
+        size_t vbytes = samples * dim * es, tbytes = d->stamps ? samples * es : 0;
+        st = ww_device_reserve(&b->raw, vbytes + tbytes + 256);
+        if (st == WW_OK) {
+            cudaError_t e = cudaMemcpyAsync(b->raw.ptr, d->values, vbytes, cudaMemcpyHostToDevice, s->stream);
+            if (e == cudaSuccess && tbytes)
+                e = cudaMemcpyAsync((char *)b->raw.ptr + vbytes, d->stamps, tbytes, cudaMemcpyHostToDevice, s->stream);
+            st = ww_cuda_status(e);
+            values = b->raw.ptr;
+            stamps = d->stamps ? (const char *)b->raw.ptr + vbytes : NULL;
+        }
+    }
+    if (st == WW_OK) {
+        cudaError_t e = cudaMemcpyAsync(b->offsets.ptr, offsets, (count + 1) * sizeof(size_t), cudaMemcpyHostToDevice,
+                                        s->stream);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(b->base.ptr, base, (count + 1) * sizeof(size_t), cudaMemcpyHostToDevice, s->stream);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(b->length.ptr, length, count * sizeof(int), cudaMemcpyHostToDevice, s->stream);
+        /* the host arrays must outlive the asynchronous copies */
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(s->stream);
+        st = ww_cuda_status(e);
+    }
+    free(host);
+    if (st != WW_OK)
+        return st;
+    T *prep = (T *)b->prepared.ptr;
+    prepare_set_job<T, T> job;
+    job.values = (const T *)values;
+    job.stamps = (const T *)stamps;
+    job.offsets = (const size_t *)b->offsets.ptr;
+    job.out_values = prep;
+    job.out_stamps = prep + (samples + count) * dim;
+    job.out_delete = job.out_stamps + (samples + count);
+    job.base = (const size_t *)b->base.ptr;
+    job.dim = dim;
+    prepare_set_kernel<T, T><<<(unsigned)count, 128, 0, s->stream>>>(job, (T)p->nu, (T)p->lambda, p->degree, flags);
+    WW_CUDA_TRY(cudaGetLastError());
+    out->values = job.out_values;
+    out->stamps = job.out_stamps;
+    out->delete_cost = job.out_delete;
+    out->base = job.base;
+    out->length = (const int *)b->length.ptr;
+    out->dim = dim;
+    return WW_OK;
+}
+
+/* Fills the entries of the self matrix that mirror computed ones (the device wrote 0 there). */
+static void mirror_block(const ww_pairwise_options *o, void *out)
+{
+    const size_t tile = 64;
+    for (size_t i0 = o->row_begin; i0 < o->row_end; i0 += tile)
+        for (size_t j0 = o->col_begin; j0 < o->col_end; j0 += tile)
+            for (size_t i = i0; i < i0 + tile && i < o->row_end; i++)
+                for (size_t j = j0; j < j0 + tile && j < o->col_end; j++) {
+                    bool mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
+                    if (i == j || !(mirror_in_block && j < i))
+                        continue;
+                    size_t to = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
+                    size_t from = (j - o->row_begin) * o->out_stride + (i - o->col_begin);
+                    if (o->out_dtype == WW_F32)
+                        ((float *)out)[to] = ((float *)out)[from];
+                    else
+                        ((double *)out)[to] = ((double *)out)[from];
+                }
+}
+
+template <typename T, typename Tout>
+static ww_status run_thread_chunks(ww_cuda_state *s, const device_set<T> &dx, const device_set<T> &dy, int self,
+                                   const ww_twed_params *p, void *out, const ww_pairwise_options *o,
+                                   uint64_t cells_per_pair)
+{
+    pairwise_state *ps = state_of(s);
+    const size_t width = o->col_end - o->col_begin;
+    size_t rows_per_chunk = (size_t)(CHUNK_TARGET_CELLS / (cells_per_pair ? cells_per_pair : 1) / width);
+    if (rows_per_chunk < 1)
+        rows_per_chunk = 1;
+    const size_t rows = o->row_end - o->row_begin;
+    if (rows_per_chunk > rows)
+        rows_per_chunk = rows;
+    ww_status st = ww_device_reserve(&ps->out, rows_per_chunk * width * sizeof(Tout));
+    if (st != WW_OK)
+        return st;
+    Tout *dout = (Tout *)ps->out.ptr;
+    const uint64_t total = (uint64_t)rows * width * cells_per_pair;
+    for (size_t r0 = o->row_begin; r0 < o->row_end; r0 += rows_per_chunk) {
+        const size_t r1 = r0 + rows_per_chunk < o->row_end ? r0 + rows_per_chunk : o->row_end;
+        block_geometry g = {r0, r1, o->row_begin, o->row_end, o->col_begin, o->col_end, width, self};
+        dim3 threads(32, 8), blocks((unsigned)((width + 31) / 32), (unsigned)((r1 - r0 + 7) / 8));
+        pairs_thread_kernel<T, Tout><<<blocks, threads, 0, s->stream>>>(dx, dy, g, (T)p->nu, p->degree, dout);
+        WW_CUDA_TRY(cudaGetLastError());
+        WW_CUDA_TRY(cudaMemcpy2DAsync((char *)out + (r0 - o->row_begin) * o->out_stride * sizeof(Tout),
+                                      o->out_stride * sizeof(Tout), dout, width * sizeof(Tout), width * sizeof(Tout),
+                                      r1 - r0, cudaMemcpyDeviceToHost, s->stream));
+        WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
+        if (o->progress && o->progress((uint64_t)(r1 - o->row_begin) * width * cells_per_pair, total, o->progress_user))
+            return WW_ERR_CANCELLED;
+    }
+    return WW_OK;
+}
+
+/* Long series: every needed entry through the single-pair engine (which fills the GPU). */
+static ww_status run_pairs_one_by_one(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, int self,
+                                      const ww_twed_params *p, void *out, const ww_pairwise_options *o)
+{
+    uint64_t total = 0, done = 0;
+    for (size_t i = o->row_begin; i < o->row_end; i++)
+        total += (uint64_t)series_length(x, i) * (o->col_end - o->col_begin);
+    for (size_t i = o->row_begin; i < o->row_end; i++) {
+        for (size_t j = o->col_begin; j < o->col_end; j++) {
+            bool mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
+            double v = 0;
+            if (!self || (i != j && !(mirror_in_block && j < i))) {
+                ww_series a, b;
+                ww_dataset_series(x, i, &a);
+                ww_dataset_series(y, j, &b);
+                ww_status st = ww_cuda_twed(ctx, &a, &b, p, &v);
+                if (st != WW_OK)
+                    return st;
+            }
+            size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
+            if (o->out_dtype == WW_F32)
+                ((float *)out)[at] = (float)v;
+            else
+                ((double *)out)[at] = v;
+        }
+        done += (uint64_t)series_length(x, i) * (o->col_end - o->col_begin);
+        if (o->progress && o->progress(done, total, o->progress_user))
+            return WW_ERR_CANCELLED;
+    }
+    return WW_OK;
+}
+
+template <typename T>
+static ww_status run_matrix(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p, void *out,
+                            const ww_pairwise_options *o)
+{
+    ww_cuda_state *s = ctx->cuda;
+    pairwise_state *ps = state_of(s);
+    if (ps == NULL)
+        return WW_ERR_MEMORY;
+    const int self = y == NULL;
+    ww_status st = ww_device_reserve(&s->result, 64);
+    if (st != WW_OK)
+        return st;
+    int *dflags = (int *)s->result.ptr;
+    WW_CUDA_TRY(cudaMemsetAsync(dflags, 0, sizeof(int), s->stream));
+    device_set<T> dx, dy;
+    size_t max_x = 0, max_y = 0;
+    st = upload_set<T>(s, x, p, &ps->x, dflags, &dx, &max_x);
+    if (st == WW_OK && !self)
+        st = upload_set<T>(s, y, p, &ps->y, dflags, &dy, &max_y);
+    if (st != WW_OK)
+        return st;
+    if (self) {
+        dy = dx;
+        max_y = max_x;
+    }
+    /* bad values anywhere stop the call before anything is written */
+    int flags = 0;
+    WW_CUDA_TRY(cudaMemcpyAsync(&flags, dflags, sizeof(int), cudaMemcpyDeviceToHost, s->stream));
+    WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
+    if (flags & WW_FLAG_NONFINITE)
+        return WW_ERR_NONFINITE;
+    if (flags & WW_FLAG_STAMPS)
+        return WW_ERR_STAMPS;
+
+    if (max_y > THREAD_MAX_LENGTH)
+        st = run_pairs_one_by_one(ctx, x, self ? x : y, self, p, out, o);
+    else if (o->out_dtype == WW_F32)
+        st = run_thread_chunks<T, float>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y);
+    else
+        st = run_thread_chunks<T, double>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y);
+    if (st == WW_OK && self)
+        mirror_block(o, out);
+    return st;
+}
+
+ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p,
+                                void *out, const ww_pairwise_options *opt)
+{
+    ww_cuda_state *s = ctx->cuda;
+    if (s == NULL)
+        return WW_ERR_NO_DEVICE;
+    /* backend auto: a small matrix of host data is done sooner by the CPU engine */
+    const int host = x->memory == WW_HOST && (y == NULL || y->memory == WW_HOST);
+    if (ctx->requested == WW_BACKEND_AUTO && host) {
+        const ww_dataset *yy = y ? y : x;
+        double cells = 0;
+        for (size_t i = opt->row_begin; i < opt->row_end && cells <= WW_CUDA_SMALL_WORK; i++)
+            cells += (double)series_length(x, i) * (double)x->dim *
+                     (double)(yy->offsets ? yy->offsets[opt->col_end] - yy->offsets[opt->col_begin]
+                                          : (opt->col_end - opt->col_begin) * yy->length);
+        if (cells <= WW_CUDA_SMALL_WORK)
+            return ww_cpu_twed_pairwise(ctx, x, y, p, out, opt);
+    }
+    WW_CUDA_TRY(cudaSetDevice(s->device));
+    ww_status st = x->dtype == WW_F32 ? run_matrix<float>(ctx, x, y, p, out, opt) : run_matrix<double>(ctx, x, y, p, out, opt);
+    if (st == WW_ERR_CUDA || st == WW_ERR_DEVICE_MEMORY) {
+        cudaStreamSynchronize(s->stream);
+        cudaGetLastError();
+    }
+    /* backend auto: a GPU that cannot hold the problem hands host data to the CPU engine */
+    if (st == WW_ERR_DEVICE_MEMORY && ctx->requested == WW_BACKEND_AUTO && x->memory == WW_HOST &&
+        (y == NULL || y->memory == WW_HOST))
+        return ww_cpu_twed_pairwise(ctx, x, y, p, out, opt);
+    return st;
+}
