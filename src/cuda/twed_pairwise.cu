@@ -96,14 +96,32 @@ __device__ __forceinline__ bool entry_needed(const block_geometry &g, size_t i, 
     return !(mirror_in_block && j < i);
 }
 
-/* One thread per pair: a row sweep over x's samples with the D and match-part rows of y's samples
- * in local memory. Lanes of a warp share the row series (uniform loads of A). */
-template <typename T, typename Tout>
-__global__ void __launch_bounds__(256) pairs_thread_kernel(device_set<T> x, device_set<T> y, block_geometry g, T nu,
-                                                           int degree, Tout *out)
+/* One thread per pair. The 32 lanes of a warp take 32 different series of one side ("lane" series)
+ * and share one series of the other side ("shared" series): the sweep runs over the lane series'
+ * samples (rows, outer loop) and the shared series' samples (columns, inner loop), so every load of
+ * the shared series is the same address for the whole warp (one broadcast), and the row buffers in
+ * local memory are read with unit stride across lanes. TWED is symmetric, so which side is which
+ * does not change the value (bit for bit: the cell takes the same operands in another order).
+ *
+ * dim 1: four rows per pass over the columns, their left and diagonal neighbours in registers, so
+ * the row buffer is read and written once per four rows. dim <= WIDE_DIM_MAX: the lane's sample
+ * vector stays in registers, the shared sample vector is broadcast. Larger dims read both from
+ * memory. */
+#define ROWS_PER_PASS 4
+#define WIDE_DIM_MAX 32
+
+struct pair_map {
+    int lanes_are_rows; /* lane series from x (rows) and shared series from y, or the reverse */
+};
+
+template <typename T, typename Tout, int MODE> /* MODE: 1 = dim 1, 2 = dim <= WIDE_DIM_MAX, 0 = any dim */
+__global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<T> x, device_set<T> y, block_geometry g, T nu,
+                                                           int degree, pair_map map, Tout *out)
 {
-    const size_t j = g.col_begin + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    const size_t i = g.row_begin + blockIdx.y * (size_t)blockDim.y + threadIdx.y;
+    /* lanes (blockIdx.y, threadIdx.x) over one side, blockIdx.x over the other (x allows 2^31 blocks) */
+    const size_t lane_i = blockIdx.y * (size_t)blockDim.x + threadIdx.x, shared_i = blockIdx.x;
+    const size_t i = map.lanes_are_rows ? g.row_begin + lane_i : g.row_begin + shared_i;
+    const size_t j = map.lanes_are_rows ? g.col_begin + shared_i : g.col_begin + lane_i;
     if (i >= g.row_end || j >= g.col_end)
         return;
     Tout *dst = out + (i - g.row_begin) * g.width + (j - g.col_begin);
@@ -111,10 +129,12 @@ __global__ void __launch_bounds__(256) pairs_thread_kernel(device_set<T> x, devi
         *dst = 0; /* diagonal, or filled from its mirror by the host afterwards */
         return;
     }
+    const device_set<T> &ls = map.lanes_are_rows ? x : y, &ss = map.lanes_are_rows ? y : x;
+    const size_t li = map.lanes_are_rows ? i : j, si = map.lanes_are_rows ? j : i;
     const size_t dim = x.dim;
-    const int na = x.length[i], nb = y.length[j];
-    const T *av = x.values + x.base[i] * dim, *at = x.stamps + x.base[i], *adel = x.delete_cost + x.base[i];
-    const T *bv = y.values + y.base[j] * dim, *bt = y.stamps + y.base[j], *bdel = y.delete_cost + y.base[j];
+    const int na = ls.length[li], nb = ss.length[si];
+    const T *av = ls.values + ls.base[li] * dim, *at = ls.stamps + ls.base[li], *adel = ls.delete_cost + ls.base[li];
+    const T *bv = ss.values + ss.base[si] * dim, *bt = ss.stamps + ss.base[si], *bdel = ss.delete_cost + ss.base[si];
     const T inf = infinity_of<T>();
     T row_d[THREAD_MAX_LENGTH + 1], row_m[THREAD_MAX_LENGTH + 1];
     row_d[0] = 0;
@@ -123,21 +143,83 @@ __global__ void __launch_bounds__(256) pairs_thread_kernel(device_set<T> x, devi
         row_d[c] = inf;
         row_m[c] = 0; /* match_part(0, c > 0) only meets D[0][c-1] = inf */
     }
-    for (int r = 1; r <= na; r++) {
-        const T ta = at[r], da = adel[r];
-        const T *ar = av + (size_t)r * dim;
-        T diag = row_d[0], left = inf, before = row_m[0];
-        row_d[0] = inf;
-        row_m[0] = 0;
-        for (int c = 1; c <= nb; c++) {
-            const T up = row_d[c], m_up = row_m[c];
-            const T here = match_part(lp_distance(ar, bv + (size_t)c * dim, dim, degree), ta, bt[c], nu);
-            const T v = twed_cell(up, left, diag, da, bdel[c], here, before);
-            row_d[c] = v;
-            row_m[c] = here;
-            diag = up;
-            left = v;
-            before = m_up;
+    if (MODE == 1) {
+        for (int r0 = 1; r0 <= na; r0 += ROWS_PER_PASS) {
+            /* rows r0 .. r0+3; a row past na repeats the row above, so row_d ends on row na */
+            T a[ROWS_PER_PASS], ta[ROWS_PER_PASS], da[ROWS_PER_PASS], left[ROWS_PER_PASS], diag[ROWS_PER_PASS],
+                before[ROWS_PER_PASS];
+            bool valid[ROWS_PER_PASS];
+#pragma unroll
+            for (int k = 0; k < ROWS_PER_PASS; k++) {
+                valid[k] = r0 + k <= na;
+                const int r = valid[k] ? r0 + k : na;
+                a[k] = av[r];
+                ta[k] = at[r];
+                da[k] = adel[r];
+                left[k] = inf;                         /* D(r, 0) */
+                diag[k] = k == 0 ? row_d[0] : inf;     /* D(r - 1, 0) */
+                before[k] = k == 0 ? row_m[0] : (T)0;  /* M(r - 1, 0) */
+            }
+            row_d[0] = inf;
+            row_m[0] = 0;
+            for (int c = 1; c <= nb; c++) {
+                const T b = bv[c], tb = bt[c], db = bdel[c];
+                T up = row_d[c], m_up = row_m[c];
+#pragma unroll
+                for (int k = 0; k < ROWS_PER_PASS; k++) {
+                    const T here = match_part(lp_distance(&a[k], &b, 1, degree), ta[k], tb, nu);
+                    T v = twed_cell(up, left[k], diag[k], da[k], db, here, before[k]);
+                    const T m = valid[k] ? here : m_up;
+                    v = valid[k] ? v : up;
+                    diag[k] = up;   /* D(r - 1, c) is the next column's diagonal */
+                    before[k] = m_up;
+                    left[k] = v;
+                    up = v;         /* the row below reads this cell as its up */
+                    m_up = m;
+                }
+                row_d[c] = up;
+                row_m[c] = m_up;
+            }
+        }
+    } else {
+        T a[MODE == 2 ? WIDE_DIM_MAX : 1];
+        for (int r = 1; r <= na; r++) {
+            const T ta = at[r], da = adel[r];
+            const T *ar = av + (size_t)r * dim;
+            if (MODE == 2) {
+#pragma unroll
+                for (int k = 0; k < WIDE_DIM_MAX; k++)
+                    a[k] = k < (int)dim ? ar[k] : (T)0;
+            }
+            T diag = row_d[0], left = inf, before = row_m[0];
+            row_d[0] = inf;
+            row_m[0] = 0;
+            for (int c = 1; c <= nb; c++) {
+                const T up = row_d[c], m_up = row_m[c];
+                const T *bc = bv + (size_t)c * dim;
+                T dist;
+                if (MODE == 2) {
+                    /* the same L_p distance as lp_distance(), with the lane's vector in registers */
+                    T acc = 0;
+#pragma unroll
+                    for (int k = 0; k < WIDE_DIM_MAX; k++) {
+                        if (k < (int)dim) {
+                            const T d = a[k] - bc[k];
+                            acc += degree == 1 ? fabs(d) : degree == 2 ? d * d : pow(fabs(d), (T)degree);
+                        }
+                    }
+                    dist = degree == 1 ? acc : degree == 2 ? sqrt(acc) : pow(acc, (T)1 / (T)degree);
+                } else {
+                    dist = lp_distance(ar, bc, dim, degree);
+                }
+                const T here = match_part(dist, ta, bt[c], nu);
+                const T v = twed_cell(up, left, diag, da, bdel[c], here, before);
+                row_d[c] = v;
+                row_m[c] = here;
+                diag = up;
+                left = v;
+                before = m_up;
+            }
         }
     }
     *dst = (Tout)row_d[nb];
@@ -290,6 +372,8 @@ static ww_status run_thread_chunks(ww_cuda_state *s, const device_set<T> &dx, co
     pairwise_state *ps = state_of(s);
     const size_t width = o->col_end - o->col_begin;
     size_t rows_per_chunk = (size_t)(CHUNK_TARGET_CELLS / (cells_per_pair ? cells_per_pair : 1) / width);
+    if (rows_per_chunk > 65535 * 128) /* lanes are counted in blockIdx.y */
+        rows_per_chunk = 65535 * 128;
     if (rows_per_chunk < 1)
         rows_per_chunk = 1;
     const size_t rows = o->row_end - o->row_begin;
@@ -303,8 +387,17 @@ static ww_status run_thread_chunks(ww_cuda_state *s, const device_set<T> &dx, co
     for (size_t r0 = o->row_begin; r0 < o->row_end; r0 += rows_per_chunk) {
         const size_t r1 = r0 + rows_per_chunk < o->row_end ? r0 + rows_per_chunk : o->row_end;
         block_geometry g = {r0, r1, o->row_begin, o->row_end, o->col_begin, o->col_end, width, self};
-        dim3 threads(32, 8), blocks((unsigned)((width + 31) / 32), (unsigned)((r1 - r0 + 7) / 8));
-        pairs_thread_kernel<T, Tout><<<blocks, threads, 0, s->stream>>>(dx, dy, g, (T)p->nu, p->degree, dout);
+        /* lanes over the longer side of the chunk, so that warps are full (one query against a set) */
+        pair_map map = {r1 - r0 >= width || width > (size_t)65535 * 128};
+        const size_t lane_count = map.lanes_are_rows ? r1 - r0 : width, shared_count = map.lanes_are_rows ? width : r1 - r0;
+        dim3 threads(128), blocks((unsigned)shared_count, (unsigned)((lane_count + 127) / 128));
+        const T nu = (T)p->nu;
+        if (dx.dim == 1)
+            pairs_thread_kernel<T, Tout, 1><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, dout);
+        else if (dx.dim <= WIDE_DIM_MAX)
+            pairs_thread_kernel<T, Tout, 2><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, dout);
+        else
+            pairs_thread_kernel<T, Tout, 0><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, dout);
         WW_CUDA_TRY(cudaGetLastError());
         WW_CUDA_TRY(cudaMemcpy2DAsync((char *)out + (r0 - o->row_begin) * o->out_stride * sizeof(Tout),
                                       o->out_stride * sizeof(Tout), dout, width * sizeof(Tout), width * sizeof(Tout),
