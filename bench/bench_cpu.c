@@ -1,6 +1,8 @@
 /* CPU benchmark: prints the Markdown tables of bench/results/cpu.md.
  *
- *   ww_bench [--data PATH/synthetic_control.data] [--quick] [--reps N]
+ *   ww_bench [--data PATH/synthetic_control.data] [--quick] [--matrices] [--reps N]
+ *
+ * --matrices runs the distance-matrix sections only (quick comparisons of the matrix engine).
  *
  * Every time is the best of N calls (default 3) after one warm-up call, measured with
  * clock_gettime(CLOCK_MONOTONIC). Data: uniform random in [0, 1) (fixed seed), stamps 0..n-1,
@@ -462,6 +464,51 @@ static void matrix_table(const char *title, const double *v, size_t count, size_
     free(out), free(t), free(vf), free(tf);
 }
 
+/* Ragged data: lengths drawn uniformly from [min_len, max_len] in a random order, so that series of
+ * one length lie far apart; values random, stamps 0..length-1. Self matrix, each unordered pair once. */
+static void ragged_table(size_t count, size_t min_len, size_t max_len, size_t dim)
+{
+    size_t *offsets = (size_t *)malloc((count + 1) * sizeof(size_t));
+    if (offsets == NULL)
+        die("malloc", WW_ERR_MEMORY);
+    offsets[0] = 0;
+    for (size_t i = 0; i < count; i++)
+        offsets[i + 1] = offsets[i] + min_len + (size_t)(uniform() * (double)(max_len - min_len + 1));
+    const size_t samples = offsets[count];
+    double *v = random_doubles(samples * dim), *t = ramp(samples);
+    double lengths_sum = 0, lengths_sq = 0;
+    for (size_t i = 0; i < count; i++) {
+        const double len = (double)(offsets[i + 1] - offsets[i]);
+        for (size_t s = 0; s < offsets[i + 1] - offsets[i]; s++)
+            t[offsets[i] + s] = (double)s;
+        lengths_sum += len;
+        lengths_sq += len * len;
+    }
+    ww_dataset x = ww_dataset_f64(v, t, offsets, count, 0, dim);
+    const double pairs = (double)count * (double)(count - 1) / 2;
+    const double cells = (lengths_sum * lengths_sum - lengths_sq) / 2; /* sum over i < j of len_i len_j */
+    double *out = (double *)malloc(count * count * sizeof(double));
+    if (out == NULL)
+        die("malloc", WW_ERR_MEMORY);
+    printf("## Distance matrix: ragged (random, lengths %zu..%zu shuffled, dim %zu)\n\n", min_len, max_len, dim);
+    printf("%zu series of random lengths in [%zu, %zu] in random order, dim %zu, stamps 0..length-1, nu = 1, "
+           "lambda = 1. The whole %zu x %zu matrix; each unordered pair computed once (%.0f pairs, %.4g cells). "
+           "GCUPS/core = GCUPS / threads.\n\n",
+           count, min_len, max_len, dim, count, count, pairs, cells);
+    printf("| method | input | threads | time (s) | GCUPS | GCUPS/core |\n");
+    printf("| --- | --- | --- | --- | --- | --- |\n");
+    for (int threads = 1; threads <= 2; threads++) {
+        ww_ctx *ctx = make_ctx(WW_ENGINE_AUTO, threads);
+        double el = time_matrix(ctx, &x, NULL, out, WW_F64);
+        double g = cells / el / 1e9;
+        printf("| ww_twed_pairwise (SIMD across pairs) | double | %d | %.4f | %.3f | %.3f |\n", threads, el, g,
+               g / threads);
+        ww_ctx_destroy(ctx);
+    }
+    printf("\n");
+    free(out), free(v), free(t), free(offsets);
+}
+
 static void bench_matrices(const char *data_path, int quick)
 {
     size_t rows = 0, cols = 0;
@@ -479,6 +526,8 @@ static void bench_matrices(const char *data_path, int quick)
     double *v = random_doubles(count * len * dim);
     matrix_table("## Distance matrix: multivariate (random, dim 8)", v, count, len, dim, 0, quick);
     free(v);
+    ragged_table(count, 40, 80, 1);
+    ragged_table(count, 40, 80, 8);
 }
 
 static const char *find_data(void)
@@ -504,24 +553,29 @@ static const char *find_data(void)
 int main(int argc, char **argv)
 {
     const char *data = NULL;
-    int quick = 0;
+    int quick = 0, matrices_only = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
             data = argv[++i];
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--matrices") == 0)
+            matrices_only = 1;
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
         else {
-            fprintf(stderr, "usage: %s [--data PATH/synthetic_control.data] [--quick] [--reps N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--data PATH/synthetic_control.data] [--quick] [--matrices] [--reps N]\n",
+                    argv[0]);
             return 2;
         }
     }
     if (data == NULL)
         data = find_data();
     print_machine();
-    bench_memory(quick); /* first: it reads the growth of the peak RSS */
-    bench_pairs(quick);
+    if (!matrices_only) {
+        bench_memory(quick); /* first: it reads the growth of the peak RSS */
+        bench_pairs(quick);
+    }
     bench_matrices(data, quick);
 
     printf("Load average (1 min) at the end: %.2f.\n\n", load_average());

@@ -4,8 +4,9 @@
  * interleaved (sample-major, lane-minor) so that every step of the row-by-row sweep does the same
  * arithmetic on LANES independent pairs: the inner loop over lanes vectorises, and the LANES
  * independent dependency chains hide the latency of the add/min chain along a row.
- * A group holds up to LANES consecutive columns of equal length; ragged datasets just make
- * smaller groups. Work items (group, chunk of rows) are shared among threads dynamically. */
+ * The block's columns are sorted by (length, index) and cut into groups of up to LANES columns of
+ * one length, so a ragged dataset whose lengths repeat far apart still fills the lanes. Work items
+ * (group, chunk of rows) are shared among threads dynamically. */
 #include "cpu_common.h"
 
 #include <stdlib.h>
@@ -147,8 +148,13 @@ static void lanes_twed_any(const ww_prepared *a, const lane_group *g, const ww_t
 
 /* ------------------------------------------------------------------ the matrix */
 
+/* A column of the block with its length: the block's columns are sorted by (length, column). */
+typedef struct column_key {
+    size_t length, column;
+} column_key;
+
 typedef struct column_group {
-    size_t begin, count; /* columns [begin, begin + count), count <= LANES, equal lengths */
+    size_t first, count; /* keys [first, first + count) of the sorted columns: count <= LANES, one length */
 } column_group;
 
 typedef struct pairwise_job {
@@ -158,6 +164,7 @@ typedef struct pairwise_job {
     const ww_pairwise_options *o;
     void *out;
     ww_prepared *xp, *yp; /* prepared series, time order */
+    column_key *columns;  /* the block's columns, sorted by (length, column) */
     column_group *groups;
     size_t group_count, row_chunks;
 } pairwise_job;
@@ -197,9 +204,15 @@ static double load(const pairwise_job *job, size_t i, size_t j)
     return o->out_dtype == WW_F32 ? (double)((const float *)job->out)[at] : ((const double *)job->out)[at];
 }
 
+/* Column of lane l of a group. */
+static size_t group_column(const pairwise_job *job, const column_group *cg, size_t l)
+{
+    return job->columns[cg->first + l].column;
+}
+
 static void interleave_group(const pairwise_job *job, const column_group *cg, double *storage, lane_group *g)
 {
-    const size_t nb = series_length(job->y, cg->begin), dim = job->x->dim;
+    const size_t nb = job->columns[cg->first].length, dim = job->x->dim;
     g->length = nb;
     g->dim = dim;
     g->values = storage;
@@ -207,7 +220,7 @@ static void interleave_group(const pairwise_job *job, const column_group *cg, do
     g->delete_cost = g->stamps + (nb + 1) * LANES;
     for (size_t l = 0; l < LANES; l++) {
         /* lanes past the group's end repeat its last column; their results are discarded */
-        const ww_prepared *src = &job->yp[cg->begin + (l < cg->count ? l : cg->count - 1)];
+        const ww_prepared *src = &job->yp[group_column(job, cg, l < cg->count ? l : cg->count - 1)];
         for (size_t s = 0; s <= nb; s++) {
             for (size_t k = 0; k < dim; k++)
                 g->values[(s * dim + k) * LANES + l] = src->values[s * dim + k];
@@ -228,11 +241,11 @@ static ww_status run_item(const pairwise_job *job, size_t item, ww_cpu_scratch *
     int any = 0;
     for (size_t i = r0; i < r1 && !any; i++)
         for (size_t l = 0; l < cg->count && !any; l++)
-            any = entry_needed(job, i, cg->begin + l);
+            any = entry_needed(job, i, group_column(job, cg, l));
     if (!any)
         return WW_OK;
 
-    const size_t nb = series_length(job->y, cg->begin), dim = job->x->dim;
+    const size_t nb = job->columns[cg->first].length, dim = job->x->dim;
     ww_status st = ww_buffer_reserve(&sc->b, (nb + 1) * (dim + 2) * LANES * sizeof(double));
     if (st == WW_OK)
         st = ww_buffer_reserve(&sc->work, 3 * (nb + 1) * LANES * sizeof(double));
@@ -249,7 +262,7 @@ static ww_status run_item(const pairwise_job *job, size_t item, ww_cpu_scratch *
     for (size_t i = r0; i < r1; i++) {
         int row_any = 0;
         for (size_t l = 0; l < cg->count; l++)
-            row_any |= entry_needed(job, i, cg->begin + l);
+            row_any |= entry_needed(job, i, group_column(job, cg, l));
         if (!row_any)
             continue;
         const ww_prepared *a = &job->xp[i];
@@ -258,14 +271,50 @@ static ww_status run_item(const pairwise_job *job, size_t item, ww_cpu_scratch *
         else
             lanes_twed_any(a, &g, job->p, &rw, result);
         size_t stored = 0; /* progress counts the entries kept, as the total does */
-        for (size_t l = 0; l < cg->count; l++)
-            if (entry_needed(job, i, cg->begin + l)) {
-                store(job, i, cg->begin + l, result[l]);
+        for (size_t l = 0; l < cg->count; l++) {
+            const size_t j = group_column(job, cg, l);
+            if (entry_needed(job, i, j)) {
+                store(job, i, j, result[l]);
                 stored++;
             }
+        }
         *cells += (uint64_t)a->length * nb * stored;
     }
     return WW_OK;
+}
+
+static int compare_column_keys(const void *a, const void *b)
+{
+    const column_key *p = (const column_key *)a, *q = (const column_key *)b;
+    if (p->length != q->length)
+        return p->length < q->length ? -1 : 1;
+    return (p->column > q->column) - (p->column < q->column);
+}
+
+/* Sorts the block's columns by (length, column) and cuts the sorted list into groups of up to LANES
+ * columns of one length. The keys are unique, so the order does not depend on the sort's
+ * stability: the lanes a column lands in, and so the results, are deterministic. */
+static void group_columns(pairwise_job *job)
+{
+    const ww_pairwise_options *o = job->o;
+    const size_t n = o->col_end - o->col_begin;
+    int in_order = 1; /* equal-length datasets always are: no sort */
+    for (size_t k = 0; k < n; k++) {
+        job->columns[k].column = o->col_begin + k;
+        job->columns[k].length = series_length(job->y, o->col_begin + k);
+        if (k > 0 && job->columns[k].length < job->columns[k - 1].length)
+            in_order = 0;
+    }
+    if (!in_order)
+        qsort(job->columns, n, sizeof *job->columns, compare_column_keys);
+    job->group_count = 0;
+    for (size_t k = 0; k < n;) {
+        column_group g = {k, 1};
+        while (g.count < LANES && k + g.count < n && job->columns[k + g.count].length == job->columns[k].length)
+            g.count++;
+        job->groups[job->group_count++] = g;
+        k += g.count;
+    }
 }
 
 /* Prepares every series of a dataset (time order) into one block of `storage`. */
@@ -309,17 +358,19 @@ ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datase
     job.o = o;
     job.out = out;
 
-    /* Call-wide scratch: prepared x (and y), their descriptors, the column groups. The sizes are
-     * checked before any value is read (the dataset checks bound each term, not their sum), and so
-     * is the per-thread lane buffer of the longest column, which is at most yd_all * LANES doubles. */
+    /* Call-wide scratch: prepared x (and y), their descriptors, the column groups, the block's
+     * sorted columns, the prefix sums of the column lengths. All are multiples of 8 bytes, so each
+     * part stays aligned. The sizes are checked before any value is read (the dataset checks bound
+     * each term, not their sum), and so is the per-thread lane buffer of the longest column, which
+     * is at most yd_all * LANES doubles. */
     size_t xd = dataset_prepared_doubles(x), yd = job.self ? 0 : dataset_prepared_doubles(y);
     size_t yd_all = job.self ? xd : yd;
-    size_t ny = job.y->count;
-    size_t terms[5] = {xd, yd, x->count + (job.self ? 0 : ny), ny, ny + 1};
-    const size_t term_size[5] = {sizeof(double), sizeof(double), sizeof(ww_prepared), sizeof(column_group),
-                                 sizeof(uint64_t)};
+    size_t ny = job.y->count, block_cols = o->col_end - o->col_begin;
+    size_t terms[6] = {xd, yd, x->count + (job.self ? 0 : ny), block_cols, block_cols, ny + 1};
+    const size_t term_size[6] = {sizeof(double),       sizeof(double),     sizeof(ww_prepared),
+                                 sizeof(column_group), sizeof(column_key), sizeof(uint64_t)};
     size_t bytes = 64, lane_bytes;
-    for (int t = 0; t < 5; t++) {
+    for (int t = 0; t < 6; t++) {
         if (!ww_mul_size(terms[t], term_size[t], &terms[t]) || terms[t] > SIZE_MAX - bytes)
             return WW_ERR_OVERFLOW;
         bytes += terms[t];
@@ -338,24 +389,17 @@ ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datase
     job.xp = (ww_prepared *)(storage + xd + yd);
     job.yp = job.self ? job.xp : job.xp + x->count;
     job.groups = (column_group *)(job.xp + x->count + (job.self ? 0 : ny));
+    job.columns = (column_key *)(job.groups + block_cols);
     prepare_dataset(x, p, storage, job.xp);
     if (!job.self)
         prepare_dataset(y, p, storage + xd, job.yp);
-
-    for (size_t j = o->col_begin; j < o->col_end;) {
-        column_group g = {j, 1};
-        size_t len = series_length(job.y, j);
-        while (g.count < LANES && j + g.count < o->col_end && series_length(job.y, j + g.count) == len)
-            g.count++;
-        job.groups[job.group_count++] = g;
-        j += g.count;
-    }
+    group_columns(&job);
     size_t rows = o->row_end - o->row_begin;
     job.row_chunks = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
     const size_t items = job.group_count * job.row_chunks;
 
     /* total cells, for progress: per row, the needed columns' lengths from prefix sums */
-    uint64_t *prefix = (uint64_t *)(job.groups + ny);
+    uint64_t *prefix = (uint64_t *)(job.columns + block_cols);
     prefix[0] = 0;
     for (size_t j = 0; j < ny; j++)
         prefix[j + 1] = prefix[j] + series_length(job.y, j);

@@ -242,6 +242,7 @@ struct set_buffers {
 struct pairwise_state {
     set_buffers x, y;
     ww_device_buffer out;
+    cudaEvent_t copied[2]; /* a chunk has reached pinned memory */
 };
 
 /* The context owns one pairwise_state; allocated on first use. */
@@ -262,6 +263,9 @@ void ww_cuda_pairwise_release(ww_cuda_state *s)
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         if (all[k]->ptr)
             cudaFree(all[k]->ptr);
+    for (int k = 0; k < 2; k++)
+        if (ps->copied[k])
+            cudaEventDestroy(ps->copied[k]);
     free(ps);
     s->pairwise = NULL;
 }
@@ -379,11 +383,31 @@ static ww_status run_thread_chunks(ww_cuda_state *s, const device_set<T> &dx, co
     const size_t rows = o->row_end - o->row_begin;
     if (rows_per_chunk > rows)
         rows_per_chunk = rows;
-    ww_status st = ww_device_reserve(&ps->out, rows_per_chunk * width * sizeof(Tout));
+    /* Two chunks in flight: while the GPU computes chunk k+1, chunk k travels to pinned memory and
+     * the host copies the previous one into the caller's matrix. */
+    const size_t chunk_elems = rows_per_chunk * width;
+    ww_status st = ww_device_reserve(&ps->out, 2 * chunk_elems * sizeof(Tout));
+    if (st == WW_OK)
+        st = ww_pinned_reserve(s, 2 * chunk_elems * sizeof(Tout));
     if (st != WW_OK)
         return st;
-    Tout *dout = (Tout *)ps->out.ptr;
+    for (int k = 0; k < 2; k++)
+        if (ps->copied[k] == NULL)
+            WW_CUDA_TRY(cudaEventCreateWithFlags(&ps->copied[k], cudaEventDisableTiming));
+    Tout *dout = (Tout *)ps->out.ptr, *pinned = (Tout *)s->pinned;
     const uint64_t total = (uint64_t)rows * width * cells_per_pair;
+    /* copies chunk rows [q0, q1) from pinned buffer `buf` to the caller's matrix, reports progress */
+    auto drain = [&](size_t q0, size_t q1, int buf) -> ww_status {
+        WW_CUDA_TRY(cudaEventSynchronize(ps->copied[buf]));
+        const Tout *src = pinned + (size_t)buf * chunk_elems;
+        for (size_t r = q0; r < q1; r++)
+            memcpy((Tout *)out + (r - o->row_begin) * o->out_stride, src + (r - q0) * width, width * sizeof(Tout));
+        if (o->progress && o->progress((uint64_t)(q1 - o->row_begin) * width * cells_per_pair, total, o->progress_user))
+            return WW_ERR_CANCELLED;
+        return WW_OK;
+    };
+    size_t prev0 = 0, prev1 = 0;
+    int buf = 0, have_prev = 0;
     for (size_t r0 = o->row_begin; r0 < o->row_end; r0 += rows_per_chunk) {
         const size_t r1 = r0 + rows_per_chunk < o->row_end ? r0 + rows_per_chunk : o->row_end;
         block_geometry g = {r0, r1, o->row_begin, o->row_end, o->col_begin, o->col_end, width, self};
@@ -392,21 +416,27 @@ static ww_status run_thread_chunks(ww_cuda_state *s, const device_set<T> &dx, co
         const size_t lane_count = map.lanes_are_rows ? r1 - r0 : width, shared_count = map.lanes_are_rows ? width : r1 - r0;
         dim3 threads(128), blocks((unsigned)shared_count, (unsigned)((lane_count + 127) / 128));
         const T nu = (T)p->nu;
+        Tout *d = dout + (size_t)buf * chunk_elems;
         if (dx.dim == 1)
-            pairs_thread_kernel<T, Tout, 1><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, dout);
+            pairs_thread_kernel<T, Tout, 1><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, d);
         else if (dx.dim <= WIDE_DIM_MAX)
-            pairs_thread_kernel<T, Tout, 2><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, dout);
+            pairs_thread_kernel<T, Tout, 2><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, d);
         else
-            pairs_thread_kernel<T, Tout, 0><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, dout);
+            pairs_thread_kernel<T, Tout, 0><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, d);
         WW_CUDA_TRY(cudaGetLastError());
-        WW_CUDA_TRY(cudaMemcpy2DAsync((char *)out + (r0 - o->row_begin) * o->out_stride * sizeof(Tout),
-                                      o->out_stride * sizeof(Tout), dout, width * sizeof(Tout), width * sizeof(Tout),
-                                      r1 - r0, cudaMemcpyDeviceToHost, s->stream));
-        WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
-        if (o->progress && o->progress((uint64_t)(r1 - o->row_begin) * width * cells_per_pair, total, o->progress_user))
-            return WW_ERR_CANCELLED;
+        WW_CUDA_TRY(cudaMemcpyAsync(pinned + (size_t)buf * chunk_elems, d, (r1 - r0) * width * sizeof(Tout),
+                                    cudaMemcpyDeviceToHost, s->stream));
+        WW_CUDA_TRY(cudaEventRecord(ps->copied[buf], s->stream));
+        if (have_prev && (st = drain(prev0, prev1, buf ^ 1)) != WW_OK)
+            break;
+        prev0 = r0, prev1 = r1, have_prev = 1;
+        buf ^= 1;
     }
-    return WW_OK;
+    if (st == WW_OK && have_prev)
+        st = drain(prev0, prev1, buf ^ 1);
+    if (st != WW_OK)
+        cudaStreamSynchronize(s->stream); /* leave no copy in flight into buffers we own */
+    return st;
 }
 
 /* Long series: every needed entry through the single-pair engine (which fills the GPU). */
