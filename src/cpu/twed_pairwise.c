@@ -165,6 +165,7 @@ typedef struct pairwise_job {
     void *out;
     ww_prepared *xp, *yp; /* prepared series, time order */
     column_key *columns;  /* the block's columns, sorted by (length, column) */
+    size_t *sorted_position; /* of block column c in `columns`: sorted_position[c - col_begin] */
     column_group *groups;
     size_t group_count, row_chunks;
 } pairwise_job;
@@ -175,7 +176,12 @@ static size_t series_length(const ww_dataset *x, size_t i)
 }
 
 /* In the self matrix, (i, j) is computed unless it is on the diagonal or its mirror (j, i) is in
- * the block too and will be computed instead. */
+ * the block too and will be computed instead. Of two mirrored entries, the one whose column comes
+ * later in the sorted column order is computed: a row then needs only the groups from its own group
+ * on, a triangle of groups, whereas "j > i" would make a group of columns scattered over the block
+ * run for nearly every row and discard half of its lanes. With equal lengths the sorted order is
+ * the index order, so this is the upper triangle. Either entry of a mirrored pair has the same
+ * bits: each operation of the recurrence is symmetric in the two series. */
 static int entry_needed(const pairwise_job *job, size_t i, size_t j)
 {
     if (!job->self)
@@ -184,7 +190,8 @@ static int entry_needed(const pairwise_job *job, size_t i, size_t j)
         return 0;
     const ww_pairwise_options *o = job->o;
     int mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
-    return !(mirror_in_block && j < i);
+    return !(mirror_in_block &&
+             job->sorted_position[j - o->col_begin] < job->sorted_position[i - o->col_begin]);
 }
 
 static void store(const pairwise_job *job, size_t i, size_t j, double v)
@@ -315,6 +322,8 @@ static void group_columns(pairwise_job *job)
         job->groups[job->group_count++] = g;
         k += g.count;
     }
+    for (size_t k = 0; k < n; k++)
+        job->sorted_position[job->columns[k].column - o->col_begin] = k;
 }
 
 /* Prepares every series of a dataset (time order) into one block of `storage`. */
@@ -359,18 +368,18 @@ ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datase
     job.out = out;
 
     /* Call-wide scratch: prepared x (and y), their descriptors, the column groups, the block's
-     * sorted columns, the prefix sums of the column lengths. All are multiples of 8 bytes, so each
+     * sorted columns and their positions, the prefix sums of the column lengths. All are multiples of 8 bytes, so each
      * part stays aligned. The sizes are checked before any value is read (the dataset checks bound
      * each term, not their sum), and so is the per-thread lane buffer of the longest column, which
      * is at most yd_all * LANES doubles. */
     size_t xd = dataset_prepared_doubles(x), yd = job.self ? 0 : dataset_prepared_doubles(y);
     size_t yd_all = job.self ? xd : yd;
     size_t ny = job.y->count, block_cols = o->col_end - o->col_begin;
-    size_t terms[6] = {xd, yd, x->count + (job.self ? 0 : ny), block_cols, block_cols, ny + 1};
-    const size_t term_size[6] = {sizeof(double),       sizeof(double),     sizeof(ww_prepared),
-                                 sizeof(column_group), sizeof(column_key), sizeof(uint64_t)};
+    size_t terms[7] = {xd, yd, x->count + (job.self ? 0 : ny), block_cols, block_cols, block_cols, ny + 1};
+    const size_t term_size[7] = {sizeof(double),       sizeof(double),     sizeof(ww_prepared), sizeof(column_group),
+                                 sizeof(column_key), sizeof(size_t), sizeof(uint64_t)};
     size_t bytes = 64, lane_bytes;
-    for (int t = 0; t < 6; t++) {
+    for (int t = 0; t < 7; t++) {
         if (!ww_mul_size(terms[t], term_size[t], &terms[t]) || terms[t] > SIZE_MAX - bytes)
             return WW_ERR_OVERFLOW;
         bytes += terms[t];
@@ -390,6 +399,7 @@ ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datase
     job.yp = job.self ? job.xp : job.xp + x->count;
     job.groups = (column_group *)(job.xp + x->count + (job.self ? 0 : ny));
     job.columns = (column_key *)(job.groups + block_cols);
+    job.sorted_position = (size_t *)(job.columns + block_cols);
     prepare_dataset(x, p, storage, job.xp);
     if (!job.self)
         prepare_dataset(y, p, storage + xd, job.yp);
@@ -398,8 +408,10 @@ ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datase
     job.row_chunks = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
     const size_t items = job.group_count * job.row_chunks;
 
-    /* total cells, for progress: per row, the needed columns' lengths from prefix sums */
-    uint64_t *prefix = (uint64_t *)(job.columns + block_cols);
+    /* total cells, for progress: per row, the needed columns' lengths from prefix sums. Counting the
+     * mirrored entries of rows x columns as j < i gives the same sum as entry_needed's sorted order
+     * does: each unordered pair counts once, with the same product of lengths. */
+    uint64_t *prefix = (uint64_t *)(job.sorted_position + block_cols);
     prefix[0] = 0;
     for (size_t j = 0; j < ny; j++)
         prefix[j + 1] = prefix[j] + series_length(job.y, j);
