@@ -201,6 +201,28 @@ WW_API ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_da
                              const ww_twed_params *p, size_t k, size_t *indices, double *distances,
                              const ww_pairwise_options *opt);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Indexes: a dataset prepared once and kept by the context, for repeated queries              */
+/* ------------------------------------------------------------------------------------------ */
+/* Like a FAISS index on the GPU: with the CUDA backend the series are converted, their deletion
+ * costs computed and the result kept in device memory, so a query pays only for its own series and
+ * the distances. With the CPU backend the index keeps a private copy. The TWED parameters are part
+ * of the preparation. The caller's buffers may be freed once ww_index_create returns. An index is
+ * used with the context that made it, and destroyed before it. */
+typedef struct ww_index ww_index;
+
+WW_API ww_status ww_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index **out);
+WW_API void ww_index_destroy(ww_index *index);
+WW_API size_t ww_index_count(const ww_index *index);
+
+/* Distances of every query to every indexed series: queries->count rows of ww_index_count()
+ * columns (or the block of opt), as ww_twed_pairwise(ctx, queries, x, ...) would give. */
+WW_API ww_status ww_index_pairwise(ww_ctx *ctx, const ww_index *index, const ww_dataset *queries, void *out,
+                                   const ww_pairwise_options *opt);
+/* The k nearest indexed series of each query, as ww_twed_knn(ctx, queries, x, ...) would give. */
+WW_API ww_status ww_index_knn(ww_ctx *ctx, const ww_index *index, const ww_dataset *queries, size_t k,
+                              size_t *indices, double *distances, const ww_pairwise_options *opt);
+
 #ifdef __cplusplus
 }
 #endif

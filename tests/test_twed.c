@@ -116,3 +116,120 @@ void test_pairwise_matches_single(void)
         }
     }
 }
+
+#include "common/internal.h"
+
+/* The mirror pass of self matrices, on every block shape around the diagonal, both dtypes. */
+void test_matrix_fill_mirror(void)
+{
+    const size_t n = 150;
+    const size_t blocks[][4] = {{0, 150, 0, 150}, {10, 90, 0, 150}, {0, 150, 40, 149}, {30, 100, 60, 140},
+                                {100, 150, 0, 50}, {64, 129, 63, 130}, {7, 8, 0, 150}};
+    for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+        for (int f32 = 0; f32 < 2; f32++) {
+            ww_pairwise_options o = ww_pairwise_options_default();
+            o.row_begin = blocks[b][0], o.row_end = blocks[b][1];
+            o.col_begin = blocks[b][2], o.col_end = blocks[b][3];
+            o.out_stride = o.col_end - o.col_begin + 3;
+            o.out_dtype = f32 ? WW_F32 : WW_F64;
+            size_t rows = o.row_end - o.row_begin, cells = rows * o.out_stride;
+            double *d = malloc(cells * sizeof(double));
+            float *f = (float *)d;
+            /* computed entries hold a symmetric function of (i, j); the rest is poison */
+            for (size_t i = o.row_begin; i < o.row_end; i++)
+                for (size_t k = 0; k < o.out_stride; k++) {
+                    size_t j = o.col_begin + k;
+                    int mirrored = j < o.col_end && j != i && j >= o.row_begin && j < o.row_end &&
+                                   i >= o.col_begin && i < o.col_end && j < i;
+                    double v = (j < o.col_end && !mirrored && j != i) ? (double)(i * n + j + j * n + i) : -1.0;
+                    size_t at = (i - o.row_begin) * o.out_stride + k;
+                    if (f32)
+                        f[at] = (float)v;
+                    else
+                        d[at] = v;
+                }
+            ww_matrix_fill_mirror(&o, d, 2);
+            for (size_t i = o.row_begin; i < o.row_end; i++)
+                for (size_t k = 0; k < o.out_stride; k++) {
+                    size_t j = o.col_begin + k, at = (i - o.row_begin) * o.out_stride + k;
+                    double v = f32 ? (double)f[at] : d[at];
+                    double want = j >= o.col_end ? -1.0 : i == j ? 0.0 : (double)(i * n + j + j * n + i);
+                    CHECK(v == want);
+                }
+            free(d);
+        }
+}
+
+/* Indexes answer like the plain calls, survive the caller's buffers, and refuse bad input. A GPU
+ * context is used when one is available, so the same test covers both backends. */
+static void index_checks(ww_backend backend)
+{
+    ww_rng r = {4242};
+    const size_t count = 70, dim = 3, nq = 9;
+    size_t offsets[71], qoff[10];
+    offsets[0] = qoff[0] = 0;
+    for (size_t i = 0; i < count; i++)
+        offsets[i + 1] = offsets[i] + 5 + ww_rng_below(&r, 60);
+    for (size_t i = 0; i < nq; i++)
+        qoff[i + 1] = qoff[i] + 1 + ww_rng_below(&r, 80);
+    double *v = malloc(offsets[count] * dim * sizeof(double)), *t = malloc(offsets[count] * sizeof(double));
+    double *qv = malloc(qoff[nq] * dim * sizeof(double));
+    random_series(&r, offsets[count], dim, 1, v, t);
+    /* stamps must increase within each series: random_series made one increasing run overall */
+    random_series(&r, qoff[nq], dim, 0, qv, NULL);
+    ww_dataset x = ww_dataset_f64(v, t, offsets, count, 0, dim);
+    ww_dataset q = ww_dataset_f64(qv, NULL, qoff, nq, 0, dim);
+    ww_twed_params p = {0.2, 0.7, 2};
+    ww_ctx *ctx = make_ctx(backend, WW_ENGINE_AUTO, 2);
+    double *want = malloc(nq * count * sizeof(double)), *got = malloc(nq * count * sizeof(double));
+    size_t wi[9 * 4], gi[9 * 4];
+    double wd[9 * 4], gd[9 * 4];
+    CHECK_STATUS(ww_twed_pairwise(ctx, &q, &x, &p, want, NULL), WW_OK);
+    CHECK_STATUS(ww_twed_knn(ctx, &q, &x, &p, 4, wi, wd, NULL), WW_OK);
+    ww_index *ix = NULL;
+    CHECK_STATUS(ww_index_create(ctx, &x, &p, &ix), WW_OK);
+    CHECK(ww_index_count(ix) == count);
+    /* the index has its own copy: wreck the caller's buffer */
+    for (size_t k = 0; k < offsets[count] * dim; k++)
+        v[k] = NAN;
+    for (size_t k = 0; k < nq * count; k++)
+        got[k] = NAN;
+    CHECK_STATUS(ww_index_pairwise(ctx, ix, &q, got, NULL), WW_OK);
+    for (size_t k = 0; k < nq * count; k++)
+        CHECK_CLOSE(got[k], want[k], 1e-12);
+    CHECK_STATUS(ww_index_knn(ctx, ix, &q, 4, gi, gd, NULL), WW_OK);
+    for (size_t k = 0; k < nq * 4; k++) {
+        CHECK(gi[k] == wi[k]);
+        CHECK_CLOSE(gd[k], wd[k], 1e-12);
+    }
+    /* a block of the query matrix */
+    ww_pairwise_options o = ww_pairwise_options_default();
+    o.row_begin = 2, o.row_end = 7, o.col_begin = 10, o.col_end = 60;
+    CHECK_STATUS(ww_index_pairwise(ctx, ix, &q, got, &o), WW_OK);
+    for (size_t i = 2; i < 7; i++)
+        for (size_t j = 10; j < 60; j++)
+            CHECK_CLOSE(got[(i - 2) * 50 + (j - 10)], want[i * count + j], 1e-12);
+    /* bad uses */
+    ww_ctx *other = make_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 1);
+    CHECK_STATUS(ww_index_pairwise(other, ix, &q, got, NULL), WW_ERR_BACKEND);
+    CHECK_STATUS(ww_index_knn(ctx, ix, &q, count + 1, gi, gd, NULL), WW_ERR_SHAPE);
+    float qf[4] = {1, 2, 3, 4};
+    ww_dataset q32 = ww_dataset_f32(qf, NULL, NULL, 1, 4, dim == 3 ? 1 : 1);
+    CHECK_STATUS(ww_index_pairwise(ctx, ix, &q32, got, NULL), WW_ERR_SHAPE); /* dim 1 vs 3 */
+    ww_index *bad = NULL;
+    CHECK_STATUS(ww_index_create(ctx, &x, &p, &bad), WW_ERR_NONFINITE); /* the wrecked buffer */
+    CHECK(bad == NULL);
+    ww_index_destroy(ix);
+    ww_ctx_destroy(other);
+    ww_ctx_destroy(ctx);
+    free(v), free(t), free(qv), free(want), free(got);
+}
+
+void test_index_cpu(void) { index_checks(WW_BACKEND_CPU); }
+
+void test_index_gpu(void)
+{
+    if (!ww_cuda_available())
+        SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
+    index_checks(WW_BACKEND_CUDA);
+}

@@ -523,40 +523,37 @@ static int knn_progress_relay(uint64_t done, uint64_t chunk_total, void *user)
     return kp->user_fn(kp->done_before + done, kp->total, kp->user);
 }
 
-ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *x,
-                      const ww_twed_params *p, size_t k, size_t *indices, double *distances,
-                      const ww_pairwise_options *opt)
+/* Distances of a chunk of queries to every series of the searched set, row-major. */
+typedef ww_status (*knn_rows_fn)(ww_ctx *ctx, const ww_dataset *chunk, double *rows, const ww_pairwise_options *po,
+                                 const void *user);
+
+/* kNN over any searched set of `count` series and `samples` samples: distance rows for chunks of
+ * queries, then a selection per query. */
+static ww_status knn_search(ww_ctx *ctx, const ww_dataset *queries, size_t count, uint64_t samples, knn_rows_fn rows_of,
+                            const void *user, size_t k, size_t *indices, double *distances,
+                            const ww_pairwise_options *opt)
 {
-    if (ctx == NULL || queries == NULL || x == NULL || indices == NULL || distances == NULL)
-        return WW_ERR_NULL_POINTER;
-    ww_status st = ww_check_dataset_shape(queries);
-    if (st == WW_OK)
-        st = ww_check_dataset_shape(x);
-    if (st != WW_OK)
-        return st;
-    if (k == 0 || k > x->count)
+    if (k == 0 || k > count)
         return WW_ERR_SHAPE;
-    /* Distances of a chunk of queries against all of x, then a selection per query. */
     size_t chunk = 256;
     if (chunk > queries->count)
         chunk = queries->count;
     size_t row_bytes, best_bytes;
-    if (!ww_mul_size(chunk, x->count, &row_bytes) || !ww_mul_size(row_bytes, sizeof(double), &row_bytes) ||
+    if (!ww_mul_size(chunk, count, &row_bytes) || !ww_mul_size(row_bytes, sizeof(double), &row_bytes) ||
         !ww_mul_size(k, sizeof(knn_entry), &best_bytes) || row_bytes > SIZE_MAX - best_bytes)
         return WW_ERR_OVERFLOW;
-    /* Not ctx->shared: ww_twed_pairwise below keeps its own scratch there (and may reallocate it). */
+    /* Not ctx->shared: the matrix engines keep their own scratch there (and may reallocate it). */
     char *scratch = (char *)malloc(row_bytes + best_bytes);
     if (scratch == NULL)
         return WW_ERR_MEMORY;
     double *rows = (double *)scratch;
     knn_entry *best = (knn_entry *)(scratch + row_bytes);
 
-    /* Progress over the whole call: cells = (query samples) * (samples of x). */
-    const uint64_t x_samples = x->offsets ? x->offsets[x->count] : (uint64_t)x->count * x->length;
+    /* Progress over the whole call: cells = (query samples) * (samples of the searched set). */
     const uint64_t q_samples =
         queries->offsets ? queries->offsets[queries->count] : (uint64_t)queries->count * queries->length;
-    knn_progress kp = {opt ? opt->progress : NULL, opt ? opt->progress_user : NULL, 0,
-                       q_samples * x_samples};
+    knn_progress kp = {opt ? opt->progress : NULL, opt ? opt->progress_user : NULL, 0, q_samples * samples};
+    ww_status st = WW_OK;
     for (size_t q0 = 0; q0 < queries->count; q0 += chunk) {
         size_t q1 = q0 + chunk < queries->count ? q0 + chunk : queries->count;
         ww_dataset qs = *queries;
@@ -582,7 +579,7 @@ ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *
             po.progress = knn_progress_relay;
             po.progress_user = &kp;
         }
-        st = ww_twed_pairwise(ctx, &qs, x, p, rows, &po);
+        st = rows_of(ctx, &qs, rows, &po, user);
         free(sub_offsets);
         if (st != WW_OK) {
             free(scratch);
@@ -591,7 +588,7 @@ ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *
         const uint64_t chunk_samples = queries->offsets
                                            ? queries->offsets[q1] - queries->offsets[q0]
                                            : (uint64_t)(q1 - q0) * queries->length;
-        kp.done_before += chunk_samples * x_samples;
+        kp.done_before += chunk_samples * samples;
         /* The first chunk's call checked sizes, x and its queries; check the other queries too
          * before writing any result, so that a bad input leaves indices and distances untouched. */
         for (size_t q = q1; q0 == 0 && q < queries->count && queries->memory == WW_HOST; q++) {
@@ -604,9 +601,9 @@ ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *
             }
         }
         for (size_t q = q0; q < q1; q++) {
-            const double *row = rows + (q - q0) * x->count;
+            const double *row = rows + (q - q0) * count;
             size_t filled = 0;
-            for (size_t j = 0; j < x->count; j++)
+            for (size_t j = 0; j < count; j++)
                 knn_insert(best, &filled, k, row[j], j);
             for (size_t r = 0; r < k; r++) {
                 indices[q * k + r] = best[r].index;
@@ -616,4 +613,144 @@ ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *
     }
     free(scratch);
     return WW_OK;
+}
+
+typedef struct knn_dataset_target {
+    const ww_dataset *x;
+    const ww_twed_params *p;
+} knn_dataset_target;
+
+static ww_status rows_against_dataset(ww_ctx *ctx, const ww_dataset *chunk, double *rows,
+                                      const ww_pairwise_options *po, const void *user)
+{
+    const knn_dataset_target *t = (const knn_dataset_target *)user;
+    return ww_twed_pairwise(ctx, chunk, t->x, t->p, rows, po);
+}
+
+static uint64_t dataset_samples(const ww_dataset *x)
+{
+    return x->offsets ? (uint64_t)x->offsets[x->count] : (uint64_t)x->count * x->length;
+}
+
+ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *x,
+                      const ww_twed_params *p, size_t k, size_t *indices, double *distances,
+                      const ww_pairwise_options *opt)
+{
+    if (ctx == NULL || queries == NULL || x == NULL || indices == NULL || distances == NULL)
+        return WW_ERR_NULL_POINTER;
+    ww_status st = ww_check_dataset_shape(queries);
+    if (st == WW_OK)
+        st = ww_check_dataset_shape(x);
+    if (st != WW_OK)
+        return st;
+    knn_dataset_target t = {x, p};
+    return knn_search(ctx, queries, x->count, dataset_samples(x), rows_against_dataset, &t, k, indices, distances,
+                      opt);
+}
+
+/* ---------------------------------------------------------------- indexes */
+
+ww_status ww_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index **out)
+{
+    if (ctx == NULL || out == NULL)
+        return WW_ERR_NULL_POINTER;
+    *out = NULL;
+    ww_twed_params params = p ? *p : ww_twed_params_default();
+    ww_status st = ww_twed_params_check(&params);
+    if (st == WW_OK)
+        st = ww_check_dataset_shape(x);
+    if (st != WW_OK)
+        return st;
+    if (x->memory == WW_DEVICE && ctx->cuda == NULL)
+        return WW_ERR_MEMORY_KIND;
+    ww_index *ix = (ww_index *)calloc(1, sizeof *ix);
+    if (ix == NULL)
+        return WW_ERR_MEMORY;
+    ix->ctx = ctx;
+    ix->params = params;
+    ix->count = x->count;
+    if (ctx->backend == WW_BACKEND_CUDA) {
+        st = ww_cuda_index_create(ctx, x, &params, ix);
+    } else {
+        st = ww_dataset_check(x);
+        if (st == WW_OK)
+            st = ww_index_copy_host(x, ix);
+    }
+    if (st != WW_OK) {
+        ww_index_destroy(ix);
+        return st;
+    }
+    *out = ix;
+    return WW_OK;
+}
+
+void ww_index_destroy(ww_index *ix)
+{
+    if (ix == NULL)
+        return;
+    if (ix->device)
+        ww_cuda_index_destroy(ix);
+    free(ix->host_storage);
+    free(ix);
+}
+
+size_t ww_index_count(const ww_index *ix) { return ix ? ix->count : 0; }
+
+ww_status ww_index_copy_host(const ww_dataset *x, ww_index *ix)
+{
+    const size_t es = x->dtype == WW_F32 ? sizeof(float) : sizeof(double);
+    const size_t samples = x->offsets ? x->offsets[x->count] : x->count * x->length;
+    size_t vbytes = samples * x->dim * es, tbytes = x->stamps ? samples * es : 0;
+    size_t obytes = x->offsets ? (x->count + 1) * sizeof(size_t) : 0;
+    char *mem = (char *)malloc(vbytes + tbytes + obytes + 1);
+    if (mem == NULL)
+        return WW_ERR_MEMORY;
+    memcpy(mem, x->values, vbytes);
+    if (tbytes)
+        memcpy(mem + vbytes, x->stamps, tbytes);
+    if (obytes)
+        memcpy(mem + vbytes + tbytes, x->offsets, obytes);
+    ix->host = *x;
+    ix->host.values = mem;
+    ix->host.stamps = tbytes ? mem + vbytes : NULL;
+    ix->host.offsets = obytes ? (const size_t *)(mem + vbytes + tbytes) : NULL;
+    ix->host.memory = WW_HOST;
+    ix->host_storage = mem;
+    return WW_OK;
+}
+
+ww_status ww_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_dataset *queries, void *out,
+                            const ww_pairwise_options *opt)
+{
+    if (ctx == NULL || ix == NULL || out == NULL)
+        return WW_ERR_NULL_POINTER;
+    if (ix->ctx != ctx)
+        return WW_ERR_BACKEND;
+    ww_pairwise_options o;
+    ww_status st = resolve_pairwise(queries, &ix->host, opt, &o);
+    if (st != WW_OK)
+        return st;
+    if (ix->device)
+        return ww_cuda_index_pairwise(ctx, ix, queries, out, &o);
+    if (queries->memory == WW_DEVICE)
+        return WW_ERR_MEMORY_KIND;
+    return ww_cpu_twed_pairwise(ctx, queries, &ix->host, &ix->params, out, &o);
+}
+
+static ww_status rows_against_index(ww_ctx *ctx, const ww_dataset *chunk, double *rows, const ww_pairwise_options *po,
+                                    const void *user)
+{
+    return ww_index_pairwise(ctx, (const ww_index *)user, chunk, rows, po);
+}
+
+ww_status ww_index_knn(ww_ctx *ctx, const ww_index *ix, const ww_dataset *queries, size_t k, size_t *indices,
+                       double *distances, const ww_pairwise_options *opt)
+{
+    if (ctx == NULL || ix == NULL || queries == NULL || indices == NULL || distances == NULL)
+        return WW_ERR_NULL_POINTER;
+    ww_status st = ww_check_dataset_shape(queries);
+    if (st != WW_OK)
+        return st;
+    return knn_search(ctx, queries, ix->count, dataset_samples(&ix->host), rows_against_index, ix, k, indices,
+                      distances, opt);
 }

@@ -59,11 +59,29 @@ struct ww_ctx {
     ww_cuda_state *cuda; /* NULL on the CPU backend */
 };
 
+/* A prepared dataset (wavewarp.h). `host` is a private host copy, or with the CUDA backend a
+ * descriptor of the caller's data kept for shapes and for long series that go through the pair
+ * engine (host_storage then owns a copy too); `device` is the backend's prepared copy. */
+struct ww_index {
+    ww_ctx *ctx;
+    ww_twed_params params;
+    size_t count;
+    ww_dataset host;
+    void *host_storage;
+    void *device;
+};
+
+ww_status ww_index_copy_host(const ww_dataset *x, ww_index *ix);
+
 /* Checks of descriptors (host data only for the element checks). */
 ww_status ww_check_series_shape(const ww_series *s);
 ww_status ww_check_dataset_shape(const ww_dataset *x);
 ww_status ww_check_values_host(const void *values, const void *stamps, size_t length, size_t dim,
                                ww_dtype dtype);
+
+/* Completes a self-matrix block: copies every entry whose mirror was computed instead (j < i, both
+ * (i, j) and (j, i) in the block) and zeroes the diagonal (src/common/matrix.c). */
+void ww_matrix_fill_mirror(const ww_pairwise_options *o, void *out, int threads);
 
 /* ---- CPU engines (src/cpu) ---- */
 double ww_cpu_twed_reference(const ww_prepared *a, const ww_prepared *b_reversed,
@@ -91,6 +109,10 @@ ww_status ww_cuda_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b,
 ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
                                 const ww_twed_params *p, void *out,
                                 const ww_pairwise_options *opt);
+ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index *ix);
+void ww_cuda_index_destroy(ww_index *ix);
+ww_status ww_cuda_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_dataset *queries, void *out,
+                                 const ww_pairwise_options *opt);
 
 #ifdef __cplusplus
 }

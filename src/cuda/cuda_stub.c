@@ -20,3 +20,15 @@ ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datas
     (void)ctx, (void)x, (void)y, (void)p, (void)out, (void)opt;
     return WW_ERR_NO_CUDA;
 }
+ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index *ix)
+{
+    (void)ctx, (void)x, (void)p, (void)ix;
+    return WW_ERR_NO_CUDA;
+}
+void ww_cuda_index_destroy(ww_index *ix) { (void)ix; }
+ww_status ww_cuda_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_dataset *queries, void *out,
+                                 const ww_pairwise_options *opt)
+{
+    (void)ctx, (void)ix, (void)queries, (void)out, (void)opt;
+    return WW_ERR_NO_CUDA;
+}

@@ -348,26 +348,6 @@ static ww_status upload_set(ww_cuda_state *s, const ww_dataset *d, const ww_twed
     return WW_OK;
 }
 
-/* Fills the entries of the self matrix that mirror computed ones (the device wrote 0 there). */
-static void mirror_block(const ww_pairwise_options *o, void *out)
-{
-    const size_t tile = 64;
-    for (size_t i0 = o->row_begin; i0 < o->row_end; i0 += tile)
-        for (size_t j0 = o->col_begin; j0 < o->col_end; j0 += tile)
-            for (size_t i = i0; i < i0 + tile && i < o->row_end; i++)
-                for (size_t j = j0; j < j0 + tile && j < o->col_end; j++) {
-                    bool mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
-                    if (i == j || !(mirror_in_block && j < i))
-                        continue;
-                    size_t to = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
-                    size_t from = (j - o->row_begin) * o->out_stride + (i - o->col_begin);
-                    if (o->out_dtype == WW_F32)
-                        ((float *)out)[to] = ((float *)out)[from];
-                    else
-                        ((double *)out)[to] = ((double *)out)[from];
-                }
-}
-
 template <typename T, typename Tout>
 static ww_status run_thread_chunks(ww_cuda_state *s, const device_set<T> &dx, const device_set<T> &dy, int self,
                                    const ww_twed_params *p, void *out, const ww_pairwise_options *o,
@@ -471,9 +451,16 @@ static ww_status run_pairs_one_by_one(ww_ctx *ctx, const ww_dataset *x, const ww
     return WW_OK;
 }
 
+/* The columns' series already on the device (an index), or NULL to upload y (or use x when y is
+ * NULL: the self matrix). */
+template <typename T> struct prepared_columns {
+    device_set<T> set;
+    size_t max_length;
+};
+
 template <typename T>
-static ww_status run_matrix(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p, void *out,
-                            const ww_pairwise_options *o)
+static ww_status run_matrix(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const prepared_columns<T> *cols,
+                            const ww_twed_params *p, void *out, const ww_pairwise_options *o)
 {
     ww_cuda_state *s = ctx->cuda;
     pairwise_state *ps = state_of(s);
@@ -488,13 +475,16 @@ static ww_status run_matrix(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *
     device_set<T> dx, dy;
     size_t max_x = 0, max_y = 0;
     st = upload_set<T>(s, x, p, &ps->x, dflags, &dx, &max_x);
-    if (st == WW_OK && !self)
+    if (st == WW_OK && !self && cols == NULL)
         st = upload_set<T>(s, y, p, &ps->y, dflags, &dy, &max_y);
     if (st != WW_OK)
         return st;
     if (self) {
         dy = dx;
         max_y = max_x;
+    } else if (cols) {
+        dy = cols->set;
+        max_y = cols->max_length;
     }
     /* bad values anywhere stop the call before anything is written */
     int flags = 0;
@@ -505,15 +495,27 @@ static ww_status run_matrix(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *
     if (flags & WW_FLAG_STAMPS)
         return WW_ERR_STAMPS;
 
-    if (max_y > THREAD_MAX_LENGTH)
+    /* either side can be the one whose samples index the thread's row buffers */
+    if (max_x > THREAD_MAX_LENGTH || max_y > THREAD_MAX_LENGTH)
         st = run_pairs_one_by_one(ctx, x, self ? x : y, self, p, out, o);
     else if (o->out_dtype == WW_F32)
         st = run_thread_chunks<T, float>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y);
     else
         st = run_thread_chunks<T, double>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y);
     if (st == WW_OK && self)
-        mirror_block(o, out);
+        ww_matrix_fill_mirror(o, out, ctx->num_threads);
     return st;
+}
+
+/* Small work on the host is done sooner by the CPU engine than by a GPU round trip. */
+static bool small_host_work(const ww_dataset *x, const ww_dataset *y, const ww_pairwise_options *o)
+{
+    double cells = 0;
+    for (size_t i = o->row_begin; i < o->row_end && cells <= WW_CUDA_SMALL_WORK; i++)
+        cells += (double)series_length(x, i) * (double)x->dim *
+                 (double)(y->offsets ? y->offsets[o->col_end] - y->offsets[o->col_begin]
+                                     : (o->col_end - o->col_begin) * y->length);
+    return cells <= WW_CUDA_SMALL_WORK;
 }
 
 ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p,
@@ -524,18 +526,11 @@ ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datas
         return WW_ERR_NO_DEVICE;
     /* backend auto: a small matrix of host data is done sooner by the CPU engine */
     const int host = x->memory == WW_HOST && (y == NULL || y->memory == WW_HOST);
-    if (ctx->requested == WW_BACKEND_AUTO && host) {
-        const ww_dataset *yy = y ? y : x;
-        double cells = 0;
-        for (size_t i = opt->row_begin; i < opt->row_end && cells <= WW_CUDA_SMALL_WORK; i++)
-            cells += (double)series_length(x, i) * (double)x->dim *
-                     (double)(yy->offsets ? yy->offsets[opt->col_end] - yy->offsets[opt->col_begin]
-                                          : (opt->col_end - opt->col_begin) * yy->length);
-        if (cells <= WW_CUDA_SMALL_WORK)
-            return ww_cpu_twed_pairwise(ctx, x, y, p, out, opt);
-    }
+    if (ctx->requested == WW_BACKEND_AUTO && host && small_host_work(x, y ? y : x, opt))
+        return ww_cpu_twed_pairwise(ctx, x, y, p, out, opt);
     WW_CUDA_TRY(cudaSetDevice(s->device));
-    ww_status st = x->dtype == WW_F32 ? run_matrix<float>(ctx, x, y, p, out, opt) : run_matrix<double>(ctx, x, y, p, out, opt);
+    ww_status st = x->dtype == WW_F32 ? run_matrix<float>(ctx, x, y, NULL, p, out, opt)
+                                      : run_matrix<double>(ctx, x, y, NULL, p, out, opt);
     if (st == WW_ERR_CUDA || st == WW_ERR_DEVICE_MEMORY) {
         cudaStreamSynchronize(s->stream);
         cudaGetLastError();
@@ -544,5 +539,98 @@ ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datas
     if (st == WW_ERR_DEVICE_MEMORY && ctx->requested == WW_BACKEND_AUTO && x->memory == WW_HOST &&
         (y == NULL || y->memory == WW_HOST))
         return ww_cpu_twed_pairwise(ctx, x, y, p, out, opt);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Indexes: the columns' series prepared once and kept on the device                           */
+/* ------------------------------------------------------------------------------------------ */
+
+struct cuda_index {
+    set_buffers buffers;
+    prepared_columns<double> f64;
+    prepared_columns<float> f32;
+    ww_device_buffer raw; /* the caller's device data, copied: the fallback for long series */
+};
+
+ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index *ix)
+{
+    ww_cuda_state *s = ctx->cuda;
+    WW_CUDA_TRY(cudaSetDevice(s->device));
+    cuda_index *ci = (cuda_index *)calloc(1, sizeof *ci);
+    if (ci == NULL)
+        return WW_ERR_MEMORY;
+    ix->device = ci;
+    ww_status st = ww_device_reserve(&s->result, 64);
+    if (st != WW_OK)
+        return st;
+    int *dflags = (int *)s->result.ptr;
+    WW_CUDA_TRY(cudaMemsetAsync(dflags, 0, sizeof(int), s->stream));
+    if (x->dtype == WW_F32)
+        st = upload_set<float>(s, x, p, &ci->buffers, dflags, &ci->f32.set, &ci->f32.max_length);
+    else
+        st = upload_set<double>(s, x, p, &ci->buffers, dflags, &ci->f64.set, &ci->f64.max_length);
+    if (st != WW_OK)
+        return st;
+    int flags = 0;
+    WW_CUDA_TRY(cudaMemcpyAsync(&flags, dflags, sizeof(int), cudaMemcpyDeviceToHost, s->stream));
+    WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
+    if (flags & WW_FLAG_NONFINITE)
+        return WW_ERR_NONFINITE;
+    if (flags & WW_FLAG_STAMPS)
+        return WW_ERR_STAMPS;
+    /* the raw series too, for the pair engine (long series) and as the index's own copy */
+    if (x->memory == WW_HOST)
+        return ww_index_copy_host(x, ix);
+    const size_t es = x->dtype == WW_F32 ? sizeof(float) : sizeof(double);
+    const size_t samples = x->offsets ? x->offsets[x->count] : x->count * x->length;
+    const size_t vbytes = samples * x->dim * es, tbytes = x->stamps ? samples * es : 0;
+    if ((st = ww_device_reserve(&ci->raw, vbytes + tbytes + 256)) != WW_OK)
+        return st;
+    WW_CUDA_TRY(cudaMemcpyAsync(ci->raw.ptr, x->values, vbytes, cudaMemcpyDeviceToDevice, s->stream));
+    if (tbytes)
+        WW_CUDA_TRY(cudaMemcpyAsync((char *)ci->raw.ptr + vbytes, x->stamps, tbytes, cudaMemcpyDeviceToDevice, s->stream));
+    WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
+    size_t obytes = x->offsets ? (x->count + 1) * sizeof(size_t) : 0;
+    if (obytes) {
+        ix->host_storage = malloc(obytes);
+        if (ix->host_storage == NULL)
+            return WW_ERR_MEMORY;
+        memcpy(ix->host_storage, x->offsets, obytes);
+    }
+    ix->host = *x;
+    ix->host.values = ci->raw.ptr;
+    ix->host.stamps = tbytes ? (const char *)ci->raw.ptr + vbytes : NULL;
+    ix->host.offsets = obytes ? (const size_t *)ix->host_storage : NULL;
+    return WW_OK;
+}
+
+void ww_cuda_index_destroy(ww_index *ix)
+{
+    cuda_index *ci = (cuda_index *)ix->device;
+    if (ci == NULL)
+        return;
+    cudaSetDevice(ix->ctx->cuda->device);
+    ww_device_buffer *all[] = {&ci->buffers.raw,    &ci->buffers.offsets,  &ci->buffers.base, &ci->buffers.length,
+                               &ci->buffers.prepared, &ci->raw};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        if (all[k]->ptr)
+            cudaFree(all[k]->ptr);
+    free(ci);
+    ix->device = NULL;
+}
+
+ww_status ww_cuda_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_dataset *queries, void *out,
+                                 const ww_pairwise_options *opt)
+{
+    const cuda_index *ci = (const cuda_index *)ix->device;
+    ww_cuda_state *s = ctx->cuda;
+    WW_CUDA_TRY(cudaSetDevice(s->device));
+    ww_status st = queries->dtype == WW_F32 ? run_matrix<float>(ctx, queries, &ix->host, &ci->f32, &ix->params, out, opt)
+                                            : run_matrix<double>(ctx, queries, &ix->host, &ci->f64, &ix->params, out, opt);
+    if (st == WW_ERR_CUDA || st == WW_ERR_DEVICE_MEMORY) {
+        cudaStreamSynchronize(s->stream);
+        cudaGetLastError();
+    }
     return st;
 }
