@@ -19,6 +19,20 @@ echo "== tests"
 build-gpu/tests/ww_tests >"$out/tests.log" 2>&1
 test_rc=$?
 grep -E "FAIL|skipped|MISMATCH|failed" "$out/tests.log" | head -40
+echo "== Python GPU-array tests"
+# The extension built by CMake against the machine's python3 (which has NumPy, CuPy and PyTorch),
+# placed beside the package's Python sources; pytest may be absent there, which skips this step.
+if python3 -c "import numpy, pytest" 2>/dev/null; then
+  cmake -S . -B build-gpu-py -DWAVEWARP_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DWAVEWARP_PYTHON=ON \
+    -DWAVEWARP_BUILD_TOOLS=OFF -DPython_EXECUTABLE="$(command -v python3)" >"$out/py_configure.log" 2>&1 &&
+    cmake --build build-gpu-py -j "$(nproc)" >"$out/py_build.log" 2>&1 || { tail -30 "$out/py_build.log"; }
+  rm -rf build-gpu-py/pkg && mkdir -p build-gpu-py/pkg && cp -r python/wavewarp build-gpu-py/pkg/ &&
+    cp build-gpu-py/python/_wavewarp*.so build-gpu-py/pkg/wavewarp/ 2>/dev/null
+  (cd python/tests && PYTHONPATH="$PWD/../../build-gpu-py/pkg" python3 -m pytest -q -rs -p no:cacheprovider \
+     test_gpu.py test_api.py 2>&1 | tail -15) | tee "$out/py_tests.log"
+else
+  echo "skipped: python3 on this machine lacks numpy or pytest" | tee "$out/py_tests.log"
+fi
 if [ -z "${WW_SKIP_PAIR_BENCH:-}" ]; then
   echo "== GPU benchmark (one pair)"
   build-gpu/bench/ww_bench_gpu "${1:-20}" "$out/gpu_pair.md" 2>&1 | tee "$out/bench_pair.log"
@@ -37,6 +51,7 @@ fi
 echo
 echo "== summary"
 tail -1 "$out/tests.log"
+tail -1 "$out/py_tests.log"
 [ -f "$out/gpu_pair.md" ] && cat "$out/gpu_pair.md"
 [ -f "$out/gpu_batch.md" ] && cat "$out/gpu_batch.md"
 exit $test_rc
