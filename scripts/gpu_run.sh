@@ -44,6 +44,14 @@ if [ -n "${WW_PROFILE:-}" ] && command -v ncu >/dev/null; then
     build-gpu/bench/ww_bench_gpu "${WW_PROFILE_LOG2:-12}" >"$out/ncu.txt" 2>&1
   grep -E "Stall|Warp Cycles|Issued|Eligible|Active Warps|Registers|Achieved|Block Limit|Grid Size|Threads" "$out/ncu.txt" | head -60
 fi
+if [ -n "${WW_PROFILE_BATCH:-}" ] && command -v ncu >/dev/null; then
+  echo "== profile (ncu, one matrix launch: launch number ${WW_PROFILE_BATCH} of pairs_thread_kernel)"
+  timeout 300 ncu --clock-control none -k regex:pairs_thread_kernel --launch-skip "${WW_PROFILE_BATCH}" --launch-count 1 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+    --section Occupancy --section LaunchStats build-gpu/bench/ww_bench_gpu_batch /dev/null 0 >"$out/ncu_batch.txt" 2>&1
+  grep -E "pairs_thread|Duration|Throughput|Stall|Warp Cycles|Issued|Eligible|Active Warps|Registers|Achieved|Hit Rate|Grid Size|Local" \
+    "$out/ncu_batch.txt" | head -60
+fi
 if [ -x build-gpu/bench/ww_bench_gpu_batch ]; then
   echo "== GPU benchmark (matrices)"
   build-gpu/bench/ww_bench_gpu_batch "$out/gpu_batch.md" "${WW_ALLPAIRS_N:-60000}" 2>&1 | tee "$out/bench_batch.log"
