@@ -199,16 +199,29 @@ __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<T> x, devi
                 const T *bc = bv + (size_t)c * dim;
                 T dist;
                 if (MODE == 2) {
-                    /* the same L_p distance as lp_distance(), with the lane's vector in registers */
+                    /* the same L_p distance as lp_distance(), with the lane's vector in registers;
+                     * the degree is dispatched outside the loop over dims, so that pow() is never
+                     * evaluated (nor predicated) for p = 1 and p = 2 */
                     T acc = 0;
+                    if (degree == 2) {
 #pragma unroll
-                    for (int k = 0; k < WIDE_DIM_MAX; k++) {
-                        if (k < (int)dim) {
-                            const T d = a[k] - bc[k];
-                            acc += degree == 1 ? fabs(d) : degree == 2 ? d * d : pow(fabs(d), (T)degree);
-                        }
+                        for (int k = 0; k < WIDE_DIM_MAX; k++)
+                            if (k < (int)dim) {
+                                const T d = a[k] - bc[k];
+                                acc += d * d;
+                            }
+                        dist = sqrt(acc);
+                    } else if (degree == 1) {
+#pragma unroll
+                        for (int k = 0; k < WIDE_DIM_MAX; k++)
+                            if (k < (int)dim)
+                                acc += fabs(a[k] - bc[k]);
+                        dist = acc;
+                    } else {
+                        for (int k = 0; k < (int)dim; k++)
+                            acc += pow(fabs(ar[k] - bc[k]), (T)degree); /* rare: from memory */
+                        dist = pow(acc, (T)1 / (T)degree);
                     }
-                    dist = degree == 1 ? acc : degree == 2 ? sqrt(acc) : pow(acc, (T)1 / (T)degree);
                 } else {
                     dist = lp_distance(ar, bc, dim, degree);
                 }
