@@ -238,6 +238,42 @@ int main(int argc, char **argv)
         free(m);
         free(m32);
     }
+    /* Strategy by table size (X-TED's threshold figure, for the two strategies built so far): time
+     * per pair of the one-thread-per-pair kernel (many pairs at once) and of the whole-GPU wavefront
+     * engine (one pair at a time), dim 1, double. */
+    row(md, "\nStrategy by table size (time per pair, dim 1, f64; * = the one the library picks):\n\n"
+            "| series length | one thread per pair (512 x 512 pairs) | whole GPU per pair (wavefront) |\n"
+            "| --- | --- | --- |\n");
+    for (size_t L = 16; L <= 4096; L *= 2) {
+        const size_t count = 512;
+        double *sv = malloc(count * L * sizeof(double));
+        for (size_t i = 0; i < count * L; i++)
+            sv[i] = rand() / (RAND_MAX + 1.0);
+        ww_dataset s = ww_dataset_f64(sv, NULL, NULL, count, L, 1);
+        double thread_t = -1;
+        if (L <= 256) {
+            double *m = malloc(count * count * sizeof(double));
+            double t = time_pairwise(gpu, &s, NULL, &p, m, NULL, 3);
+            thread_t = t / ((double)count * (count - 1) / 2);
+            free(m);
+        }
+        ww_series a = ww_series_f64(sv, NULL, L, 1), b = ww_series_f64(sv + L, NULL, L, 1);
+        double d, times[5];
+        ww_twed(gpu, &a, &b, &p, &d);
+        for (int k = 0; k < 5; k++) {
+            double t0 = now();
+            ww_twed(gpu, &a, &b, &p, &d);
+            times[k] = now() - t0;
+        }
+        qsort(times, 5, sizeof(double), cmp_double);
+        char th[48];
+        if (thread_t < 0)
+            snprintf(th, sizeof th, "- (longer than the kernel takes)");
+        else
+            snprintf(th, sizeof th, "%.3g us%s", thread_t * 1e6, L <= 256 ? " *" : "");
+        row(md, "| %zu | %s | %.3g us%s |\n", L, th, times[2] * 1e6, L > 256 ? " *" : "");
+        free(sv);
+    }
     free(v);
     free(v32);
     if (md)

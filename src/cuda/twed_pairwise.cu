@@ -202,25 +202,32 @@ __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<T> x, devi
                     /* the same L_p distance as lp_distance(), with the lane's vector in registers;
                      * the degree is dispatched outside the loop over dims, so that pow() is never
                      * evaluated (nor predicated) for p = 1 and p = 2 */
-                    T acc = 0;
+                    /* four partial sums: the dim loop is the bulk of the work and one running
+                     * sum would make it one long dependent chain (the order of the additions
+                     * differs from the CPU's by rounding only) */
+                    T acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
                     if (degree == 2) {
 #pragma unroll
-                        for (int k = 0; k < WIDE_DIM_MAX; k++)
-                            if (k < (int)dim) {
-                                const T d = a[k] - bc[k];
-                                acc += d * d;
-                            }
-                        dist = sqrt(acc);
+                        for (int k = 0; k < WIDE_DIM_MAX; k += 4) {
+                            if (k < (int)dim) { const T d = a[k] - bc[k]; acc0 += d * d; }
+                            if (k + 1 < (int)dim) { const T d = a[k + 1] - bc[k + 1]; acc1 += d * d; }
+                            if (k + 2 < (int)dim) { const T d = a[k + 2] - bc[k + 2]; acc2 += d * d; }
+                            if (k + 3 < (int)dim) { const T d = a[k + 3] - bc[k + 3]; acc3 += d * d; }
+                        }
+                        dist = sqrt((acc0 + acc1) + (acc2 + acc3));
                     } else if (degree == 1) {
 #pragma unroll
-                        for (int k = 0; k < WIDE_DIM_MAX; k++)
-                            if (k < (int)dim)
-                                acc += fabs(a[k] - bc[k]);
-                        dist = acc;
+                        for (int k = 0; k < WIDE_DIM_MAX; k += 4) {
+                            if (k < (int)dim) acc0 += fabs(a[k] - bc[k]);
+                            if (k + 1 < (int)dim) acc1 += fabs(a[k + 1] - bc[k + 1]);
+                            if (k + 2 < (int)dim) acc2 += fabs(a[k + 2] - bc[k + 2]);
+                            if (k + 3 < (int)dim) acc3 += fabs(a[k + 3] - bc[k + 3]);
+                        }
+                        dist = (acc0 + acc1) + (acc2 + acc3);
                     } else {
                         for (int k = 0; k < (int)dim; k++)
-                            acc += pow(fabs(ar[k] - bc[k]), (T)degree); /* rare: from memory */
-                        dist = pow(acc, (T)1 / (T)degree);
+                            acc0 += pow(fabs(ar[k] - bc[k]), (T)degree); /* rare: from memory */
+                        dist = pow(acc0, (T)1 / (T)degree);
                     }
                 } else {
                     dist = lp_distance(ar, bc, dim, degree);
