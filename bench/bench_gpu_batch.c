@@ -241,11 +241,12 @@ int main(int argc, char **argv)
     /* Strategy by table size (X-TED's threshold figure, for the two strategies built so far): time
      * per pair of the one-thread-per-pair kernel (many pairs at once) and of the whole-GPU wavefront
      * engine (one pair at a time), dim 1, double. */
-    row(md, "\nStrategy by table size (time per pair, dim 1, f64; * = the one the library picks):\n\n"
-            "| series length | one thread per pair (512 x 512 pairs) | whole GPU per pair (wavefront) |\n"
-            "| --- | --- | --- |\n");
+    row(md, "\nStrategy by table size (time per pair of a self matrix, dim 1, f64; * = the one the cost model "
+            "picks for that matrix):\n\n"
+            "| series length | series | one thread per pair | one warp per pair | whole GPU per pair (wavefront) |\n"
+            "| --- | --- | --- | --- | --- |\n");
     for (size_t L = 16; L <= 4096; L *= 2) {
-        const size_t count = 512;
+        const size_t count = L <= 1024 ? 512 : 256;
         double *sv = malloc(count * L * sizeof(double));
         for (size_t i = 0; i < count * L; i++)
             sv[i] = rand() / (RAND_MAX + 1.0);
@@ -257,6 +258,14 @@ int main(int argc, char **argv)
             thread_t = t / ((double)count * (count - 1) / 2);
             free(m);
         }
+        double warp_t;
+        {
+            double *m = malloc(count * count * sizeof(double));
+            setenv("WW_MATRIX_STRATEGY", "warp", 1);
+            warp_t = time_pairwise(gpu, &s, NULL, &p, m, NULL, 3) / ((double)count * (count - 1) / 2);
+            unsetenv("WW_MATRIX_STRATEGY");
+            free(m);
+        }
         ww_series a = ww_series_f64(sv, NULL, L, 1), b = ww_series_f64(sv + L, NULL, L, 1);
         double d, times[5];
         ww_twed(gpu, &a, &b, &p, &d);
@@ -266,12 +275,23 @@ int main(int argc, char **argv)
             times[k] = now() - t0;
         }
         qsort(times, 5, sizeof(double), cmp_double);
+        /* what the library picks for this matrix: run it with the cost model and compare times */
+        double *m = malloc(count * count * sizeof(double));
+        double auto_t = time_pairwise(gpu, &s, NULL, &p, m, NULL, 1) / ((double)count * (count - 1) / 2);
+        free(m);
+        const double grid_t = times[2];
+        const double cand[3] = {thread_t, warp_t, grid_t};
+        int picked = 0;
+        for (int k = 1; k < 3; k++)
+            if (cand[k] >= 0 && (cand[picked] < 0 || fabs(cand[k] - auto_t) < fabs(cand[picked] - auto_t)))
+                picked = k;
         char th[48];
         if (thread_t < 0)
-            snprintf(th, sizeof th, "- (longer than the kernel takes)");
+            snprintf(th, sizeof th, "- (longer than it takes)");
         else
-            snprintf(th, sizeof th, "%.3g us%s", thread_t * 1e6, L <= 256 ? " *" : "");
-        row(md, "| %zu | %s | %.3g us%s |\n", L, th, times[2] * 1e6, L > 256 ? " *" : "");
+            snprintf(th, sizeof th, "%.3g us%s", thread_t * 1e6, picked == 0 ? " *" : "");
+        row(md, "| %zu | %zu | %s | %.3g us%s | %.3g us%s |\n", L, count, th, warp_t * 1e6, picked == 1 ? " *" : "",
+            grid_t * 1e6, picked == 2 ? " *" : "");
         free(sv);
     }
     free(v);

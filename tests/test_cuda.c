@@ -328,9 +328,12 @@ static void free_set(random_set *s)
 
 /* Every entry of GPU matrices (self and cross, whole and blocks, f64 and f32 output) equals the
  * CPU engine to 1e-12; poisoned outputs show that every entry is written and nothing outside. */
-void test_cuda_pairwise_matches_cpu(void)
+static void pairwise_matches_cpu(const char *strategy)
 {
-    REQUIRE_GPU();
+    if (strategy)
+        setenv("WW_MATRIX_STRATEGY", strategy, 1);
+    else
+        unsetenv("WW_MATRIX_STRATEGY");
     ww_rng r = {2024};
     ww_ctx *cpu = cpu_ctx(), *gpu = gpu_ctx(WW_ENGINE_AUTO);
     const size_t cases[][4] = {/* count, min_len, max_len, dim */
@@ -400,6 +403,16 @@ void test_cuda_pairwise_matches_cpu(void)
     }
     ww_ctx_destroy(cpu);
     ww_ctx_destroy(gpu);
+    unsetenv("WW_MATRIX_STRATEGY");
+}
+
+/* The strategy the cost model picks (thread, warp or whole GPU by size), then each forced. */
+void test_cuda_pairwise_matches_cpu(void)
+{
+    REQUIRE_GPU();
+    pairwise_matches_cpu(NULL);
+    pairwise_matches_cpu("warp");
+    pairwise_matches_cpu("grid");
 }
 
 /* Device-resident datasets; bad device data is reported before any output is written. */

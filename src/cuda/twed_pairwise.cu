@@ -1,10 +1,11 @@
 /* Distance matrices on the GPU (ww_twed_pairwise with the CUDA backend).
  *
- * Strategy by table size, after the X-TED paper: a pair whose DP table is small is computed by one
+ * Strategy by table size, after the X-TED paper: a pair whose series are short is computed by one
  * thread (a row sweep with its row buffers in thread-local memory, thousands of pairs in flight);
- * pairs of long series are computed one after the other by the single-pair wavefront engine, which
- * spreads one table over the whole GPU. The warp and block strategies in between, and a calibration
- * of the thresholds, are not written yet (THREAD_MAX_LENGTH is a fixed, conservative threshold).
+ * longer pairs by one warp each (strips of 32 rows swept along anti-diagonals), or, when there are
+ * few of them, one after the other by the single-pair wavefront engine, which spreads one table
+ * over the whole GPU. choose_strategy() is the cost model; its constants are measured, not yet
+ * calibrated at run time, and the block strategy is not written.
  *
  * The matrix is computed in chunks of rows: each chunk's block of the output is computed into
  * device memory and copied to the caller's matrix, so device memory stays bounded whatever the
@@ -245,6 +246,86 @@ __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<T> x, devi
     *dst = (Tout)row_d[nb];
 }
 
+#define FULL_MASK_PAIRS 0xffffffffu
+
+/* One warp per pair (X-TED's warp strategy), for series too long for one thread. The pair's DP is
+ * swept in strips of 32 rows: lane l owns row r0 + l and at step s computes column s - l + 1, so
+ * the warp advances along an anti-diagonal; a lane takes the cell above from the lane above by a
+ * shuffle, lane 0 from the strip above through a row buffer in global memory (written by lane 31
+ * of the previous strip, in the same warp). Rows are the shorter series (fewer strips). Warps
+ * loop over the chunk's pairs; each has its own row buffer in `scratch`. */
+template <typename T, typename Tout, bool DIM1>
+__global__ void __launch_bounds__(128) pairs_warp_kernel(device_set<T> x, device_set<T> y, block_geometry g, T nu,
+                                                         int degree, T *scratch, size_t scratch_stride, Tout *out)
+{
+    const int lane = threadIdx.x & 31;
+    const size_t warp_id = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
+    const size_t nwarps = (gridDim.x * (size_t)blockDim.x) >> 5;
+    T *top_d = scratch + warp_id * scratch_stride, *top_m = top_d + scratch_stride / 2;
+    const T inf = infinity_of<T>();
+    const size_t dim = x.dim, npairs = (g.row_end - g.row_begin) * g.width;
+    for (size_t pair = warp_id; pair < npairs; pair += nwarps) {
+        const size_t i = g.row_begin + pair / g.width, j = g.col_begin + pair % g.width;
+        if (!entry_needed(g, i, j)) {
+            if (lane == 0)
+                out[pair] = 0; /* diagonal, or filled from its mirror by the host afterwards */
+            continue;
+        }
+        /* rows: the shorter series (TWED is symmetric) */
+        const bool x_rows = x.length[i] <= y.length[j];
+        const device_set<T> &rs = x_rows ? x : y, &cs = x_rows ? y : x;
+        const size_t ri = x_rows ? i : j, ci = x_rows ? j : i;
+        const int na = rs.length[ri], nb = cs.length[ci];
+        const T *av = rs.values + rs.base[ri] * dim, *at = rs.stamps + rs.base[ri], *adel = rs.delete_cost + rs.base[ri];
+        const T *bv = cs.values + cs.base[ci] * dim, *bt = cs.stamps + cs.base[ci], *bdel = cs.delete_cost + cs.base[ci];
+        for (int c = lane; c <= nb; c += 32) { /* row 0 */
+            top_d[c] = c == 0 ? (T)0 : inf;
+            top_m[c] = 0;
+        }
+        __syncwarp();
+        T result = 0;
+        for (int r0 = 1; r0 <= na; r0 += 32) {
+            const int r = r0 + lane <= na ? r0 + lane : na; /* lanes past na repeat row na, unused */
+            const T a = DIM1 ? av[r] : (T)0, ta = at[r], da = adel[r];
+            T d1 = inf, m1 = 0;                                   /* D(r, 0), M(r, 0) */
+            T above_prev_d = lane == 0 ? top_d[0] : inf, above_prev_m = 0; /* D(r - 1, 0) */
+            for (int s = 0; s < nb + 31; s++) {
+                const int c = s - lane + 1;
+                const bool active = c >= 1 && c <= nb;
+                const int cc = active ? c : (c < 1 ? 1 : nb);
+                T above_d = __shfl_up_sync(FULL_MASK_PAIRS, d1, 1), above_m = __shfl_up_sync(FULL_MASK_PAIRS, m1, 1);
+                if (lane == 0) {
+                    above_d = top_d[cc];
+                    above_m = top_m[cc];
+                }
+                T dist;
+                if (DIM1)
+                    dist = lp_distance(&a, bv + cc, 1, degree);
+                else
+                    dist = lp_distance(av + (size_t)r * dim, bv + (size_t)cc * dim, dim, degree);
+                const T here = match_part(dist, ta, bt[cc], nu);
+                const T v = twed_cell(above_d, d1, above_prev_d, da, bdel[cc], here, above_prev_m);
+                if (active) {
+                    d1 = v;
+                    m1 = here;
+                }
+                above_prev_d = above_d;
+                above_prev_m = above_m;
+                if (lane == 31 && active) { /* the strip's last row, for the next strip */
+                    top_d[c] = v;
+                    top_m[c] = here;
+                }
+            }
+            __syncwarp();
+            if (r0 + 31 >= na)
+                result = __shfl_sync(FULL_MASK_PAIRS, d1, na - r0);
+        }
+        if (lane == 0)
+            out[pair] = (Tout)result;
+        __syncwarp();
+    }
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 static size_t esize(ww_dtype t) { return t == WW_F32 ? sizeof(float) : sizeof(double); }
@@ -261,7 +342,7 @@ struct set_buffers {
 
 struct pairwise_state {
     set_buffers x, y;
-    ww_device_buffer out;
+    ww_device_buffer out, warp_scratch;
     cudaEvent_t copied[2]; /* a chunk has reached pinned memory */
 };
 
@@ -279,7 +360,8 @@ void ww_cuda_pairwise_release(ww_cuda_state *s)
     if (ps == NULL)
         return;
     ww_device_buffer *all[] = {&ps->x.raw, &ps->x.offsets, &ps->x.base, &ps->x.length, &ps->x.prepared,
-                               &ps->y.raw, &ps->y.offsets, &ps->y.base, &ps->y.length, &ps->y.prepared, &ps->out};
+                               &ps->y.raw, &ps->y.offsets, &ps->y.base, &ps->y.length, &ps->y.prepared, &ps->out,
+                               &ps->warp_scratch};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         if (all[k]->ptr)
             cudaFree(all[k]->ptr);
@@ -368,10 +450,39 @@ static ww_status upload_set(ww_cuda_state *s, const ww_dataset *d, const ww_twed
     return WW_OK;
 }
 
+enum strategy { STRATEGY_THREAD, STRATEGY_WARP, STRATEGY_GRID };
+
+/* X-TED's cost model, reduced to the strategies above the one-thread kernel: the time of the block
+ * with one warp per pair (pairs spread over the warps the GPU holds at once) against one pair at a
+ * time on the whole GPU. The constants were measured on an H200 (bench/results/gpu-batch.md). */
+#define WARP_STEP_SECONDS 1.5e-7 /* one step of a warp: 32 cells of one anti-diagonal */
+#define GRID_PAIR_SECONDS 1.2e-4 /* fixed cost of one pair on the whole GPU */
+#define GRID_STEP_SECONDS 4.0e-7 /* and per anti-diagonal of it */
+#define WARPS_PER_SM 32          /* warps of the warp strategy resident per multiprocessor */
+#define WARP_SCRATCH_BYTES ((size_t)512 << 20)
+
+static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, int sm_count)
+{
+    const size_t longest = max_x > max_y ? max_x : max_y;
+    /* WW_MATRIX_STRATEGY=thread|warp|grid forces one, for tests and benchmarks */
+    const char *forced = getenv("WW_MATRIX_STRATEGY");
+    if (forced && strcmp(forced, "warp") == 0)
+        return STRATEGY_WARP;
+    if (forced && strcmp(forced, "grid") == 0)
+        return STRATEGY_GRID;
+    if (longest <= THREAD_MAX_LENGTH)
+        return STRATEGY_THREAD;
+    const double rows = (double)(max_x < max_y ? max_x : max_y), cols = (double)longest;
+    const double warps = (double)sm_count * WARPS_PER_SM;
+    const double t_warp = ceil(pairs / warps) * ceil(rows / 32.0) * (cols + 31.0) * WARP_STEP_SECONDS;
+    const double t_grid = pairs * (GRID_PAIR_SECONDS + (rows + cols) * GRID_STEP_SECONDS);
+    return t_warp < t_grid ? STRATEGY_WARP : STRATEGY_GRID;
+}
+
 template <typename T, typename Tout>
-static ww_status run_thread_chunks(ww_cuda_state *s, const device_set<T> &dx, const device_set<T> &dy, int self,
+static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const device_set<T> &dy, int self,
                                    const ww_twed_params *p, void *out, const ww_pairwise_options *o,
-                                   uint64_t cells_per_pair)
+                                   uint64_t cells_per_pair, enum strategy strategy, size_t longest)
 {
     pairwise_state *ps = state_of(s);
     const size_t width = o->col_end - o->col_begin;
@@ -380,6 +491,10 @@ static ww_status run_thread_chunks(ww_cuda_state *s, const device_set<T> &dx, co
         rows_per_chunk = 65535 * 128;
     if (rows_per_chunk < 1)
         rows_per_chunk = 1;
+    /* the warp strategy needs several pairs per resident warp to fill the GPU */
+    const size_t warp_pairs = 4 * (size_t)s->sm_count * WARPS_PER_SM;
+    if (strategy == STRATEGY_WARP && rows_per_chunk * width < warp_pairs)
+        rows_per_chunk = (warp_pairs + width - 1) / width;
     const size_t rows = o->row_end - o->row_begin;
     if (rows_per_chunk > rows)
         rows_per_chunk = rows;
@@ -395,6 +510,18 @@ static ww_status run_thread_chunks(ww_cuda_state *s, const device_set<T> &dx, co
         if (ps->copied[k] == NULL)
             WW_CUDA_TRY(cudaEventCreateWithFlags(&ps->copied[k], cudaEventDisableTiming));
     Tout *dout = (Tout *)ps->out.ptr, *pinned = (Tout *)s->pinned;
+    /* the warp strategy's row buffers: two rows (D, match parts) of the longest series per warp */
+    const size_t stride = 2 * (longest + 1);
+    size_t warps = (size_t)s->sm_count * WARPS_PER_SM;
+    if (warps * stride * sizeof(T) > WARP_SCRATCH_BYTES)
+        warps = WARP_SCRATCH_BYTES / (stride * sizeof(T)) > 4 ? WARP_SCRATCH_BYTES / (stride * sizeof(T)) : 4;
+    const unsigned warp_blocks = (unsigned)((warps + 3) / 4);
+    T *scratch = NULL;
+    if (strategy == STRATEGY_WARP) {
+        if ((st = ww_device_reserve(&ps->warp_scratch, (size_t)warp_blocks * 4 * stride * sizeof(T))) != WW_OK)
+            return st;
+        scratch = (T *)ps->warp_scratch.ptr;
+    }
     const uint64_t total = (uint64_t)rows * width * cells_per_pair;
     /* copies chunk rows [q0, q1) from pinned buffer `buf` to the caller's matrix, reports progress */
     auto drain = [&](size_t q0, size_t q1, int buf) -> ww_status {
@@ -417,7 +544,14 @@ static ww_status run_thread_chunks(ww_cuda_state *s, const device_set<T> &dx, co
         dim3 threads(128), blocks((unsigned)shared_count, (unsigned)((lane_count + 127) / 128));
         const T nu = (T)p->nu;
         Tout *d = dout + (size_t)buf * chunk_elems;
-        if (dx.dim == 1)
+        if (strategy == STRATEGY_WARP) {
+            if (dx.dim == 1)
+                pairs_warp_kernel<T, Tout, true><<<warp_blocks, 128, 0, s->stream>>>(dx, dy, g, nu, p->degree,
+                                                                                     scratch, stride, d);
+            else
+                pairs_warp_kernel<T, Tout, false><<<warp_blocks, 128, 0, s->stream>>>(dx, dy, g, nu, p->degree,
+                                                                                      scratch, stride, d);
+        } else if (dx.dim == 1)
             pairs_thread_kernel<T, Tout, 1><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, d);
         else if (dx.dim <= WIDE_DIM_MAX)
             pairs_thread_kernel<T, Tout, 2><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, d);
@@ -515,13 +649,15 @@ static ww_status run_matrix(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *
     if (flags & WW_FLAG_STAMPS)
         return WW_ERR_STAMPS;
 
-    /* either side can be the one whose samples index the thread's row buffers */
-    if (max_x > THREAD_MAX_LENGTH || max_y > THREAD_MAX_LENGTH)
+    const double pairs = (double)(o->row_end - o->row_begin) * (double)(o->col_end - o->col_begin) / (self ? 2.0 : 1.0);
+    const enum strategy strategy = choose_strategy(pairs, max_x, max_y, s->sm_count);
+    const size_t longest = max_x > max_y ? max_x : max_y;
+    if (strategy == STRATEGY_GRID)
         st = run_pairs_one_by_one(ctx, x, self ? x : y, self, p, out, o);
     else if (o->out_dtype == WW_F32)
-        st = run_thread_chunks<T, float>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y);
+        st = run_chunks<T, float>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y, strategy, longest);
     else
-        st = run_thread_chunks<T, double>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y);
+        st = run_chunks<T, double>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y, strategy, longest);
     if (st == WW_OK && self)
         ww_matrix_fill_mirror(o, out, ctx->num_threads);
     return st;
