@@ -18,6 +18,7 @@
 #include <string.h>
 
 #define THREAD_MAX_LENGTH 256       /* longest series the one-thread-per-pair kernel takes */
+#define THREAD_STRATEGY_MAX 128     /* longest series the cost model gives it (bench/results/gpu-batch.md) */
 #define CHUNK_TARGET_CELLS (1ull << 31) /* DP cells per launch: a progress report every ~10 ms */
 
 /* A dataset on the device in the prepared layout: series i at base[i] (its sentinel sample 0),
@@ -470,7 +471,10 @@ static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, i
         return STRATEGY_WARP;
     if (forced && strcmp(forced, "grid") == 0)
         return STRATEGY_GRID;
-    if (longest <= THREAD_MAX_LENGTH)
+    if (forced && strcmp(forced, "thread") == 0 && longest <= THREAD_MAX_LENGTH)
+        return STRATEGY_THREAD;
+    /* measured: the two are even at 128 samples, the warp twice as fast at 256 */
+    if (longest <= THREAD_STRATEGY_MAX)
         return STRATEGY_THREAD;
     const double rows = (double)(max_x < max_y ? max_x : max_y), cols = (double)longest;
     const double warps = (double)sm_count * WARPS_PER_SM;
