@@ -289,7 +289,8 @@ __global__ void __launch_bounds__(128) pairs_warp_kernel(device_set<T> x, device
             const int r = r0 + lane <= na ? r0 + lane : na; /* lanes past na repeat row na, unused */
             const T a = DIM1 ? av[r] : (T)0, ta = at[r], da = adel[r];
             T d1 = inf, m1 = 0;                                   /* D(r, 0), M(r, 0) */
-            T above_prev_d = lane == 0 ? top_d[0] : inf, above_prev_m = 0; /* D(r - 1, 0) */
+            /* D(r - 1, 0): 0 only above the first row (D[0][0]); column 0 is never in the row buffer */
+            T above_prev_d = lane == 0 && r0 == 1 ? (T)0 : inf, above_prev_m = 0;
             for (int s = 0; s < nb + 31; s++) {
                 const int c = s - lane + 1;
                 const bool active = c >= 1 && c <= nb;
