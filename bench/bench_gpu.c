@@ -6,6 +6,7 @@
  * Usage: ww_bench_gpu [max_log2_n] [output.md] */
 #define _POSIX_C_SOURCE 200809L
 #include "wavewarp.h"
+#include "bench_common.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,18 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Median time of `reps` calls after one warm-up; -1 on error. */
 static double time_call(ww_ctx *ctx, const ww_series *a, const ww_series *b, const ww_twed_params *p, int reps,
@@ -34,14 +23,13 @@ static double time_call(ww_ctx *ctx, const ww_series *a, const ww_series *b, con
     if (ww_twed(ctx, a, b, p, value) != WW_OK)
         return -1;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         ww_status st = ww_twed(ctx, a, b, p, value);
-        times[r] = now() - t0;
+        times[r] = bench_now() - t0;
         if (st != WW_OK)
             return -1;
     }
-    qsort(times, (size_t)reps, sizeof(double), cmp_double);
-    return times[reps / 2];
+    return bench_median(times, (size_t)reps);
 }
 
 static ww_ctx *make(ww_backend backend, ww_engine engine)

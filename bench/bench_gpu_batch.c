@@ -5,6 +5,7 @@
  * Usage: ww_bench_gpu_batch [output.md] [N for case 3, default 60000; 0 skips it] */
 #define _POSIX_C_SOURCE 200809L
 #include "wavewarp.h"
+#include "bench_common.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -13,18 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static ww_ctx *make(ww_backend backend, int threads)
 {
@@ -43,14 +32,13 @@ static double time_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *
     if (ww_twed_pairwise(ctx, x, y, p, out, o) != WW_OK)
         return -1;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         ww_status st = ww_twed_pairwise(ctx, x, y, p, out, o);
-        t[r] = now() - t0;
+        t[r] = bench_now() - t0;
         if (st != WW_OK)
             return -1;
     }
-    qsort(t, (size_t)reps, sizeof(double), cmp_double);
-    return t[reps / 2];
+    return bench_median(t, (size_t)reps);
 }
 
 static double *load_synthetic_control(void)
@@ -180,12 +168,12 @@ int main(int argc, char **argv)
                 ww_index_pairwise(gpu, pass ? ix32 : ix, pass ? &q32 : &q, pass ? (void *)r32 : (void *)r,
                                   pass ? &o32 : NULL);
                 for (int k = 0; k < 11; k++) {
-                    double t0 = now();
+                    double t0 = bench_now();
                     ww_index_pairwise(gpu, pass ? ix32 : ix, pass ? &q32 : &q, pass ? (void *)r32 : (void *)r,
                                       pass ? &o32 : NULL);
-                    tt[k] = now() - t0;
+                    tt[k] = bench_now() - t0;
                 }
-                qsort(tt, 11, sizeof(double), cmp_double);
+                bench_median(tt, 11);
                 if (pass)
                     i32 = tt[5];
                 else
@@ -213,12 +201,12 @@ int main(int argc, char **argv)
         } else {
             ww_pairwise_options o32 = ww_pairwise_options_default();
             o32.out_dtype = WW_F32;
-            double t0 = now();
+            double t0 = bench_now();
             ww_status s64 = ww_twed_pairwise(gpu, &x, NULL, &p, m, NULL);
-            double t64 = now() - t0;
-            t0 = now();
+            double t64 = bench_now() - t0;
+            t0 = bench_now();
             ww_status s32 = ww_twed_pairwise(gpu, &x32, NULL, &p, m32, &o32);
-            double t32 = now() - t0;
+            double t32 = bench_now() - t0;
             /* spot check against the CPU: a few rows */
             double worst = 0;
             ww_ctx *c1 = cpu;
@@ -270,11 +258,11 @@ int main(int argc, char **argv)
         double d, times[5];
         ww_twed(gpu, &a, &b, &p, &d);
         for (int k = 0; k < 5; k++) {
-            double t0 = now();
+            double t0 = bench_now();
             ww_twed(gpu, &a, &b, &p, &d);
-            times[k] = now() - t0;
+            times[k] = bench_now() - t0;
         }
-        qsort(times, 5, sizeof(double), cmp_double);
+        bench_median(times, 5);
         /* what the library picks for this matrix: run it with the cost model and compare times */
         double *m = malloc(count * count * sizeof(double));
         double auto_t = time_pairwise(gpu, &s, NULL, &p, m, NULL, 1) / ((double)count * (count - 1) / 2);

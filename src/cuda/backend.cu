@@ -69,6 +69,14 @@ ww_status ww_pinned_reserve(ww_cuda_state *s, size_t bytes)
     return WW_OK;
 }
 
+ww_status ww_cuda_read_flags(ww_cuda_state *s, const int *dflags)
+{
+    int flags = 0;
+    WW_CUDA_TRY(cudaMemcpyAsync(&flags, dflags, sizeof(int), cudaMemcpyDeviceToHost, s->stream));
+    WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
+    return ww_flags_status(flags);
+}
+
 ww_status ww_cuda_init(ww_ctx *ctx)
 {
     int count = ww_cuda_device_count();

@@ -100,4 +100,13 @@ template <typename T> struct device_series {
 /* Error flags the preparation kernels raise (bitwise or). */
 enum { WW_FLAG_NONFINITE = 1, WW_FLAG_STAMPS = 2 };
 
+/* The status for raised flags: the same precedence as the host checks (values before stamps). */
+static inline ww_status ww_flags_status(int flags)
+{
+    return (flags & WW_FLAG_NONFINITE) ? WW_ERR_NONFINITE : (flags & WW_FLAG_STAMPS) ? WW_ERR_STAMPS : WW_OK;
+}
+
+/* Waits for the stream and reads the flags the preparation kernels raised in `dflags`. */
+ww_status ww_cuda_read_flags(ww_cuda_state *s, const int *dflags);
+
 #endif

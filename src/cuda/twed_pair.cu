@@ -574,10 +574,8 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
     pair_result *hres = (pair_result *)(pinned + host_bytes);
     WW_CUDA_TRY(cudaMemcpyAsync(hres, dres, sizeof(pair_result), cudaMemcpyDeviceToHost, s->stream));
     WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
-    if (hres->flags & WW_FLAG_NONFINITE)
-        return WW_ERR_NONFINITE;
-    if (hres->flags & WW_FLAG_STAMPS)
-        return WW_ERR_STAMPS;
+    if ((st = ww_flags_status(hres->flags)) != WW_OK)
+        return st;
     *out = hres->value;
     return WW_OK;
 }

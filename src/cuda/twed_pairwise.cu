@@ -646,13 +646,8 @@ static ww_status run_matrix(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *
         max_y = cols->max_length;
     }
     /* bad values anywhere stop the call before anything is written */
-    int flags = 0;
-    WW_CUDA_TRY(cudaMemcpyAsync(&flags, dflags, sizeof(int), cudaMemcpyDeviceToHost, s->stream));
-    WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
-    if (flags & WW_FLAG_NONFINITE)
-        return WW_ERR_NONFINITE;
-    if (flags & WW_FLAG_STAMPS)
-        return WW_ERR_STAMPS;
+    if ((st = ww_cuda_read_flags(s, dflags)) != WW_OK)
+        return st;
 
     const double pairs = (double)(o->row_end - o->row_begin) * (double)(o->col_end - o->col_begin) / (self ? 2.0 : 1.0);
     const enum strategy strategy = choose_strategy(pairs, max_x, max_y, s->sm_count);
@@ -733,13 +728,8 @@ ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_p
         st = upload_set<double>(s, x, p, &ci->buffers, dflags, &ci->f64.set, &ci->f64.max_length);
     if (st != WW_OK)
         return st;
-    int flags = 0;
-    WW_CUDA_TRY(cudaMemcpyAsync(&flags, dflags, sizeof(int), cudaMemcpyDeviceToHost, s->stream));
-    WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
-    if (flags & WW_FLAG_NONFINITE)
-        return WW_ERR_NONFINITE;
-    if (flags & WW_FLAG_STAMPS)
-        return WW_ERR_STAMPS;
+    if ((st = ww_cuda_read_flags(s, dflags)) != WW_OK)
+        return st;
     /* the raw series too, for the pair engine (long series) and as the index's own copy */
     if (x->memory == WW_HOST)
         return ww_index_copy_host(x, ix);
