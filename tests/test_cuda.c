@@ -133,6 +133,31 @@ void test_cuda_matches_cpu_random(void)
         ww_ctx_destroy(gpu[e]);
 }
 
+/* Wide series: dim 1,024 (no compile-time limit on dim), several lengths and degrees. */
+void test_cuda_wide_dims(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {1024};
+    const size_t dim = 1024, lengths[][2] = {{1, 1}, {17, 40}, {300, 257}};
+    double *va = malloc(300 * dim * sizeof(double)), *vb = malloc(300 * dim * sizeof(double));
+    ww_ctx *cpu = cpu_ctx(), *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    for (size_t k = 0; k < 3; k++)
+        for (int degree = 1; degree <= 3; degree++) {
+            size_t na = lengths[k][0], nb = lengths[k][1];
+            fill_random(&r, va, na * dim, NULL, 0, 0);
+            fill_random(&r, vb, nb * dim, NULL, 0, 0);
+            ww_series a = ww_series_f64(va, NULL, na, dim), b = ww_series_f64(vb, NULL, nb, dim);
+            ww_twed_params p = {0.5, 1.0, degree};
+            double want = NAN, got = NAN;
+            CHECK_STATUS(ww_twed(cpu, &a, &b, &p, &want), WW_OK);
+            CHECK_STATUS(ww_twed(gpu, &a, &b, &p, &got), WW_OK);
+            CHECK_CLOSE(got, want, 1e-12);
+        }
+    free(va), free(vb);
+    ww_ctx_destroy(cpu);
+    ww_ctx_destroy(gpu);
+}
+
 /* The wavefront engine with every rows-per-lane setting on square pairs (many bands, both slots). */
 void test_cuda_wavefront_band_sizes(void)
 {
@@ -337,7 +362,8 @@ static void pairwise_matches_cpu(const char *strategy)
     ww_rng r = {2024};
     ww_ctx *cpu = cpu_ctx(), *gpu = gpu_ctx(WW_ENGINE_AUTO);
     const size_t cases[][4] = {/* count, min_len, max_len, dim */
-                               {37, 1, 60, 1}, {50, 20, 256, 3}, {23, 1, 120, 8}, {9, 200, 700, 2}, {5, 1, 3000, 1}};
+                               {37, 1, 60, 1}, {50, 20, 256, 3}, {23, 1, 120, 8}, {9, 200, 700, 2}, {5, 1, 3000, 1},
+                               {12, 5, 40, 100} /* dim past the register path */};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         random_set xs = make_set(&r, cases[c][0], cases[c][1], cases[c][2], cases[c][3]);
         random_set ys = make_set(&r, cases[c][0] / 2 + 3, cases[c][1], cases[c][2], cases[c][3]);
