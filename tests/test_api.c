@@ -1097,6 +1097,167 @@ void test_api_pairwise_vs_pair_engines(void)
     ww_ctx_destroy(ref), ww_ctx_destroy(band), ww_ctx_destroy(one), ww_ctx_destroy(two);
 }
 
+/* Ragged data whose lengths are shuffled: many distinct lengths, equal ones far apart, lengths 1
+ * and a few long series. The matrix engine groups the block's columns by length, so a lane group
+ * holds columns from all over the block. Every entry of the full matrix, of random blocks and of a
+ * tiling must equal the single-pair ww_twed bit for bit (the same arithmetic per cell), be written
+ * (the outputs are poisoned with NaN) and be computed once: with one thread, the last progress
+ * report before the final one is the sum of the computed entries' cells, which must be the total. */
+typedef struct once_log {
+    int calls;
+    uint64_t before_last, last, total;
+} once_log;
+
+static int once_cb(uint64_t done, uint64_t total, void *user)
+{
+    once_log *l = (once_log *)user;
+    l->calls++;
+    l->before_last = l->last;
+    l->last = done;
+    l->total = total;
+    return 0;
+}
+
+/* Cells of the entries of a block that are computed (each unordered pair of the self matrix once). */
+static uint64_t block_cells(const size_t *row_len, const size_t *col_len, int self, const ww_pairwise_options *o)
+{
+    uint64_t cells = 0;
+    for (size_t i = o->row_begin; i < o->row_end; i++)
+        for (size_t j = o->col_begin; j < o->col_end; j++) {
+            int mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
+            if (self && (i == j || (mirror_in_block && j < i)))
+                continue;
+            cells += (uint64_t)row_len[i] * col_len[j];
+        }
+    return cells;
+}
+
+static void shuffled_lengths(ww_rng *r, size_t count, size_t *lengths)
+{
+    for (size_t i = 0; i < count; i++)
+        lengths[i] = 1 + (i * 13) % 29; /* 29 distinct lengths, each 2 or 3 times */
+    for (size_t i = count - 1; i > 0; i--) {
+        size_t k = ww_rng_below(r, i + 1), t = lengths[i];
+        lengths[i] = lengths[k];
+        lengths[k] = t;
+    }
+    lengths[3] = lengths[count - 4] = 70; /* two long ones far apart */
+    lengths[count / 2] = 64;
+}
+
+void test_api_pairwise_ragged_grouping(void)
+{
+    ww_rng r = {0x5EED};
+    enum { NX = 83, NY = 45 };
+    const struct {
+        size_t dim;
+        int degree, stamps;
+    } configs[] = {{1, 2, 1}, {3, 1, 0}, {5, 2, 1}, {2, 3, 1}};
+    ww_ctx *one = cpu_ctx(WW_ENGINE_AUTO, 1), *two = cpu_ctx(WW_ENGINE_AUTO, 2);
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+        size_t len_x[NX], len_y[NY];
+        shuffled_lengths(&r, NX, len_x);
+        shuffled_lengths(&r, NY, len_y);
+        test_set x, y;
+        make_set_lengths(&r, &x, NX, configs[c].dim, len_x, configs[c].stamps);
+        make_set_lengths(&r, &y, NY, configs[c].dim, len_y, configs[c].stamps);
+        const ww_twed_params p = {0.05 + ww_rng_uniform(&r), ww_rng_uniform(&r), configs[c].degree};
+        for (int against_y = 0; against_y < 2; against_y++) {
+            const ww_dataset *yy = against_y ? &y.d : NULL, *cols_set = against_y ? &y.d : &x.d;
+            const size_t rows = NX, cols = against_y ? NY : NX, *col_len = against_y ? len_y : len_x;
+            double *want = (double *)malloc(rows * cols * sizeof(double));
+            for (size_t i = 0; i < rows; i++)
+                for (size_t j = 0; j < cols; j++) {
+                    ww_series a, b;
+                    ww_dataset_series(&x.d, i, &a);
+                    ww_dataset_series(cols_set, j, &b);
+                    want[i * cols + j] = NAN;
+                    if (!against_y && i == j)
+                        want[i * cols + j] = 0.0;
+                    else
+                        CHECK_STATUS(ww_twed(one, &a, &b, &p, &want[i * cols + j]), WW_OK);
+                }
+            for (int trial = 0; trial < 10; trial++) {
+                ww_pairwise_options o = ww_pairwise_options_default();
+                if (trial == 0) { /* the whole matrix */
+                    o.row_end = rows, o.col_end = cols;
+                } else if (trial == 1 && !against_y) { /* rows and columns overlap in part */
+                    o.row_begin = 10, o.row_end = 60, o.col_begin = 30, o.col_end = NX;
+                } else {
+                    o.row_begin = ww_rng_below(&r, rows), o.col_begin = ww_rng_below(&r, cols);
+                    o.row_end = o.row_begin + 1 + ww_rng_below(&r, rows - o.row_begin);
+                    o.col_end = o.col_begin + 1 + ww_rng_below(&r, cols - o.col_begin);
+                }
+                const size_t h = o.row_end - o.row_begin, w = o.col_end - o.col_begin;
+                o.out_stride = w + (size_t)trial % 3;
+                o.out_dtype = trial % 2 ? WW_F32 : WW_F64;
+                const size_t n = h * o.out_stride;
+                double *bd = (double *)malloc(n * sizeof(double));
+                float *bf = (float *)malloc(n * sizeof(float));
+                for (int threads = 1; threads <= 2; threads++) {
+                    for (size_t k = 0; k < n; k++) {
+                        bd[k] = NAN;
+                        bf[k] = NAN;
+                    }
+                    once_log log = {0, 0, 0, 0};
+                    o.progress = threads == 1 ? once_cb : NULL;
+                    o.progress_user = &log;
+                    void *out = o.out_dtype == WW_F32 ? (void *)bf : (void *)bd;
+                    CHECK_STATUS(ww_twed_pairwise(threads == 1 ? one : two, &x.d, yy, &p, out, &o), WW_OK);
+                    int same = 1, padding_untouched = 1;
+                    for (size_t k = 0; k < n; k++) {
+                        const size_t bi = k / o.out_stride, bj = k % o.out_stride;
+                        const double got = o.out_dtype == WW_F32 ? (double)bf[k] : bd[k];
+                        if (bj >= w) {
+                            padding_untouched &= isnan(got);
+                            continue;
+                        }
+                        const double v = want[(o.row_begin + bi) * cols + o.col_begin + bj];
+                        same &= got == (o.out_dtype == WW_F32 ? (double)(float)v : v);
+                    }
+                    CHECK(same);
+                    CHECK(padding_untouched);
+                    if (threads == 1) {
+                        const uint64_t cells = block_cells(len_x, col_len, !against_y, &o);
+                        CHECK(log.calls >= 2 && log.total == cells && log.before_last == cells &&
+                              log.last == cells);
+                    }
+                }
+                free(bd), free(bf);
+            }
+            /* a tiling of the whole matrix into one buffer: each tile finds its slots still poisoned */
+            {
+                const size_t th = 9, tw = 35, stride = cols + 2;
+                double *big = (double *)malloc(rows * stride * sizeof(double));
+                for (size_t k = 0; k < rows * stride; k++)
+                    big[k] = NAN;
+                int fresh = 1;
+                for (size_t rb = 0; rb < rows; rb += th)
+                    for (size_t cb = 0; cb < cols; cb += tw) {
+                        ww_pairwise_options o = ww_pairwise_options_default();
+                        o.row_begin = rb, o.row_end = rb + th < rows ? rb + th : rows;
+                        o.col_begin = cb, o.col_end = cb + tw < cols ? cb + tw : cols;
+                        o.out_stride = stride;
+                        for (size_t i = o.row_begin; i < o.row_end; i++)
+                            for (size_t j = o.col_begin; j < o.col_end; j++)
+                                fresh &= isnan(big[i * stride + j]);
+                        CHECK_STATUS(ww_twed_pairwise(two, &x.d, yy, &p, big + rb * stride + cb, &o), WW_OK);
+                    }
+                CHECK(fresh);
+                int ok = 1;
+                for (size_t i = 0; i < rows; i++)
+                    for (size_t j = 0; j < stride; j++)
+                        ok &= j >= cols ? isnan(big[i * stride + j]) : big[i * stride + j] == want[i * cols + j];
+                CHECK(ok);
+                free(big);
+            }
+            free(want);
+        }
+        free_set(&x), free_set(&y);
+    }
+    ww_ctx_destroy(one), ww_ctx_destroy(two);
+}
+
 /* 1 vs 2 vs 3 threads on a bigger ragged self matrix: identical bits. */
 void test_api_threads_identical(void)
 {

@@ -12,6 +12,8 @@
  *
  * Arrays exposing __cuda_array_interface__ (CuPy, PyTorch, Numba) are passed to the library as
  * device pointers (memory = WW_DEVICE) without any copy.
+ *
+ * The type Index (wrapped by wavewarp.TwedIndex) holds a ww_index and the context that made it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -768,8 +770,10 @@ static int dataset_from_pack(PyObject *pack, const char *what, dataset_input *ou
         PyErr_Format(PyExc_ValueError, "%s: too many samples", what);
         return -1;
     }
-    if (samples == 0) /* empty series or no series: the library says which */
-        ds->values = NULL;
+    if (samples == 0) { /* empty series or no series: not read, and the library says which */
+        static const double no_values[1];
+        ds->values = no_values;
+    }
     else if (pack_array(out->values, what, is_f32, samples * (size_t)dim, &ds->values, &ds->memory) != 0)
         return -1;
     if (out->stamps != Py_None && samples > 0) {
@@ -890,6 +894,387 @@ static PyObject *py_knn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(NN)", indices, distances);
 }
 
+/* ---------------------------------------------------------------------------------- indexes */
+
+/* _wavewarp.Index: a ww_index together with the context that made it (wavewarp.TwedIndex wraps
+ * it). An index is used with its own context only, so the context is taken out of the pool for the
+ * index's lifetime and handed back only after ww_index_destroy: the context always outlives the
+ * index, whatever order Python frees things in. A context serves one thread at a time, and the GIL
+ * is released while it works, so `lock` serialises the calls on one index; a thread waits for it
+ * with the GIL released. busy/owner (read and written with the GIL held) tell which thread is
+ * computing, so that a call from that thread's own progress callback raises instead of
+ * deadlocking. No Python references to other objects are held but `description`, a str: no GC. */
+typedef struct IndexObject {
+    PyObject_HEAD
+    ww_ctx *ctx;     /* NULL once closed */
+    ww_index *index; /* NULL once closed */
+    ww_backend pool_backend; /* the pool key the context was taken with */
+    int pool_threads;
+    PyThread_type_lock lock;
+    int busy;
+    unsigned long owner;
+    size_t count, dim;
+    int is_f32;
+    ww_backend backend;    /* the backend in use (never AUTO) */
+    PyObject *description; /* ww_ctx_describe() of the context, a str */
+} IndexObject;
+
+static PyTypeObject IndexType;
+
+/* Destroys the index, then hands its context back to the pool. */
+static void index_destroy(IndexObject *self, int allow_threads)
+{
+    ww_index *index = self->index;
+    ww_ctx *ctx = self->ctx;
+    self->index = NULL;
+    self->ctx = NULL;
+    if (index != NULL) {
+        if (allow_threads) {
+            Py_BEGIN_ALLOW_THREADS
+            ww_index_destroy(index);
+            Py_END_ALLOW_THREADS
+        } else {
+            ww_index_destroy(index);
+        }
+    }
+    if (ctx != NULL)
+        ctx_release(ctx, self->pool_backend, self->pool_threads);
+}
+
+static void index_dealloc(PyObject *obj)
+{
+    IndexObject *self = (IndexObject *)obj;
+    /* nothing can be computing: a running method holds a reference to the object */
+    index_destroy(self, 0);
+    if (self->lock != NULL)
+        PyThread_free_lock(self->lock);
+    Py_CLEAR(self->description);
+    Py_TYPE(obj)->tp_free(obj);
+}
+
+static PyObject *raise_closed(void)
+{
+    PyErr_SetString(PyExc_ValueError, "operation on a closed TwedIndex");
+    return NULL;
+}
+
+static int index_reentered(IndexObject *self, const char *what)
+{
+    if (self->busy && self->owner == PyThread_get_thread_ident()) {
+        PyErr_Format(PyExc_RuntimeError, "a TwedIndex cannot be %s from the progress callback of its "
+                     "own running call", what);
+        return 1;
+    }
+    return 0;
+}
+
+/* Takes the index's lock, waiting with the GIL released; Ctrl-C (main thread) stops the wait. */
+static int index_lock(IndexObject *self)
+{
+    if (PyThread_acquire_lock(self->lock, NOWAIT_LOCK))
+        return 0;
+    for (;;) {
+        PyLockStatus got;
+        Py_BEGIN_ALLOW_THREADS
+        got = PyThread_acquire_lock_timed(self->lock, 50000 /* microseconds */, 0);
+        Py_END_ALLOW_THREADS
+        if (got == PY_LOCK_ACQUIRED)
+            return 0;
+        if (PyErr_CheckSignals() < 0)
+            return -1;
+    }
+}
+
+/* Before a computation: the index open, not busy in this thread, its lock taken and marked busy. */
+static int index_enter(IndexObject *self)
+{
+    if (index_reentered(self, "used"))
+        return -1;
+    if (self->index == NULL) {
+        raise_closed();
+        return -1;
+    }
+    if (index_lock(self) != 0)
+        return -1;
+    if (self->index == NULL) { /* closed by another thread while we waited */
+        PyThread_release_lock(self->lock);
+        raise_closed();
+        return -1;
+    }
+    self->busy = 1;
+    self->owner = PyThread_get_thread_ident();
+    return 0;
+}
+
+static void index_leave(IndexObject *self)
+{
+    self->busy = 0;
+    self->owner = 0;
+    PyThread_release_lock(self->lock);
+}
+
+/* index_create(xpack, nu, lmbda, degree, backend, threads) -> Index */
+static PyObject *py_index_create(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.index_create takes 6 positional arguments");
+        return NULL;
+    }
+    ww_twed_params params;
+    ww_backend backend;
+    int threads;
+    dataset_input x;
+    if (parse_params(args[1], args[2], args[3], &params) != 0 || parse_backend(args[4], &backend) != 0 ||
+        parse_threads(args[5], &threads) != 0 || dataset_from_pack(args[0], "X", &x) != 0)
+        return NULL;
+    if (x.ds.count == 0)
+        return raise_status(WW_ERR_EMPTY);
+    backend = backend_for_memory(backend, x.ds.memory == WW_DEVICE);
+    IndexObject *self = PyObject_New(IndexObject, &IndexType);
+    if (self == NULL)
+        return NULL;
+    self->ctx = NULL;
+    self->index = NULL;
+    self->pool_backend = backend;
+    self->pool_threads = threads;
+    self->busy = 0;
+    self->owner = 0;
+    self->count = x.ds.count;
+    self->dim = x.ds.dim;
+    self->is_f32 = x.ds.dtype == WW_F32;
+    self->description = NULL;
+    self->lock = PyThread_allocate_lock();
+    if (self->lock == NULL) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    if ((self->ctx = ctx_acquire(backend, threads)) == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->backend = ww_ctx_backend(self->ctx);
+    if ((self->description = PyUnicode_FromString(ww_ctx_describe(self->ctx))) == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    ww_index *index = NULL;
+    ww_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = ww_index_create(self->ctx, &x.ds, &params, &index);
+    Py_END_ALLOW_THREADS
+    if (status != WW_OK) {
+        Py_DECREF(self); /* hands the context back */
+        return raise_status(status);
+    }
+    self->index = index;
+    return (PyObject *)self;
+}
+
+/* The queries of a pack, checked against the index (the wrapper checks first, with the user's
+ * names; these keep a wrong pack from reaching the library). */
+static int index_queries(IndexObject *self, PyObject *pack, dataset_input *q)
+{
+    if (dataset_from_pack(pack, "queries", q) != 0)
+        return -1;
+    if ((q->ds.dtype == WW_F32) != self->is_f32) {
+        PyErr_Format(PyExc_ValueError, "queries are %s but the index holds %s series",
+                     q->ds.dtype == WW_F32 ? "float32" : "float64", self->is_f32 ? "float32" : "float64");
+        return -1;
+    }
+    if (q->ds.dim != self->dim) {
+        PyErr_Format(PyExc_ValueError, "queries have dim %zu but the index has dim %zu", q->ds.dim, self->dim);
+        return -1;
+    }
+    if (q->ds.count == 0) {
+        raise_status(WW_ERR_EMPTY);
+        return -1;
+    }
+    return 0;
+}
+
+/* Index.pairwise(qpack, progress) -> ndarray (n_queries, count) */
+static PyObject *index_pairwise(PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
+{
+    IndexObject *self = (IndexObject *)obj;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "Index.pairwise takes 2 positional arguments");
+        return NULL;
+    }
+    if (index_reentered(self, "used"))
+        return NULL;
+    if (self->index == NULL)
+        return raise_closed();
+    dataset_input q;
+    if (index_queries(self, args[0], &q) != 0)
+        return NULL;
+    npy_intp dims[2] = {(npy_intp)q.ds.count, (npy_intp)self->count};
+    PyObject *out = PyArray_SimpleNew(2, dims, self->is_f32 ? NPY_FLOAT32 : NPY_FLOAT64);
+    if (out == NULL)
+        return NULL;
+    if (index_enter(self) != 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    poll_state poll;
+    poll_init(&poll, args[1]);
+    ww_pairwise_options opt = ww_pairwise_options_default();
+    opt.out_dtype = self->is_f32 ? WW_F32 : WW_F64;
+    opt.progress = poll_callback;
+    opt.progress_user = &poll;
+    void *dst = PyArray_DATA((PyArrayObject *)out);
+    ww_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = ww_index_pairwise(self->ctx, self->index, &q.ds, dst, &opt);
+    Py_END_ALLOW_THREADS
+    index_leave(self);
+    if (status != WW_OK) {
+        Py_DECREF(out);
+        return raise_after_poll(status);
+    }
+    return out;
+}
+
+/* Index.knn(qpack, k, progress) -> (indices, distances as float64) */
+static PyObject *index_knn(PyObject *obj, PyObject *const *args, Py_ssize_t nargs)
+{
+    IndexObject *self = (IndexObject *)obj;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "Index.knn takes 3 positional arguments");
+        return NULL;
+    }
+    if (index_reentered(self, "used"))
+        return NULL;
+    if (self->index == NULL)
+        return raise_closed();
+    Py_ssize_t k = PyLong_AsSsize_t(args[1]);
+    if (k == -1 && PyErr_Occurred())
+        return NULL;
+    if (k < 1 || (size_t)k > self->count) {
+        PyErr_Format(PyExc_ValueError, "k must be between 1 and the number of series in the index (%zu), "
+                     "not %zd", self->count, k);
+        return NULL;
+    }
+    dataset_input q;
+    if (index_queries(self, args[0], &q) != 0)
+        return NULL;
+    npy_intp dims[2] = {(npy_intp)q.ds.count, (npy_intp)k};
+    PyObject *indices = PyArray_SimpleNew(2, dims, NPY_INTP);
+    PyObject *distances = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
+    if (indices == NULL || distances == NULL || index_enter(self) != 0) {
+        Py_XDECREF(indices);
+        Py_XDECREF(distances);
+        return NULL;
+    }
+    poll_state poll;
+    poll_init(&poll, args[2]);
+    ww_pairwise_options opt = ww_pairwise_options_default();
+    opt.progress = poll_callback;
+    opt.progress_user = &poll;
+    size_t *idx = (size_t *)PyArray_DATA((PyArrayObject *)indices);
+    double *dist = (double *)PyArray_DATA((PyArrayObject *)distances);
+    ww_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = ww_index_knn(self->ctx, self->index, &q.ds, (size_t)k, idx, dist, &opt);
+    Py_END_ALLOW_THREADS
+    index_leave(self);
+    if (status != WW_OK) {
+        Py_DECREF(indices);
+        Py_DECREF(distances);
+        return raise_after_poll(status);
+    }
+    return Py_BuildValue("(NN)", indices, distances);
+}
+
+/* Index.close(): frees the index (waiting for running calls of other threads); idempotent. */
+static PyObject *index_close(PyObject *obj, PyObject *unused)
+{
+    (void)unused;
+    IndexObject *self = (IndexObject *)obj;
+    if (index_reentered(self, "closed"))
+        return NULL;
+    if (self->index == NULL)
+        Py_RETURN_NONE;
+    if (index_lock(self) != 0)
+        return NULL;
+    index_destroy(self, 1);
+    PyThread_release_lock(self->lock);
+    Py_RETURN_NONE;
+}
+
+static PyObject *index_get_count(PyObject *obj, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSize_t(((IndexObject *)obj)->count);
+}
+
+static PyObject *index_get_dim(PyObject *obj, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSize_t(((IndexObject *)obj)->dim);
+}
+
+static PyObject *index_get_is_f32(PyObject *obj, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((IndexObject *)obj)->is_f32);
+}
+
+static PyObject *index_get_closed(PyObject *obj, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((IndexObject *)obj)->index == NULL);
+}
+
+static PyObject *index_get_backend(PyObject *obj, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(ww_backend_name(((IndexObject *)obj)->backend));
+}
+
+static PyObject *index_get_description(PyObject *obj, void *closure)
+{
+    (void)closure;
+    IndexObject *self = (IndexObject *)obj;
+    return Py_NewRef(self->description ? self->description : Py_None);
+}
+
+static PyMethodDef index_methods[] = {
+    {"pairwise", (PyCFunction)(void (*)(void))index_pairwise, METH_FASTCALL,
+     "pairwise(qpack, progress): see wavewarp.TwedIndex.pairwise"},
+    {"knn", (PyCFunction)(void (*)(void))index_knn, METH_FASTCALL,
+     "knn(qpack, k, progress): see wavewarp.TwedIndex.knn (distances always float64 here)"},
+    {"close", index_close, METH_NOARGS, "Frees the index and hands its context back; idempotent."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef index_getset[] = {
+    {"count", index_get_count, NULL, "Number of indexed series.", NULL},
+    {"dim", index_get_dim, NULL, "Dimension of the samples.", NULL},
+    {"is_f32", index_get_is_f32, NULL, "True for a float32 index.", NULL},
+    {"closed", index_get_closed, NULL, "True once closed.", NULL},
+    {"backend", index_get_backend, NULL, "The backend in use: 'cpu' or 'cuda'.", NULL},
+    {"description", index_get_description, NULL, "The context's description (wavewarp.describe).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject IndexType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "wavewarp._wavewarp.Index",
+    .tp_doc = "A dataset prepared once for repeated TWED queries; made by index_create. Use "
+              "wavewarp.TwedIndex.",
+    .tp_basicsize = sizeof(IndexObject),
+    .tp_itemsize = 0,
+#ifdef Py_TPFLAGS_DISALLOW_INSTANTIATION
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+#else
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+#endif
+    .tp_dealloc = index_dealloc,
+    .tp_methods = index_methods,
+    .tp_getset = index_getset,
+};
+
 /* ---------------------------------------------------------------------------------- information */
 
 static PyObject *py_cuda_available(PyObject *self, PyObject *unused)
@@ -960,6 +1345,8 @@ static PyMethodDef module_methods[] = {
      "pairwise(xpack, ypack, nu, lmbda, degree, backend, threads, progress): see wavewarp.twed_pairwise"},
     {"knn", (PyCFunction)(void (*)(void))py_knn, METH_FASTCALL,
      "knn(qpack, xpack, k, nu, lmbda, degree, backend, threads, progress): see wavewarp.twed_knn"},
+    {"index_create", (PyCFunction)(void (*)(void))py_index_create, METH_FASTCALL,
+     "index_create(xpack, nu, lmbda, degree, backend, threads) -> Index: see wavewarp.TwedIndex"},
     {"cuda_available", py_cuda_available, METH_NOARGS,
      "True when this build has the CUDA backend and a GPU is usable."},
     {"describe", (PyCFunction)(void (*)(void))py_describe, METH_FASTCALL,
@@ -991,6 +1378,8 @@ PyMODINIT_FUNC PyInit__wavewarp(void);
 PyMODINIT_FUNC PyInit__wavewarp(void)
 {
     import_array();
+    if (PyType_Ready(&IndexType) < 0)
+        return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;
@@ -1000,6 +1389,7 @@ PyMODINIT_FUNC PyInit__wavewarp(void)
         "in this build, a CUDA runtime error, an unsuitable backend.",
         PyExc_RuntimeError, NULL);
     if (WavewarpError == NULL || PyModule_AddObjectRef(module, "WavewarpError", WavewarpError) != 0 ||
+        PyModule_AddObjectRef(module, "Index", (PyObject *)&IndexType) != 0 ||
         PyModule_AddStringConstant(module, "library_version", ww_version()) != 0 ||
         PyModule_AddIntConstant(module, "built_with_cuda",
 #ifdef WW_PY_HAVE_CUDA

@@ -1,8 +1,10 @@
 """wavewarp: the exact Time Warp Edit Distance (TWED), in linear memory, on CPUs and NVIDIA GPUs.
 
 Three functions cover the uses: :func:`twed` (one pair), :func:`twed_pairwise` (a distance
-matrix) and :func:`twed_knn` (nearest neighbours). They run the wavewarp C library with the GIL
-released; long calls can be interrupted with Ctrl-C and can draw a progress bar.
+matrix) and :func:`twed_knn` (nearest neighbours). :class:`TwedIndex` prepares a collection once
+(on the GPU with the CUDA backend) for repeated ``pairwise`` / ``knn`` queries, like a FAISS index.
+They run the wavewarp C library with the GIL released; long calls can be interrupted with Ctrl-C
+and can draw a progress bar.
 
 Series layout
 -------------
@@ -39,12 +41,14 @@ constraint: with a window the two differ (aeon's result is then >= ours).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from . import _arrays
-from ._progress import ProgressBar
+from ._index import TwedIndex
+from ._progress import Progress
+from ._progress import callback_for as _progress_callback
 from ._wavewarp import WavewarpError, built_with_cuda, library_version
 from ._wavewarp import cuda_available as _cuda_available
 from ._wavewarp import describe as _describe
@@ -58,6 +62,7 @@ __all__ = [
     "twed",
     "twed_pairwise",
     "twed_knn",
+    "TwedIndex",
     "WavewarpError",
     "cuda_available",
     "describe",
@@ -65,9 +70,6 @@ __all__ = [
     "library_version",
     "__version__",
 ]
-
-Progress = Union[bool, Callable[[int, int], Any]]
-
 
 def twed(
     a: Any,
@@ -120,17 +122,6 @@ def twed(
         Anything else from the library, e.g. backend="cuda" without a GPU or a CUDA build.
     """
     return _twed(a, b, ta, tb, nu, lmbda, degree, backend, threads)
-
-
-def _progress_callback(progress: Progress, label: str) -> Tuple[Any, Optional[ProgressBar]]:
-    if progress is True:
-        bar = ProgressBar(label)
-        return bar, bar
-    if progress is False or progress is None:
-        return None, None
-    if callable(progress):
-        return progress, None
-    raise TypeError("progress must be True, False or a callable(done, total)")
 
 
 def _check_backend(backend: str) -> None:

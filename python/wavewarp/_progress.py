@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Optional, TextIO
+from typing import Any, Callable, Optional, TextIO, Tuple, Union
+
+Progress = Union[bool, Callable[[int, int], Any]]
+"""The ``progress`` argument: True (a bar on stderr), False, or a callable(done, total)."""
 
 
 class ProgressBar:
@@ -54,3 +57,24 @@ class ProgressBar:
             self.stream.write("\n")
             self.stream.flush()
             self.drawn = False
+
+
+def callback_for(progress: Any, label: str) -> Tuple[Any, Optional[ProgressBar]]:
+    """The callable to hand to the C module for a ``progress`` argument, and the bar to close.
+
+    Parameters
+    ----------
+    progress : bool, None or callable
+        True: a :class:`ProgressBar` labelled `label`; False/None: no reports; a callable is used
+        as it is.
+    label : str
+        The bar's label.
+    """
+    if progress is True:
+        bar = ProgressBar(label)
+        return bar, bar
+    if progress is False or progress is None:
+        return None, None
+    if callable(progress):
+        return progress, None
+    raise TypeError("progress must be True, False or a callable(done, total)")

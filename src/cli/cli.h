@@ -42,6 +42,7 @@ typedef struct cli_settings {
     const char *output;           /* -o */
     const char *distances_output; /* knn --distances */
     size_t k;
+    uint64_t max_memory; /* pairwise --max-memory in bytes; 0: half the physical memory */
     size_t row_a, row_b; /* distance --row / --row-b; SIZE_MAX when not given */
     size_t per_class, train_per_class, test_per_class, length;
     uint64_t seed;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "synth.h"
@@ -232,6 +233,110 @@ static int commit_output(cli_output *o, char *err)
     return cli_output_commit(o, err);
 }
 
+/* "960 B", "4.5 KiB", "32 GiB": powers of 1024, as --max-memory reads them. */
+static const char *human_bytes(char *buf, size_t size, double bytes)
+{
+    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    size_t unit = 0;
+    while (bytes >= 1024 && unit + 1 < sizeof units / sizeof units[0]) {
+        bytes /= 1024;
+        unit++;
+    }
+    snprintf(buf, size, unit == 0 ? "%.0f %s" : "%.3g %s", bytes, units[unit]);
+    return buf;
+}
+
+/* Half the physical memory, or 1 GiB where the system does not tell. */
+static uint64_t default_memory_budget(void)
+{
+#ifdef _SC_PHYS_PAGES
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page_size > 0)
+        return (uint64_t)pages * (uint64_t)page_size / 2;
+#endif
+    return (uint64_t)1 << 30;
+}
+
+/* Rows of the matrix that fit in `budget` bytes: at least one, since nothing smaller can be
+ * computed, and at most all of them. */
+static size_t rows_per_block(uint64_t budget, size_t rows, size_t row_bytes)
+{
+    uint64_t fit = budget / row_bytes;
+    if (fit < 1)
+        fit = 1;
+    if (fit > rows)
+        fit = rows;
+    if (fit > SIZE_MAX / row_bytes)
+        fit = SIZE_MAX / row_bytes;
+    return (size_t)fit;
+}
+
+/* Cells the library computes for rows [r0, r1) against every column, counted as it counts them:
+ * X against itself (y == NULL) skips the diagonal and the pairs inside the block already counted
+ * at an earlier row of the block; a pair with its other row outside the block counts in full. */
+static uint64_t block_cells(const cli_dataset *x, const cli_dataset *y, size_t r0, size_t r1)
+{
+    uint64_t all_columns = total_samples(y ? y : x), earlier_in_block = 0, cells = 0;
+    for (size_t i = r0; i < r1; i++) {
+        uint64_t length = cli_series_length(x, i), columns = all_columns;
+        if (y == NULL) {
+            columns -= length + earlier_in_block;
+            earlier_in_block += length;
+        }
+        cells += length * columns;
+    }
+    return cells;
+}
+
+/* One pairwise run: the data, where the rows go, and the block buffer. */
+typedef struct pairwise_plan {
+    const cli_dataset *x, *y;  /* y NULL: X against itself */
+    const ww_dataset *dx, *dy; /* as given to the library */
+    size_t rows, cols, block_rows;
+    ww_dtype out_dtype;
+    void *block;    /* block_rows x cols elements of out_dtype */
+    uint64_t cells; /* over all blocks, as the library counts them */
+} pairwise_plan;
+
+/* End of the block of rows that starts at r0: block_rows on, or the last row. */
+static size_t block_end(const pairwise_plan *plan, size_t r0)
+{
+    return plan->rows - r0 < plan->block_rows ? plan->rows : r0 + plan->block_rows;
+}
+
+/* Computes the matrix a block of rows at a time and appends each block to the output as soon as it
+ * is done, so that only block_rows rows are ever in memory; with one block this is the plain
+ * in-memory computation. X against itself passes y == NULL with each block: the library computes
+ * each unordered pair inside the block once, but a pair with one series in this block and the
+ * other in another block is computed in both blocks, once for each of its two entries. That is the
+ * price of bounded memory: at most twice the work, and none when the matrix fits. Returns an exit
+ * code, the message printed. */
+static int compute_in_blocks(ww_ctx *ctx, const cli_settings *s, const pairwise_plan *plan,
+                             cli_matrix_writer *writer, timed_run *run)
+{
+    char err[CLI_ERR_SIZE];
+    uint64_t cells_before = 0;
+    for (size_t r0 = 0; r0 < plan->rows; r0 += plan->block_rows) {
+        size_t r1 = block_end(plan, r0);
+        if (cli_interrupted()) /* Ctrl-C while the previous block was being written */
+            return report_failure(WW_ERR_CANCELLED, "pairwise");
+        ww_pairwise_options po = ww_pairwise_options_default();
+        po.row_begin = r0;
+        po.row_end = r1;
+        po.out_dtype = plan->out_dtype;
+        po.progress = cli_progress_callback;
+        po.progress_user = &run->progress;
+        cli_progress_next_part(&run->progress, cells_before);
+        ww_status st = ww_twed_pairwise(ctx, plan->dx, plan->dy, &s->params, plan->block, &po);
+        if (st != WW_OK)
+            return report_failure(st, "pairwise");
+        if (cli_matrix_append(writer, plan->block, r1 - r0, err) != 0)
+            return output_failure(err);
+        cells_before += block_cells(plan->x, plan->y, r0, r1);
+    }
+    return CLI_EXIT_OK;
+}
+
 int cli_cmd_pairwise(const cli_settings *s)
 {
     const char *path_x = s->positional[0], *path_y = s->positional_count > 1 ? s->positional[1] : NULL;
@@ -242,8 +347,8 @@ int cli_cmd_pairwise(const cli_settings *s)
     cli_dataset x = {0}, y = {0};
     prepared_data px = {0}, py = {0};
     ww_ctx *ctx = NULL;
-    double *matrix = NULL;
     cli_output out = {0};
+    pairwise_plan plan = {0};
     char err[CLI_ERR_SIZE];
     rc = load_dataset(s, path_x, 0, &x);
     if (rc == CLI_EXIT_OK && path_y)
@@ -254,49 +359,74 @@ int cli_cmd_pairwise(const cli_settings *s)
         rc = prepare(path_x, &x, s->use_float, &px);
     if (rc == CLI_EXIT_OK && path_y)
         rc = prepare(path_y, &y, s->use_float, &py);
-    size_t rows = x.count, cols = path_y ? y.count : x.count;
+
+    /* .npy takes the library's output as it is, float32 with --precision float; text prints doubles */
+    int float32 = format == CLI_FORMAT_NPY && s->use_float;
+    size_t element_size = float32 ? sizeof(float) : sizeof(double);
+    uint64_t budget = s->max_memory ? s->max_memory : default_memory_budget();
+    plan.x = &x;
+    plan.y = path_y ? &y : NULL;
+    plan.dx = &px.desc;
+    plan.dy = path_y ? &py.desc : NULL;
+    plan.rows = x.count;
+    plan.cols = path_y ? y.count : x.count;
+    plan.out_dtype = float32 ? WW_F32 : WW_F64;
+    double matrix_bytes = (double)plan.rows * (double)plan.cols * (double)element_size;
     if (rc == CLI_EXIT_OK) {
-        if (cols != 0 && rows > SIZE_MAX / sizeof(double) / cols)
-            matrix = NULL;
-        else
-            matrix = malloc(rows * cols * sizeof(double));
-        if (matrix == NULL) {
-            cli_error("out of memory: the %zu x %zu matrix needs %.3g GB", rows, cols,
-                      (double)rows * (double)cols * 8e-9);
+        plan.block_rows = rows_per_block(budget, plan.rows, plan.cols * element_size);
+        plan.block = malloc(plan.block_rows * plan.cols * element_size);
+        if (plan.block == NULL) {
+            char need[32];
+            double block_bytes = (double)plan.block_rows * (double)plan.cols * (double)element_size;
+            cli_error("out of memory for %zu rows of the %zu x %zu matrix (%s); a smaller --max-memory "
+                      "computes it in smaller blocks",
+                      plan.block_rows, plan.rows, plan.cols, human_bytes(need, sizeof need, block_bytes));
             rc = CLI_EXIT_RUNTIME;
         }
     }
     if (rc == CLI_EXIT_OK)
         rc = open_context(s, &ctx);
     /* create the output before computing: an unwritable place fails now, not after hours */
-    if (rc == CLI_EXIT_OK && cli_output_open(&out, s->output, err) != 0) {
+    cli_matrix_writer writer;
+    if (rc == CLI_EXIT_OK && (cli_output_open(&out, s->output, err) != 0 ||
+                              cli_matrix_begin(&writer, &out, format, plan.rows, plan.cols, float32, err) != 0)) {
         cli_error("%s", err);
         rc = CLI_EXIT_RUNTIME;
     }
+    size_t blocks = plan.block_rows ? (plan.rows + plan.block_rows - 1) / plan.block_rows : 0;
+    if (rc == CLI_EXIT_OK && blocks > 1 && !s->quiet) {
+        char matrix_size[32], budget_size[32];
+        fprintf(stderr,
+                "wavewarp: note: the %zu x %zu matrix (%s) is larger than the memory budget (%s%s): "
+                "computing it in %zu blocks of %zu row%s, each written to %s when done\n",
+                plan.rows, plan.cols, human_bytes(matrix_size, sizeof matrix_size, matrix_bytes),
+                human_bytes(budget_size, sizeof budget_size, (double)budget),
+                s->max_memory ? ", --max-memory" : ", half the RAM", blocks, plan.block_rows,
+                plan.block_rows == 1 ? "" : "s", s->output);
+    }
     if (rc == CLI_EXIT_OK) {
-        uint64_t cells = cells_between(&x, path_y ? &y : NULL);
-        ww_pairwise_options po = ww_pairwise_options_default();
+        for (size_t r0 = 0; r0 < plan.rows; r0 += plan.block_rows)
+            plan.cells += block_cells(plan.x, plan.y, r0, block_end(&plan, r0));
         timed_run run;
-        po.progress = cli_progress_callback;
-        po.progress_user = &run.progress;
-        run_begin(&run, s, "pairwise", cells);
-        ww_status st = ww_twed_pairwise(ctx, &px.desc, path_y ? &py.desc : NULL, &s->params, matrix, &po);
+        run_begin(&run, s, "pairwise", plan.cells);
+        rc = compute_in_blocks(ctx, s, &plan, &writer, &run);
         run_end(&run);
-        if (st != WW_OK) {
-            rc = report_failure(st, "pairwise");
-        } else if (cli_write_matrix(&out, format, matrix, rows, cols, err) != 0 ||
-                   commit_output(&out, err) != 0) {
+        if (rc == CLI_EXIT_OK && commit_output(&out, err) != 0)
             rc = output_failure(err);
-        } else if (!s->quiet) {
-            fprintf(stderr, "wavewarp: %zu x %zu distances in %.3f s (%.3g cells/s, %s) -> %s\n", rows, cols,
-                    run.seconds, (double)cells / (run.seconds > 0 ? run.seconds : 1e-9), ww_ctx_describe(ctx),
+        if (rc == CLI_EXIT_OK && !s->quiet) {
+            char in_blocks[64] = "";
+            if (blocks > 1)
+                snprintf(in_blocks, sizeof in_blocks, " (%zu blocks)", blocks);
+            fprintf(stderr, "wavewarp: %zu x %zu distances%s in %.3f s (%.3g cells/s, %s) -> %s\n", plan.rows,
+                    plan.cols, in_blocks, run.seconds,
+                    (double)plan.cells / (run.seconds > 0 ? run.seconds : 1e-9), ww_ctx_describe(ctx),
                     s->output);
         }
     }
     cli_output_discard(&out);
     cli_interrupt_restore();
     ww_ctx_destroy(ctx);
-    free(matrix);
+    free(plan.block);
     prepared_free(&px);
     prepared_free(&py);
     cli_dataset_free(&x);

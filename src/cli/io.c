@@ -787,20 +787,58 @@ static int write_le(FILE *fp, const void *v, size_t n, size_t item)
 
 int cli_write_f64_le(FILE *fp, const double *v, size_t n) { return write_le(fp, v, n, 8); }
 int cli_write_i64_le(FILE *fp, const int64_t *v, size_t n) { return write_le(fp, v, n, 8); }
+int cli_write_f32_le(FILE *fp, const float *v, size_t n) { return write_le(fp, v, n, 4); }
+
+int cli_matrix_begin(cli_matrix_writer *w, cli_output *o, cli_format format, size_t rows, size_t cols,
+                     int float32, char *err)
+{
+    w->out = o;
+    w->format = format;
+    w->rows = rows;
+    w->cols = cols;
+    w->rows_written = 0;
+    w->float32 = float32;
+    if (float32 && format != CLI_FORMAT_NPY)
+        return fail(err, "%s: float32 matrices are written as .npy only", o->path);
+    if (format != CLI_FORMAT_NPY)
+        return 0; /* text has no header */
+    size_t shape[2] = {rows, cols};
+    errno = 0;
+    if (cli_write_npy_header(o->fp, float32 ? "<f4" : "<f8", shape, 2) != 0 || fflush(o->fp) != 0)
+        return fail(err, "%s: write error: %s", o->path, strerror(errno));
+    return 0;
+}
+
+int cli_matrix_append(cli_matrix_writer *w, const void *block, size_t block_rows, char *err)
+{
+    FILE *fp = w->out->fp;
+    if (block_rows > w->rows - w->rows_written)
+        return fail(err, "%s: %zu more rows than the matrix's %zu", w->out->path,
+                    block_rows - (w->rows - w->rows_written), w->rows);
+    size_t n = block_rows * w->cols;
+    int bad = 0;
+    errno = 0;
+    if (w->format == CLI_FORMAT_NPY) {
+        bad = w->float32 ? cli_write_f32_le(fp, block, n) != 0 : cli_write_f64_le(fp, block, n) != 0;
+    } else {
+        const double *m = block;
+        char sep = w->format == CLI_FORMAT_CSV ? ',' : '\t';
+        for (size_t i = 0; i < n && !bad; i++)
+            bad = fprintf(fp, "%.17g%c", m[i], (i + 1) % w->cols != 0 ? sep : '\n') < 0;
+    }
+    bad = bad || fflush(fp) != 0;
+    if (bad)
+        return fail(err, "%s: write error: %s", w->out->path, errno ? strerror(errno) : "unknown cause");
+    w->rows_written += block_rows;
+    return 0;
+}
 
 int cli_write_matrix(cli_output *o, cli_format format, const double *m, size_t rows, size_t cols, char *err)
 {
-    int bad = 0;
-    if (format == CLI_FORMAT_NPY) {
-        size_t shape[2] = {rows, cols};
-        bad = cli_write_npy_header(o->fp, "<f8", shape, 2) != 0 || cli_write_f64_le(o->fp, m, rows * cols) != 0;
-    } else {
-        char sep = format == CLI_FORMAT_CSV ? ',' : '\t';
-        for (size_t i = 0; i < rows && !bad; i++)
-            for (size_t j = 0; j < cols && !bad; j++)
-                bad = fprintf(o->fp, "%.17g%c", m[i * cols + j], j + 1 < cols ? sep : '\n') < 0;
-    }
-    return bad ? fail(err, "%s: write error: %s", o->path, strerror(errno)) : 0;
+    cli_matrix_writer w;
+    if (cli_matrix_begin(&w, o, format, rows, cols, 0, err) != 0)
+        return -1;
+    return cli_matrix_append(&w, m, rows, err);
 }
 
 int cli_write_dataset(cli_output *o, cli_format format, const double *values, const double *labels,

@@ -69,7 +69,24 @@ void cli_output_discard(cli_output *o);          /* safe to call twice, or after
 /* .npy pieces: a version 1.0 header (2.0 when it would not fit) and little-endian data. */
 int cli_write_npy_header(FILE *fp, const char *descr, const size_t *shape, int ndim);
 int cli_write_f64_le(FILE *fp, const double *v, size_t n);
+int cli_write_f32_le(FILE *fp, const float *v, size_t n);
 int cli_write_i64_le(FILE *fp, const int64_t *v, size_t n);
+
+/* A rows x cols matrix written a block of rows at a time, so that it never has to be in memory
+ * whole: begin writes the .npy header with the full shape ('<f8' doubles, or '<f4' floats when
+ * float32; text takes doubles only), each append adds the next rows right after what is there.
+ * Every append is flushed, so a full disk stops the run at the block that hits it, not at the end. */
+typedef struct cli_matrix_writer {
+    cli_output *out;
+    cli_format format;
+    size_t rows, cols, rows_written;
+    int float32;
+} cli_matrix_writer;
+
+int cli_matrix_begin(cli_matrix_writer *w, cli_output *o, cli_format format, size_t rows, size_t cols,
+                     int float32, char *err);
+/* block: block_rows rows of cols doubles (floats when float32), row-major. */
+int cli_matrix_append(cli_matrix_writer *w, const void *block, size_t block_rows, char *err);
 
 /* A rows x cols matrix (row-major), as .npy float64, or text with 17 significant digits. */
 int cli_write_matrix(cli_output *o, cli_format format, const double *m, size_t rows, size_t cols, char *err);

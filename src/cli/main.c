@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +30,11 @@ static const command_info commands[CLI_CMD_COUNT] = {
     [CLI_CMD_PAIRWISE] = {"pairwise", "X [Y] -o OUT [options]", "distance matrix of X against itself or Y",
                           "Writes the matrix of distances between every series of X and every series of Y\n"
                           "(rows: X, columns: Y). Without Y, X against itself: each unordered pair is\n"
-                          "computed once, the diagonal is 0. OUT is .npy (float64), .csv, .tsv or .txt\n"
-                          "(17 significant digits).",
+                          "computed once, the diagonal is 0. OUT is .npy (float64; float32 with --precision\n"
+                          "float), .csv, .tsv or .txt (17 significant digits). A matrix larger than\n"
+                          "--max-memory is computed in blocks of rows, each appended to OUT as it is done,\n"
+                          "so it may be larger than the memory; X against itself then computes the pairs\n"
+                          "that straddle two blocks twice, once in each.",
                           1, 2},
     [CLI_CMD_KNN] = {"knn", "QUERIES X -o OUT [-k K] [options]", "k nearest series of X for each query",
                      "Finds the K nearest series of X for each series of QUERIES (nearest first, ties to\n"
@@ -72,6 +76,7 @@ typedef enum option_id {
     OPT_K,
     OPT_OUTPUT,
     OPT_DISTANCES,
+    OPT_MAX_MEMORY,
     OPT_PER_CLASS,
     OPT_TRAIN_PER_CLASS,
     OPT_TEST_PER_CLASS,
@@ -104,6 +109,8 @@ static const option_spec options[] = {
     {OPT_K, "k", 'k', "K", ON(CLI_CMD_KNN), "neighbours per query, 1..count of X (default 1)"},
     {OPT_DISTANCES, "distances", 0, "FILE", ON(CLI_CMD_KNN),
      "with -o OUT.npy: also write the distances (float64 .npy)"},
+    {OPT_MAX_MEMORY, "max-memory", 0, "BYTES", ON(CLI_CMD_PAIRWISE),
+     "matrix memory, suffix K, M or G; more: blocks of rows (default: half the RAM)"},
     {OPT_ROW, "row", 0, "I", ON(CLI_CMD_DISTANCE), "take series I (0-based) of A"},
     {OPT_ROW_B, "row-b", 0, "J", ON(CLI_CMD_DISTANCE), "take series J (0-based) of B"},
     {OPT_NU, "nu", 0, "X", COMPUTING, "stiffness, >= 0 (default 0.001)"},
@@ -255,6 +262,33 @@ static int parse_size_value(const cli_settings *s, const char *name, const char 
     return CLI_EXIT_OK;
 }
 
+/* A positive number of bytes: digits, then optionally K, M or G (powers of 1024, either case). */
+static int parse_bytes_value(const cli_settings *s, const char *name, const char *text, uint64_t *out)
+{
+    if (text[0] == '-')
+        return cli_usage_error(s, "%s must be a positive number of bytes (got %s)", name, text);
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    int shift = 0;
+    if (end != text && *end != '\0' && end[1] == '\0') {
+        const char *suffix = strchr("KkMmGg", *end);
+        if (suffix != NULL) {
+            shift = 10 * (int)(1 + (suffix - "KkMmGg") / 2);
+            end++;
+        }
+    }
+    if (text[0] < '0' || text[0] > '9' || *end != '\0')
+        return cli_usage_error(s, "%s: '%s' is not a number of bytes (digits, then optionally K, M or G)", name,
+                               text);
+    if (errno == ERANGE || v > (UINT64_MAX >> shift))
+        return cli_usage_error(s, "%s: '%s' is too large", name, text);
+    if (v == 0)
+        return cli_usage_error(s, "%s must be a positive number of bytes (got %s)", name, text);
+    *out = (uint64_t)v << shift;
+    return CLI_EXIT_OK;
+}
+
 /* The option as a user would type it: "-k", "--nu". */
 static const char *option_flag(const option_spec *o, char *buf, size_t size)
 {
@@ -313,6 +347,7 @@ static int apply_option(cli_settings *s, const option_spec *o, const char *value
         return rc;
     case OPT_OUTPUT: s->output = value; return CLI_EXIT_OK;
     case OPT_DISTANCES: s->distances_output = value; return CLI_EXIT_OK;
+    case OPT_MAX_MEMORY: return parse_bytes_value(s, flag, value, &s->max_memory);
     case OPT_PER_CLASS:
     case OPT_TRAIN_PER_CLASS:
     case OPT_TEST_PER_CLASS:
@@ -484,6 +519,10 @@ int main(int argc, char **argv)
     int rc = parse_command_line(&s, argc, argv, first);
     if (rc >= 0)
         return rc;
+    /* Past a file-size limit (ulimit -f) a write then fails with EFBIG, which the writers report
+     * and answer by deleting the temporary output, instead of SIGXFSZ killing the process and
+     * leaving the partial temporary file behind. */
+    signal(SIGXFSZ, SIG_IGN);
     switch (c) {
     case CLI_CMD_DISTANCE: return cli_cmd_distance(&s);
     case CLI_CMD_PAIRWISE: return cli_cmd_pairwise(&s);

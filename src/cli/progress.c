@@ -110,6 +110,12 @@ int cli_progress_callback(uint64_t done_cells, uint64_t total_cells, void *user)
     return 0;
 }
 
+void cli_progress_next_part(cli_progress *p, uint64_t cells_before)
+{
+    p->base = cells_before;
+    p->last_done = 0;
+}
+
 void cli_progress_finish(cli_progress *p)
 {
     if (p->drawn) {

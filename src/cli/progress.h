@@ -27,6 +27,9 @@ double cli_now(void);
 void cli_progress_start(cli_progress *p, const char *label, cli_progress_mode mode, uint64_t expected_total);
 /* A ww_progress_fn: user must point to a cli_progress. Returns non-zero after Ctrl-C. */
 int cli_progress_callback(uint64_t done_cells, uint64_t total_cells, void *user);
+/* The next call's counts start after `cells_before` cells of earlier calls (a matrix computed in
+ * blocks): explicit, where the count going backwards could not be told from a larger block. */
+void cli_progress_next_part(cli_progress *p, uint64_t cells_before);
 /* Clears the bar's line. */
 void cli_progress_finish(cli_progress *p);
 

@@ -182,6 +182,12 @@ static size_t series_length(const ww_dataset *x, size_t i)
     return x->offsets ? x->offsets[i + 1] - x->offsets[i] : x->length;
 }
 
+/* Entry (i, j) of the block (row i, column j) whose mirror (j, i) lies in the block too. */
+static int mirror_in_block(const ww_pairwise_options *o, size_t i, size_t j)
+{
+    return j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
+}
+
 /* In the self matrix, (i, j) is computed unless it is on the diagonal or its mirror (j, i) is in
  * the block too and will be computed instead. Of two mirrored entries, the one whose column comes
  * later in the sorted column order is computed: a row then needs only the groups from its own group
@@ -196,26 +202,26 @@ static int entry_needed(const pairwise_job *job, size_t i, size_t j)
     if (i == j)
         return 0;
     const ww_pairwise_options *o = job->o;
-    int mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
-    return !(mirror_in_block &&
+    return !(mirror_in_block(o, i, j) &&
              job->sorted_position[j - o->col_begin] < job->sorted_position[i - o->col_begin]);
 }
 
+/* Stores a computed entry. A mirrored pair goes to its upper entry (row < column) whichever
+ * orientation computed it, so that the mirror pass, shared with the GPU engine, completes the
+ * block by index. */
 static void store(const pairwise_job *job, size_t i, size_t j, double v)
 {
     const ww_pairwise_options *o = job->o;
+    if (job->self && j < i && mirror_in_block(o, i, j)) {
+        size_t t = i;
+        i = j;
+        j = t;
+    }
     size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
     if (o->out_dtype == WW_F32)
         ((float *)job->out)[at] = (float)v;
     else
         ((double *)job->out)[at] = v;
-}
-
-static double load(const pairwise_job *job, size_t i, size_t j)
-{
-    const ww_pairwise_options *o = job->o;
-    size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
-    return o->out_dtype == WW_F32 ? (double)((const float *)job->out)[at] : ((const double *)job->out)[at];
 }
 
 /* Column of lane l of a group. */
@@ -510,15 +516,8 @@ ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datase
         return failure;
 
     /* the self matrix: zero diagonal, mirrored entries */
-    if (job.self) {
-        for (size_t i = o->row_begin; i < o->row_end; i++)
-            for (size_t j = o->col_begin; j < o->col_end; j++) {
-                if (i == j)
-                    store(&job, i, j, 0.0);
-                else if (!entry_needed(&job, i, j))
-                    store(&job, i, j, load(&job, j, i));
-            }
-    }
+    if (job.self)
+        ww_matrix_fill_mirror(o, out, ctx->num_threads);
     if (o->progress && o->progress(total, total, o->progress_user))
         return WW_ERR_CANCELLED;
     return WW_OK;
