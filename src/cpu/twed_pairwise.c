@@ -18,9 +18,9 @@
 #include <omp.h>
 #endif
 
-/* 32 lanes: +30% on equal lengths (dim 1) and +50% at dim 8 over 16 (bench/results/cpu.md). Groups
- * of nearby lengths keep the lanes full on ragged data, where 16 was only ahead when a group could
- * hold only columns of one length. */
+/* 32 lanes rather than 16: +35% on equal lengths, +50% at dim 8 and +30-60% on ragged data
+ * (bench/results/cpu.md). 16 was ahead on ragged data only while a group could hold nothing but
+ * columns of one length, which left most lanes of a 32-lane group empty. */
 #define LANES 32
 #define ROWS_PER_ITEM 8
 
@@ -390,15 +390,15 @@ ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datase
     job.out = out;
 
     /* Call-wide scratch: prepared x (and y), their descriptors, the column groups, the block's
-     * sorted columns and their positions, the prefix sums of the column lengths. All are multiples of 8 bytes, so each
-     * part stays aligned. The sizes are checked before any value is read (the dataset checks bound
-     * each term, not their sum), and so is the per-thread lane buffer of the longest column, which
-     * is at most yd_all * LANES doubles. */
+     * sorted columns and their positions, the prefix sums of the column lengths (every element a
+     * multiple of 8 bytes, so each part stays aligned). The sizes are checked before any value is
+     * read (the dataset checks bound each term, not their sum), and so is the per-thread lane
+     * buffer of the longest column, which is at most yd_all * LANES doubles. */
     size_t xd = dataset_prepared_doubles(x), yd = job.self ? 0 : dataset_prepared_doubles(y);
     size_t yd_all = job.self ? xd : yd;
     size_t ny = job.y->count, block_cols = o->col_end - o->col_begin;
     size_t terms[7] = {xd, yd, x->count + (job.self ? 0 : ny), block_cols, block_cols, block_cols, ny + 1};
-    const size_t term_size[7] = {sizeof(double),       sizeof(double),     sizeof(ww_prepared), sizeof(column_group),
+    const size_t term_size[7] = {sizeof(double),     sizeof(double), sizeof(ww_prepared), sizeof(column_group),
                                  sizeof(column_key), sizeof(size_t), sizeof(uint64_t)};
     size_t bytes = 64, lane_bytes;
     for (int t = 0; t < 7; t++) {
