@@ -2,8 +2,11 @@
  * wavewarp: exact elastic distances between sequences, in linear memory, on CPUs and NVIDIA GPUs.
  *
  * One public header. Everything returns a ww_status; ww_strerror() explains it. Nothing in the
- * library prints or exits. A ww_ctx owns threads, GPU streams and scratch memory, so repeated calls
- * with the same context allocate nothing once warm. A context may be used by one thread at a time.
+ * library prints or exits. A ww_ctx owns threads, GPU streams and scratch memory: its large buffers
+ * grow to the largest problem seen and are kept, so repeated calls do not allocate them again
+ * (small bookkeeping arrays are still allocated per call). A context may be used by one thread at
+ * a time. With the CUDA backend, calls run on the context's device and give the caller's current
+ * device back.
  */
 #ifndef WAVEWARP_H
 #define WAVEWARP_H
@@ -106,7 +109,9 @@ typedef enum ww_memory { WW_HOST = 0, WW_DEVICE = 1 } ww_memory;
 
 /* One series: `length` samples in R^dim, row-major (sample-major: values[t*dim + k]).
  * stamps: NULL means 1, 2, ..., length; else `length` finite non-decreasing values of `dtype`.
- * memory: where values and stamps live (WW_DEVICE requires the CUDA backend). */
+ * memory: where values and stamps live. WW_DEVICE requires the CUDA backend and pointers to memory
+ * of the context's GPU (anything else is WW_ERR_MEMORY_KIND); the data must be complete when the
+ * call is made: the library works on a stream of its own, which does not wait for the caller's. */
 typedef struct ww_series {
     const void *values;
     const void *stamps;
@@ -189,7 +194,10 @@ WW_API ww_pairwise_options ww_pairwise_options_default(void);
 
 /* Distance matrix of x against y (y == NULL: x against itself, each unordered pair computed once,
  * mirrored, zero diagonal). out must hold the block: (row_end-row_begin) rows of out_stride
- * elements of out_dtype, on the host. opt == NULL means the whole matrix as F64. */
+ * elements of out_dtype, on the host. opt == NULL means the whole matrix as F64.
+ * Precision: the CPU engines compute F32 data in double. The GPU matrix engine computes F32 data in
+ * float (each entry within float rounding of the double result, about 1e-6 relative for series of
+ * a few hundred samples) and then needs nu and lambda within float range (else WW_ERR_PARAM). */
 WW_API ww_status ww_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
                                   const ww_twed_params *p, void *out,
                                   const ww_pairwise_options *opt);

@@ -527,6 +527,17 @@ static int knn_progress_relay(uint64_t done, uint64_t chunk_total, void *user)
 typedef ww_status (*knn_rows_fn)(ww_ctx *ctx, const ww_dataset *chunk, double *rows, const ww_pairwise_options *po,
                                  const void *user);
 
+/* Queries per chunk of a kNN search: up to 256, with at most ~64 MB of distance rows. */
+static size_t knn_chunk_rows(size_t count, size_t queries)
+{
+    size_t chunk = ((size_t)64 << 20) / sizeof(double) / count;
+    if (chunk > 256)
+        chunk = 256;
+    if (chunk < 1)
+        chunk = 1;
+    return chunk < queries ? chunk : queries;
+}
+
 /* kNN over any searched set of `count` series and `samples` samples: distance rows for chunks of
  * queries, then a selection per query. */
 static ww_status knn_search(ww_ctx *ctx, const ww_dataset *queries, size_t count, uint64_t samples, knn_rows_fn rows_of,
@@ -535,9 +546,7 @@ static ww_status knn_search(ww_ctx *ctx, const ww_dataset *queries, size_t count
 {
     if (k == 0 || k > count)
         return WW_ERR_SHAPE;
-    size_t chunk = 256;
-    if (chunk > queries->count)
-        chunk = queries->count;
+    const size_t chunk = knn_chunk_rows(count, queries->count);
     size_t row_bytes, best_bytes;
     if (!ww_mul_size(chunk, count, &row_bytes) || !ww_mul_size(row_bytes, sizeof(double), &row_bytes) ||
         !ww_mul_size(k, sizeof(knn_entry), &best_bytes) || row_bytes > SIZE_MAX - best_bytes)
@@ -643,6 +652,25 @@ ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *
         st = ww_check_dataset_shape(x);
     if (st != WW_OK)
         return st;
+    if (k == 0 || k > x->count)
+        return WW_ERR_SHAPE;
+    /* On the GPU, queries in several chunks would each upload and prepare x again: prepare it once
+     * as an index. Device queries are checked whole first (by preparing them), since a bad value in
+     * a later chunk must not leave the earlier chunks' results written. */
+    const int chunks = queries->count > knn_chunk_rows(x->count, queries->count);
+    if (ctx->backend == WW_BACKEND_CUDA && (chunks || queries->memory == WW_DEVICE)) {
+        ww_index *qx = NULL, *ix = NULL;
+        if (queries->memory == WW_DEVICE) {
+            if ((st = ww_index_create(ctx, queries, p, &qx)) != WW_OK)
+                return st;
+            ww_index_destroy(qx);
+        }
+        if ((st = ww_index_create(ctx, x, p, &ix)) != WW_OK)
+            return st;
+        st = ww_index_knn(ctx, ix, queries, k, indices, distances, opt);
+        ww_index_destroy(ix);
+        return st;
+    }
     knn_dataset_target t = {x, p};
     return knn_search(ctx, queries, x->count, dataset_samples(x), rows_against_dataset, &t, k, indices, distances,
                       opt);
@@ -751,6 +779,12 @@ ww_status ww_index_knn(ww_ctx *ctx, const ww_index *ix, const ww_dataset *querie
     ww_status st = ww_check_dataset_shape(queries);
     if (st != WW_OK)
         return st;
+    if (queries->memory == WW_DEVICE && queries->count > knn_chunk_rows(ix->count, queries->count) && ix->device) {
+        ww_index *qx = NULL; /* checks every query before any result is written */
+        if ((st = ww_index_create(ctx, queries, &ix->params, &qx)) != WW_OK)
+            return st;
+        ww_index_destroy(qx);
+    }
     return knn_search(ctx, queries, ix->count, dataset_samples(&ix->host), rows_against_index, ix, k, indices,
                       distances, opt);
 }

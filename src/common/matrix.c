@@ -24,9 +24,9 @@
                     size_t j_end = j0 + MIRROR_TILE < hi ? j0 + MIRROR_TILE : hi;                               \
                     if (j_end > i)                                                                               \
                         j_end = i;                                                                               \
-                    T *row = m + (i - o->row_begin) * o->out_stride - o->col_begin;                             \
+                    T *row = m + (i - o->row_begin) * o->out_stride; /* column j at row[j - col_begin] */   \
                     for (size_t j = j0; j < j_end; j++)                                                         \
-                        row[j] = m[(j - o->row_begin) * o->out_stride + (i - o->col_begin)];                  \
+                        row[j - o->col_begin] = m[(j - o->row_begin) * o->out_stride + (i - o->col_begin)];   \
                 }                                                                                                \
         }                                                                                                       \
         for (size_t i = o->row_begin; i < o->row_end; i++)                                                     \

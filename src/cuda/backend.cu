@@ -69,6 +69,38 @@ ww_status ww_pinned_reserve(ww_cuda_state *s, size_t bytes)
     return WW_OK;
 }
 
+/* An empty kernel: whether it has an image for the device tells whether this build runs there. */
+__global__ void ww_cuda_probe_kernel(void) {}
+
+ww_status ww_cuda_check_device_pointer(const void *p)
+{
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return WW_ERR_MEMORY_KIND;
+    }
+    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged ? WW_OK : WW_ERR_MEMORY_KIND;
+}
+
+ww_cuda_device_guard ww_cuda_enter(ww_cuda_state *s)
+{
+    ww_cuda_device_guard g = {-1};
+    int current = -1;
+    if (cudaGetDevice(&current) != cudaSuccess) {
+        cudaGetLastError();
+        current = -1;
+    }
+    if (current != s->device && cudaSetDevice(s->device) == cudaSuccess)
+        g.previous = current;
+    return g;
+}
+
+void ww_cuda_leave(ww_cuda_device_guard g)
+{
+    if (g.previous >= 0)
+        cudaSetDevice(g.previous);
+}
+
 ww_status ww_cuda_read_flags(ww_cuda_state *s, const int *dflags)
 {
     int flags = 0;
@@ -77,18 +109,36 @@ ww_status ww_cuda_read_flags(ww_cuda_state *s, const int *dflags)
     return ww_flags_status(flags);
 }
 
+static ww_status init_on_device(ww_ctx *ctx, ww_cuda_state *s);
+
 ww_status ww_cuda_init(ww_ctx *ctx)
 {
     int count = ww_cuda_device_count();
     if (count <= 0)
         return WW_ERR_NO_DEVICE;
-    int device = ctx->device < 0 ? 0 : ctx->device;
+    int device = ctx->device;
+    if (device < 0 && cudaGetDevice(&device) != cudaSuccess) { /* the caller's current device */
+        cudaGetLastError();
+        device = 0;
+    }
     if (device >= count)
         return WW_ERR_NO_DEVICE;
     ww_cuda_state *s = (ww_cuda_state *)calloc(1, sizeof *s);
     if (s == NULL)
         return WW_ERR_MEMORY;
     s->device = device;
+    /* the caller's current device is given back, as every entry point does */
+    ww_cuda_device_guard guard = ww_cuda_enter(s);
+    ww_status st = init_on_device(ctx, s);
+    ww_cuda_leave(guard);
+    if (st != WW_OK)
+        free(s);
+    return st;
+}
+
+static ww_status init_on_device(ww_ctx *ctx, ww_cuda_state *s)
+{
+    const int device = s->device;
     cudaDeviceProp prop;
     cudaError_t e = cudaSetDevice(device);
     if (e == cudaSuccess)
@@ -97,8 +147,15 @@ ww_status ww_cuda_init(ww_ctx *ctx)
         e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        free(s);
         return ww_cuda_status(e);
+    }
+    /* a GPU this build has no code for (it targets sm_90) is no usable device: auto uses the CPU */
+    cudaFuncAttributes attributes;
+    e = cudaFuncGetAttributes(&attributes, ww_cuda_probe_kernel);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        cudaStreamDestroy(s->stream);
+        return WW_ERR_NO_DEVICE;
     }
     s->sm_count = prop.multiProcessorCount;
     s->smem_optin = prop.sharedMemPerBlockOptin;
@@ -114,7 +171,7 @@ void ww_cuda_shutdown(ww_ctx *ctx)
     ww_cuda_state *s = ctx->cuda;
     if (s == NULL)
         return;
-    cudaSetDevice(s->device);
+    ww_cuda_device_guard guard = ww_cuda_enter(s);
     ww_cuda_pairwise_release(s);
     ww_device_buffer *buffers[] = {&s->input, &s->prepared, &s->work, &s->result};
     for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
@@ -123,6 +180,7 @@ void ww_cuda_shutdown(ww_ctx *ctx)
     if (s->pinned)
         cudaFreeHost(s->pinned);
     cudaStreamDestroy(s->stream);
+    ww_cuda_leave(guard);
     free(s);
     ctx->cuda = NULL;
 }

@@ -41,6 +41,28 @@ struct ww_cuda_state {
 };
 
 ww_status ww_pinned_reserve(ww_cuda_state *s, size_t bytes);
+
+__global__ void ww_cuda_probe_kernel(void);
+
+/* WW_OK when p is device (or managed) memory; a host pointer in a WW_DEVICE descriptor would end
+ * in an illegal address, which breaks the whole CUDA context, so it is refused first. */
+ww_status ww_cuda_check_device_pointer(const void *p);
+
+/* The entry points run on the context's device and give the caller's current device back. */
+struct ww_cuda_device_guard {
+    int previous; /* the device to restore, or -1 */
+};
+ww_cuda_device_guard ww_cuda_enter(ww_cuda_state *s);
+void ww_cuda_leave(ww_cuda_device_guard g);
+
+/* After a failed call: wait for the stream and clear a non-sticky error, so the next call works. */
+static inline void ww_cuda_recover(ww_cuda_state *s, ww_status st)
+{
+    if (st == WW_ERR_CUDA || st == WW_ERR_DEVICE_MEMORY || st == WW_ERR_MEMORY) {
+        cudaStreamSynchronize(s->stream);
+        cudaGetLastError();
+    }
+}
 void ww_cuda_pairwise_release(ww_cuda_state *s);
 
 /* Overloads that pick the float or double instance of the shared recurrence. */

@@ -16,6 +16,7 @@
  */
 #include "cuda_common.cuh"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,13 +418,10 @@ static int wavefront_rows(size_t rows)
 template <int R, bool DIM1> static ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args &w)
 {
     const size_t ring_bytes = (DIM1 ? 3 : 2) * (size_t)ring_size<R>::value * sizeof(double);
-    /* static + dynamic shared memory may pass the default 48 KB: opt in (once per kernel) */
-    static bool opted_in = false;
-    if (!opted_in) {
-        WW_CUDA_TRY(cudaFuncSetAttribute(wavefront_kernel<R, DIM1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)ring_bytes));
-        opted_in = true;
-    }
+    /* static + dynamic shared memory may pass the default 48 KB: opt in. The attribute belongs to
+     * the current device, so it is set before every launch (a cheap call), not once per process. */
+    WW_CUDA_TRY(cudaFuncSetAttribute(wavefront_kernel<R, DIM1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)ring_bytes));
     int per_sm = 0;
     WW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wavefront_kernel<R, DIM1>, WAVEFRONT_THREADS,
                                                               ring_bytes));
@@ -576,6 +574,8 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
     WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
     if ((st = ww_flags_status(hres->flags)) != WW_OK)
         return st;
+    if (isnan(hres->value)) /* still the poison: no engine wrote the result */
+        return WW_ERR_CUDA;
     *out = hres->value;
     return WW_OK;
 }
@@ -597,17 +597,30 @@ ww_status ww_cuda_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b, cons
         if (st != WW_OK)
             return st;
     }
+    /* the GPU engines index rows and columns with int: longer pairs are the CPU's */
+    const size_t int_limit = (size_t)INT32_MAX / 2;
+    if (a->length >= int_limit || b->length >= int_limit) {
+        if (ctx->requested == WW_BACKEND_AUTO && a->memory == WW_HOST && b->memory == WW_HOST)
+            return ww_cpu_twed(ctx, a, b, p, out);
+        return WW_ERR_OVERFLOW;
+    }
     /* backend auto: a small pair on the host is done sooner by the CPU than by a round trip */
     if (ctx->requested == WW_BACKEND_AUTO && a->memory == WW_HOST && b->memory == WW_HOST &&
         (double)a->length * (double)b->length * (double)a->dim <= WW_CUDA_SMALL_WORK)
         return ww_cpu_twed(ctx, a, b, p, out);
-    WW_CUDA_TRY(cudaSetDevice(s->device));
+    const ww_series *in[2] = {a, b};
+    for (int k = 0; k < 2; k++)
+        if (in[k]->memory == WW_DEVICE) {
+            ww_status st = ww_cuda_check_device_pointer(in[k]->values);
+            if (st == WW_OK && in[k]->stamps)
+                st = ww_cuda_check_device_pointer(in[k]->stamps);
+            if (st != WW_OK)
+                return st;
+        }
+    ww_cuda_device_guard guard = ww_cuda_enter(s);
     ww_status st = a->dtype == WW_F32 ? run_pair<float>(ctx, a, b, p, out) : run_pair<double>(ctx, a, b, p, out);
-    if (st == WW_ERR_CUDA || st == WW_ERR_DEVICE_MEMORY) {
-        /* leave the stream usable for the next call */
-        cudaStreamSynchronize(s->stream);
-        cudaGetLastError();
-    }
+    ww_cuda_recover(s, st); /* leave the stream usable for the next call */
+    ww_cuda_leave(guard);
     /* backend auto: a GPU that cannot hold the problem hands host data to the CPU engine */
     if (st == WW_ERR_DEVICE_MEMORY && ctx->requested == WW_BACKEND_AUTO && a->memory == WW_HOST &&
         b->memory == WW_HOST)

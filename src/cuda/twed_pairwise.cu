@@ -14,12 +14,14 @@
  * Float inputs are computed in float here (each entry is a short sum), double inputs in double. */
 #include "cuda_common.cuh"
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define THREAD_MAX_LENGTH 256       /* longest series the one-thread-per-pair kernel takes */
 #define THREAD_STRATEGY_MAX 128     /* longest series the cost model gives it (bench/results/gpu-batch.md) */
 #define CHUNK_TARGET_CELLS (1ull << 31) /* DP cells per launch: a progress report every ~10 ms */
+#define CHUNK_MAX_BYTES ((size_t)128 << 20)  /* output bytes per chunk (two on the device, two pinned) */
 
 /* A dataset on the device in the prepared layout: series i at base[i] (its sentinel sample 0),
  * samples base[i] .. base[i] + length[i], values (dim contiguous), stamps and deletion costs. */
@@ -337,6 +339,17 @@ static size_t series_length(const ww_dataset *d, size_t i)
     return d->offsets ? d->offsets[i + 1] - d->offsets[i] : d->length;
 }
 
+/* Samples of series [begin, end) of a dataset, and of the block's columns. */
+static uint64_t block_row_samples(const ww_dataset *d, size_t begin, size_t end)
+{
+    return d->offsets ? (uint64_t)(d->offsets[end] - d->offsets[begin]) : (uint64_t)(end - begin) * d->length;
+}
+
+static uint64_t block_column_samples(const ww_dataset *d, const ww_pairwise_options *o)
+{
+    return block_row_samples(d, o->col_begin, o->col_end);
+}
+
 /* Device copies of one dataset, prepared. Buffers are grow-only members of the state. */
 struct set_buffers {
     ww_device_buffer raw, offsets, base, length, prepared;
@@ -391,6 +404,10 @@ static ww_status upload_set(ww_cuda_state *s, const ww_dataset *d, const ww_twed
         base[i] = offsets[i] + i;
         if (i < count) {
             size_t n = series_length(d, i);
+            if (n >= (size_t)INT32_MAX / 2) { /* the kernels index samples with int */
+                free(host);
+                return WW_ERR_OVERFLOW;
+            }
             length[i] = (int)n;
             if (n > *max_length)
                 *max_length = n;
@@ -463,7 +480,18 @@ enum strategy { STRATEGY_THREAD, STRATEGY_WARP, STRATEGY_GRID };
 #define WARPS_PER_SM 32          /* warps of the warp strategy resident per multiprocessor */
 #define WARP_SCRATCH_BYTES ((size_t)512 << 20)
 
-static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, int sm_count)
+/* Warps of the warp strategy in flight: WARPS_PER_SM per multiprocessor, fewer when their row
+ * buffers (two rows of the longest series each) would pass WARP_SCRATCH_BYTES. */
+static size_t warp_strategy_warps(int sm_count, size_t longest, size_t elem_size)
+{
+    const size_t per_warp = 2 * (longest + 1) * elem_size;
+    size_t warps = (size_t)sm_count * WARPS_PER_SM;
+    if (warps * per_warp > WARP_SCRATCH_BYTES)
+        warps = WARP_SCRATCH_BYTES / per_warp > 4 ? WARP_SCRATCH_BYTES / per_warp : 4;
+    return warps;
+}
+
+static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, int sm_count, size_t elem_size)
 {
     const size_t longest = max_x > max_y ? max_x : max_y;
     /* WW_MATRIX_STRATEGY=thread|warp|grid forces one, for tests and benchmarks */
@@ -478,7 +506,7 @@ static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, i
     if (longest <= THREAD_STRATEGY_MAX)
         return STRATEGY_THREAD;
     const double rows = (double)(max_x < max_y ? max_x : max_y), cols = (double)longest;
-    const double warps = (double)sm_count * WARPS_PER_SM;
+    const double warps = (double)warp_strategy_warps(sm_count, longest, elem_size);
     const double t_warp = ceil(pairs / warps) * ceil(rows / 32.0) * (cols + 31.0) * WARP_STEP_SECONDS;
     const double t_grid = pairs * (GRID_PAIR_SECONDS + (rows + cols) * GRID_STEP_SECONDS);
     return t_warp < t_grid ? STRATEGY_WARP : STRATEGY_GRID;
@@ -487,7 +515,8 @@ static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, i
 template <typename T, typename Tout>
 static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const device_set<T> &dy, int self,
                                    const ww_twed_params *p, void *out, const ww_pairwise_options *o,
-                                   uint64_t cells_per_pair, enum strategy strategy, size_t longest)
+                                   uint64_t cells_per_pair, enum strategy strategy, size_t longest,
+                                   const ww_dataset *hx, const ww_dataset *hy)
 {
     pairwise_state *ps = state_of(s);
     const size_t width = o->col_end - o->col_begin;
@@ -500,6 +529,9 @@ static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const dev
     const size_t warp_pairs = 4 * (size_t)s->sm_count * WARPS_PER_SM;
     if (strategy == STRATEGY_WARP && rows_per_chunk * width < warp_pairs)
         rows_per_chunk = (warp_pairs + width - 1) / width;
+    /* and the staging buffers stay bounded whatever the series' lengths */
+    if (rows_per_chunk * width * sizeof(Tout) > CHUNK_MAX_BYTES)
+        rows_per_chunk = CHUNK_MAX_BYTES / (width * sizeof(Tout)) > 0 ? CHUNK_MAX_BYTES / (width * sizeof(Tout)) : 1;
     const size_t rows = o->row_end - o->row_begin;
     if (rows_per_chunk > rows)
         rows_per_chunk = rows;
@@ -517,24 +549,25 @@ static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const dev
     Tout *dout = (Tout *)ps->out.ptr, *pinned = (Tout *)s->pinned;
     /* the warp strategy's row buffers: two rows (D, match parts) of the longest series per warp */
     const size_t stride = 2 * (longest + 1);
-    size_t warps = (size_t)s->sm_count * WARPS_PER_SM;
-    if (warps * stride * sizeof(T) > WARP_SCRATCH_BYTES)
-        warps = WARP_SCRATCH_BYTES / (stride * sizeof(T)) > 4 ? WARP_SCRATCH_BYTES / (stride * sizeof(T)) : 4;
-    const unsigned warp_blocks = (unsigned)((warps + 3) / 4);
+    const unsigned warp_blocks = (unsigned)((warp_strategy_warps(s->sm_count, longest, sizeof(T)) + 3) / 4);
     T *scratch = NULL;
     if (strategy == STRATEGY_WARP) {
         if ((st = ww_device_reserve(&ps->warp_scratch, (size_t)warp_blocks * 4 * stride * sizeof(T))) != WW_OK)
             return st;
         scratch = (T *)ps->warp_scratch.ptr;
     }
-    const uint64_t total = (uint64_t)rows * width * cells_per_pair;
+    /* progress in DP cells, as the CPU engine counts them: sum over rows of len(i) * sum of len(j) */
+    const uint64_t col_samples = block_column_samples(hy, o);
+    const uint64_t total = block_row_samples(hx, o->row_begin, o->row_end) * col_samples;
+    uint64_t done = 0;
     /* copies chunk rows [q0, q1) from pinned buffer `buf` to the caller's matrix, reports progress */
     auto drain = [&](size_t q0, size_t q1, int buf) -> ww_status {
         WW_CUDA_TRY(cudaEventSynchronize(ps->copied[buf]));
         const Tout *src = pinned + (size_t)buf * chunk_elems;
         for (size_t r = q0; r < q1; r++)
             memcpy((Tout *)out + (r - o->row_begin) * o->out_stride, src + (r - q0) * width, width * sizeof(Tout));
-        if (o->progress && o->progress((uint64_t)(q1 - o->row_begin) * width * cells_per_pair, total, o->progress_user))
+        done += block_row_samples(hx, q0, q1) * col_samples;
+        if (o->progress && o->progress(done, total, o->progress_user))
             return WW_ERR_CANCELLED;
         return WW_OK;
     };
@@ -582,9 +615,9 @@ static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const dev
 static ww_status run_pairs_one_by_one(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, int self,
                                       const ww_twed_params *p, void *out, const ww_pairwise_options *o)
 {
-    uint64_t total = 0, done = 0;
-    for (size_t i = o->row_begin; i < o->row_end; i++)
-        total += (uint64_t)series_length(x, i) * (o->col_end - o->col_begin);
+    const uint64_t col_samples = block_column_samples(y, o);
+    const uint64_t total = block_row_samples(x, o->row_begin, o->row_end) * col_samples;
+    uint64_t done = 0;
     for (size_t i = o->row_begin; i < o->row_end; i++) {
         for (size_t j = o->col_begin; j < o->col_end; j++) {
             bool mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
@@ -603,7 +636,7 @@ static ww_status run_pairs_one_by_one(ww_ctx *ctx, const ww_dataset *x, const ww
             else
                 ((double *)out)[at] = v;
         }
-        done += (uint64_t)series_length(x, i) * (o->col_end - o->col_begin);
+        done += (uint64_t)series_length(x, i) * col_samples;
         if (o->progress && o->progress(done, total, o->progress_user))
             return WW_ERR_CANCELLED;
     }
@@ -650,14 +683,16 @@ static ww_status run_matrix(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *
         return st;
 
     const double pairs = (double)(o->row_end - o->row_begin) * (double)(o->col_end - o->col_begin) / (self ? 2.0 : 1.0);
-    const enum strategy strategy = choose_strategy(pairs, max_x, max_y, s->sm_count);
+    const enum strategy strategy = choose_strategy(pairs, max_x, max_y, s->sm_count, sizeof(T));
     const size_t longest = max_x > max_y ? max_x : max_y;
     if (strategy == STRATEGY_GRID)
         st = run_pairs_one_by_one(ctx, x, self ? x : y, self, p, out, o);
     else if (o->out_dtype == WW_F32)
-        st = run_chunks<T, float>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y, strategy, longest);
+        st = run_chunks<T, float>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y, strategy, longest, x,
+                                  self ? x : y);
     else
-        st = run_chunks<T, double>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y, strategy, longest);
+        st = run_chunks<T, double>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y, strategy, longest, x,
+                                   self ? x : y);
     if (st == WW_OK && self)
         ww_matrix_fill_mirror(o, out, ctx->num_threads);
     return st;
@@ -674,6 +709,24 @@ static bool small_host_work(const ww_dataset *x, const ww_dataset *y, const ww_p
     return cells <= WW_CUDA_SMALL_WORK;
 }
 
+/* Device datasets must hold device pointers; float data is computed in float here, so the
+ * parameters must fit in a float. */
+static ww_status check_inputs(const ww_dataset *d, const ww_twed_params *p)
+{
+    if (d == NULL)
+        return WW_OK;
+    if (d->memory == WW_DEVICE) {
+        ww_status st = ww_cuda_check_device_pointer(d->values);
+        if (st == WW_OK && d->stamps)
+            st = ww_cuda_check_device_pointer(d->stamps);
+        if (st != WW_OK)
+            return st;
+    }
+    if (d->dtype == WW_F32 && (p->nu > FLT_MAX || p->lambda > FLT_MAX))
+        return WW_ERR_PARAM;
+    return WW_OK;
+}
+
 ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p,
                                 void *out, const ww_pairwise_options *opt)
 {
@@ -684,13 +737,16 @@ ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datas
     const int host = x->memory == WW_HOST && (y == NULL || y->memory == WW_HOST);
     if (ctx->requested == WW_BACKEND_AUTO && host && small_host_work(x, y ? y : x, opt))
         return ww_cpu_twed_pairwise(ctx, x, y, p, out, opt);
-    WW_CUDA_TRY(cudaSetDevice(s->device));
-    ww_status st = x->dtype == WW_F32 ? run_matrix<float>(ctx, x, y, NULL, p, out, opt)
-                                      : run_matrix<double>(ctx, x, y, NULL, p, out, opt);
-    if (st == WW_ERR_CUDA || st == WW_ERR_DEVICE_MEMORY) {
-        cudaStreamSynchronize(s->stream);
-        cudaGetLastError();
-    }
+    ww_status st = check_inputs(x, p);
+    if (st == WW_OK)
+        st = check_inputs(y, p);
+    if (st != WW_OK)
+        return st;
+    ww_cuda_device_guard guard = ww_cuda_enter(s);
+    st = x->dtype == WW_F32 ? run_matrix<float>(ctx, x, y, NULL, p, out, opt)
+                            : run_matrix<double>(ctx, x, y, NULL, p, out, opt);
+    ww_cuda_recover(s, st);
+    ww_cuda_leave(guard);
     /* backend auto: a GPU that cannot hold the problem hands host data to the CPU engine */
     if (st == WW_ERR_DEVICE_MEMORY && ctx->requested == WW_BACKEND_AUTO && x->memory == WW_HOST &&
         (y == NULL || y->memory == WW_HOST))
@@ -709,10 +765,9 @@ struct cuda_index {
     ww_device_buffer raw; /* the caller's device data, copied: the fallback for long series */
 };
 
-ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index *ix)
+static ww_status index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index *ix)
 {
     ww_cuda_state *s = ctx->cuda;
-    WW_CUDA_TRY(cudaSetDevice(s->device));
     cuda_index *ci = (cuda_index *)calloc(1, sizeof *ci);
     if (ci == NULL)
         return WW_ERR_MEMORY;
@@ -756,12 +811,24 @@ ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_p
     return WW_OK;
 }
 
+ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index *ix)
+{
+    ww_status st = check_inputs(x, p);
+    if (st != WW_OK)
+        return st;
+    ww_cuda_device_guard guard = ww_cuda_enter(ctx->cuda);
+    st = index_create(ctx, x, p, ix);
+    ww_cuda_recover(ctx->cuda, st);
+    ww_cuda_leave(guard);
+    return st;
+}
+
 void ww_cuda_index_destroy(ww_index *ix)
 {
     cuda_index *ci = (cuda_index *)ix->device;
     if (ci == NULL)
         return;
-    cudaSetDevice(ix->ctx->cuda->device);
+    ww_cuda_device_guard guard = ww_cuda_enter(ix->ctx->cuda);
     ww_device_buffer *all[] = {&ci->buffers.raw,    &ci->buffers.offsets,  &ci->buffers.base, &ci->buffers.length,
                                &ci->buffers.prepared, &ci->raw};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
@@ -769,6 +836,7 @@ void ww_cuda_index_destroy(ww_index *ix)
             cudaFree(all[k]->ptr);
     free(ci);
     ix->device = NULL;
+    ww_cuda_leave(guard);
 }
 
 ww_status ww_cuda_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_dataset *queries, void *out,
@@ -776,12 +844,13 @@ ww_status ww_cuda_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_datas
 {
     const cuda_index *ci = (const cuda_index *)ix->device;
     ww_cuda_state *s = ctx->cuda;
-    WW_CUDA_TRY(cudaSetDevice(s->device));
-    ww_status st = queries->dtype == WW_F32 ? run_matrix<float>(ctx, queries, &ix->host, &ci->f32, &ix->params, out, opt)
-                                            : run_matrix<double>(ctx, queries, &ix->host, &ci->f64, &ix->params, out, opt);
-    if (st == WW_ERR_CUDA || st == WW_ERR_DEVICE_MEMORY) {
-        cudaStreamSynchronize(s->stream);
-        cudaGetLastError();
-    }
+    ww_status st = check_inputs(queries, &ix->params);
+    if (st != WW_OK)
+        return st;
+    ww_cuda_device_guard guard = ww_cuda_enter(s);
+    st = queries->dtype == WW_F32 ? run_matrix<float>(ctx, queries, &ix->host, &ci->f32, &ix->params, out, opt)
+                                  : run_matrix<double>(ctx, queries, &ix->host, &ci->f64, &ix->params, out, opt);
+    ww_cuda_recover(s, st);
+    ww_cuda_leave(guard);
     return st;
 }
