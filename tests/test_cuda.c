@@ -519,3 +519,93 @@ void test_cuda_pairwise_cancel(void)
     free_set(&xs);
     ww_ctx_destroy(gpu);
 }
+
+typedef struct progress_log {
+    uint64_t last_done, total;
+    int calls, overshoot, backwards;
+} progress_log;
+
+static int log_progress(uint64_t done, uint64_t total, void *user)
+{
+    progress_log *l = (progress_log *)user;
+    l->calls++;
+    l->overshoot |= done > total;
+    l->backwards |= done < l->last_done;
+    l->last_done = done;
+    l->total = total;
+    return 0;
+}
+
+/* Review findings, each with the test that would have caught it. */
+void test_cuda_review_regressions(void)
+{
+    REQUIRE_GPU();
+#ifndef WW_TEST_CUDA
+    SKIP("test built without the CUDA runtime headers");
+#else
+    ww_ctx *gpu = gpu_ctx(WW_ENGINE_AUTO), *cpu = cpu_ctx();
+    ww_twed_params p = ww_twed_params_default();
+    ww_rng r = {777};
+    /* a host pointer labelled WW_DEVICE is refused, and the context still works afterwards */
+    double host[64];
+    fill_random(&r, host, 64, NULL, 0, 0);
+    ww_series lie = ww_series_f64(host, NULL, 64, 1), ok = ww_series_f64(host, NULL, 64, 1);
+    lie.memory = WW_DEVICE;
+    double d = NAN;
+    CHECK_STATUS(ww_twed(gpu, &lie, &ok, &p, &d), WW_ERR_MEMORY_KIND);
+    ww_dataset lie_set = ww_dataset_f64(host, NULL, NULL, 4, 16, 1);
+    lie_set.memory = WW_DEVICE;
+    double m[16];
+    CHECK_STATUS(ww_twed_pairwise(gpu, &lie_set, NULL, &p, m, NULL), WW_ERR_MEMORY_KIND);
+    CHECK_STATUS(ww_twed(gpu, &ok, &ok, &p, &d), WW_OK);
+    CHECK(d == 0.0);
+
+    /* float data on the GPU matrix engine needs parameters within float range */
+    float f[64];
+    for (int k = 0; k < 64; k++)
+        f[k] = (float)host[k];
+    ww_dataset fs = ww_dataset_f32(f, NULL, NULL, 4, 16, 1);
+    ww_twed_params huge = {1e300, 1.0, 2};
+    CHECK_STATUS(ww_twed_pairwise(gpu, &fs, NULL, &huge, m, NULL), WW_ERR_PARAM);
+
+    /* kNN of ragged queries on the GPU: progress in cells, monotone, ending at its total */
+    random_set qs = make_set(&r, 300, 5, 120, 1), xs = make_set(&r, 90, 5, 120, 1);
+    ww_dataset q = ww_dataset_f64(qs.values, NULL, qs.offsets, qs.count, 0, 1);
+    ww_dataset x = ww_dataset_f64(xs.values, NULL, xs.offsets, xs.count, 0, 1);
+    size_t *gi = malloc(300 * 3 * sizeof(size_t)), *ci = malloc(300 * 3 * sizeof(size_t));
+    double *gd = malloc(300 * 3 * sizeof(double)), *cd = malloc(300 * 3 * sizeof(double));
+    progress_log log = {0, 0, 0, 0, 0};
+    ww_pairwise_options o = ww_pairwise_options_default();
+    o.progress = log_progress;
+    o.progress_user = &log;
+    CHECK_STATUS(ww_twed_knn(gpu, &q, &x, &p, 3, gi, gd, &o), WW_OK);
+    CHECK_STATUS(ww_twed_knn(cpu, &q, &x, &p, 3, ci, cd, NULL), WW_OK);
+    for (size_t k = 0; k < 900; k++) {
+        CHECK(gi[k] == ci[k]);
+        CHECK_CLOSE(gd[k], cd[k], 1e-12);
+    }
+    CHECK(log.calls >= 1 && !log.overshoot && !log.backwards);
+    CHECK(log.last_done == log.total && log.total == (uint64_t)qs.offsets[300] * xs.offsets[90]);
+
+    /* device queries with a NaN in a later chunk: an error, and no result written */
+    double *dq;
+    CHECK(cudaMalloc((void **)&dq, qs.offsets[300] * sizeof(double)) == cudaSuccess);
+    cudaMemcpy(dq, qs.values, qs.offsets[300] * sizeof(double), cudaMemcpyHostToDevice);
+    double nan_value = NAN;
+    cudaMemcpy(dq + qs.offsets[290], &nan_value, sizeof(double), cudaMemcpyHostToDevice);
+    ww_dataset qd = q;
+    qd.values = dq;
+    qd.memory = WW_DEVICE;
+    for (size_t k = 0; k < 900; k++)
+        gi[k] = (size_t)-1;
+    CHECK_STATUS(ww_twed_knn(gpu, &qd, &x, &p, 3, gi, gd, NULL), WW_ERR_NONFINITE);
+    for (size_t k = 0; k < 900; k++)
+        CHECK(gi[k] == (size_t)-1);
+    cudaFree(dq);
+    free(gi), free(ci), free(gd), free(cd);
+    free_set(&qs);
+    free_set(&xs);
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+#endif
+}
