@@ -520,6 +520,7 @@ void test_cuda_pairwise_cancel(void)
     ww_ctx_destroy(gpu);
 }
 
+#ifdef WW_TEST_CUDA
 typedef struct progress_log {
     uint64_t last_done, total;
     int calls, overshoot, backwards;
@@ -535,6 +536,7 @@ static int log_progress(uint64_t done, uint64_t total, void *user)
     l->total = total;
     return 0;
 }
+#endif
 
 /* Review findings, each with the test that would have caught it. */
 void test_cuda_review_regressions(void)
