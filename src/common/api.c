@@ -413,7 +413,7 @@ ww_status ww_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b, const ww_
     if (ctx->backend == WW_BACKEND_CUDA)
         return ww_cuda_twed(ctx, a, b, &params, out);
     if (on_device)
-        return ctx->cuda == NULL ? WW_ERR_MEMORY_KIND : WW_ERR_BACKEND;
+        return WW_ERR_MEMORY_KIND; /* device data on a CPU context */
     return ww_cpu_twed(ctx, a, b, &params, out);
 }
 

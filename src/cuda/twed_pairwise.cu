@@ -786,8 +786,13 @@ static ww_status index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_pa
     if ((st = ww_cuda_read_flags(s, dflags)) != WW_OK)
         return st;
     /* the raw series too, for the pair engine (long series) and as the index's own copy */
-    if (x->memory == WW_HOST)
+    if (x->memory == WW_HOST) {
+        /* the raw upload has served its purpose: the index keeps the prepared set and a host copy */
+        cudaFree(ci->buffers.raw.ptr);
+        ci->buffers.raw.ptr = NULL;
+        ci->buffers.raw.bytes = 0;
         return ww_index_copy_host(x, ix);
+    }
     const size_t es = x->dtype == WW_F32 ? sizeof(float) : sizeof(double);
     const size_t samples = x->offsets ? x->offsets[x->count] : x->count * x->length;
     const size_t vbytes = samples * x->dim * es, tbytes = x->stamps ? samples * es : 0;
