@@ -241,6 +241,32 @@ static void poll_init(poll_state *state, PyObject *progress)
     state->next_poll = monotonic_seconds() + state->interval;
 }
 
+/* Options of a long call: progress and Ctrl-C through `poll` (set up here from the user's progress
+ * argument), results in float32 when is_f32. */
+static ww_pairwise_options poll_options(poll_state *poll, PyObject *progress, int is_f32)
+{
+    poll_init(poll, progress);
+    ww_pairwise_options opt = ww_pairwise_options_default();
+    opt.out_dtype = is_f32 ? WW_F32 : WW_F64;
+    opt.progress = poll_callback;
+    opt.progress_user = poll;
+    return opt;
+}
+
+/* The two arrays of a kNN result, n x k: indices (intp) and distances (float64). */
+static int knn_arrays(size_t n, size_t k, PyObject **indices, PyObject **distances)
+{
+    npy_intp dims[2] = {(npy_intp)n, (npy_intp)k};
+    *indices = PyArray_SimpleNew(2, dims, NPY_INTP);
+    *distances = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
+    if (*indices == NULL || *distances == NULL) {
+        Py_CLEAR(*indices);
+        Py_CLEAR(*distances);
+        return -1;
+    }
+    return 0;
+}
+
 /* After a call that used poll_callback: a cancelled call has its exception already set. */
 static PyObject *raise_after_poll(ww_status status)
 {
@@ -820,11 +846,7 @@ static PyObject *py_pairwise(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     poll_state poll;
-    poll_init(&poll, args[7]);
-    ww_pairwise_options opt = ww_pairwise_options_default();
-    opt.out_dtype = is_f32 ? WW_F32 : WW_F64;
-    opt.progress = poll_callback;
-    opt.progress_user = &poll;
+    ww_pairwise_options opt = poll_options(&poll, args[7], is_f32);
     void *dst = PyArray_DATA((PyArrayObject *)out);
     ww_status status;
     Py_BEGIN_ALLOW_THREADS
@@ -865,20 +887,17 @@ static PyObject *py_knn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                      x.ds.count, k);
         return NULL;
     }
-    npy_intp dims[2] = {(npy_intp)q.ds.count, (npy_intp)k};
-    PyObject *indices = PyArray_SimpleNew(2, dims, NPY_INTP);
-    PyObject *distances = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
-    ww_ctx *ctx = indices && distances ? ctx_acquire(backend, threads) : NULL;
+    PyObject *indices, *distances;
+    if (knn_arrays(q.ds.count, (size_t)k, &indices, &distances) != 0)
+        return NULL;
+    ww_ctx *ctx = ctx_acquire(backend, threads);
     if (ctx == NULL) {
-        Py_XDECREF(indices);
-        Py_XDECREF(distances);
+        Py_DECREF(indices);
+        Py_DECREF(distances);
         return NULL;
     }
     poll_state poll;
-    poll_init(&poll, args[8]);
-    ww_pairwise_options opt = ww_pairwise_options_default();
-    opt.progress = poll_callback;
-    opt.progress_user = &poll;
+    ww_pairwise_options opt = poll_options(&poll, args[8], 0);
     size_t *idx = (size_t *)PyArray_DATA((PyArrayObject *)indices);
     double *dist = (double *)PyArray_DATA((PyArrayObject *)distances);
     ww_status status;
@@ -1117,11 +1136,7 @@ static PyObject *index_pairwise(PyObject *obj, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     poll_state poll;
-    poll_init(&poll, args[1]);
-    ww_pairwise_options opt = ww_pairwise_options_default();
-    opt.out_dtype = self->is_f32 ? WW_F32 : WW_F64;
-    opt.progress = poll_callback;
-    opt.progress_user = &poll;
+    ww_pairwise_options opt = poll_options(&poll, args[1], self->is_f32);
     void *dst = PyArray_DATA((PyArrayObject *)out);
     ww_status status;
     Py_BEGIN_ALLOW_THREADS
@@ -1158,19 +1173,16 @@ static PyObject *index_knn(PyObject *obj, PyObject *const *args, Py_ssize_t narg
     dataset_input q;
     if (index_queries(self, args[0], &q) != 0)
         return NULL;
-    npy_intp dims[2] = {(npy_intp)q.ds.count, (npy_intp)k};
-    PyObject *indices = PyArray_SimpleNew(2, dims, NPY_INTP);
-    PyObject *distances = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
-    if (indices == NULL || distances == NULL || index_enter(self) != 0) {
-        Py_XDECREF(indices);
-        Py_XDECREF(distances);
+    PyObject *indices, *distances;
+    if (knn_arrays(q.ds.count, (size_t)k, &indices, &distances) != 0)
+        return NULL;
+    if (index_enter(self) != 0) {
+        Py_DECREF(indices);
+        Py_DECREF(distances);
         return NULL;
     }
     poll_state poll;
-    poll_init(&poll, args[2]);
-    ww_pairwise_options opt = ww_pairwise_options_default();
-    opt.progress = poll_callback;
-    opt.progress_user = &poll;
+    ww_pairwise_options opt = poll_options(&poll, args[2], 0);
     size_t *idx = (size_t *)PyArray_DATA((PyArrayObject *)indices);
     double *dist = (double *)PyArray_DATA((PyArrayObject *)distances);
     ww_status status;
