@@ -9,17 +9,6 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-static ww_ctx *cpu_ctx(ww_engine engine, int threads)
-{
-    ww_ctx_options o = ww_ctx_options_default();
-    o.backend = WW_BACKEND_CPU;
-    o.engine = engine;
-    o.num_threads = threads;
-    ww_ctx *ctx = NULL;
-    CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_OK);
-    return ctx;
-}
-
 static void fill_nan(double *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -157,13 +146,13 @@ void test_api_context_errors(void)
 
     /* thread counts, names, NULL tolerance */
     for (int threads = 1; threads <= 3; threads++) {
-        ctx = cpu_ctx(WW_ENGINE_AUTO, threads);
+        ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, threads);
         CHECK(ww_ctx_num_threads(ctx) == threads);
         CHECK(ww_ctx_backend(ctx) == WW_BACKEND_CPU);
         CHECK(strstr(ww_ctx_describe(ctx), "cpu") != NULL);
         ww_ctx_destroy(ctx);
     }
-    ctx = cpu_ctx(WW_ENGINE_AUTO, 0);
+    ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
     CHECK(ww_ctx_num_threads(ctx) >= 1);
     ww_ctx_destroy(ctx);
     ww_ctx_destroy(NULL);
@@ -228,7 +217,7 @@ static void expect_pair(ww_ctx *ctx, const ww_series *a, const ww_series *b, con
 
 void test_api_twed_errors(void)
 {
-    ww_ctx *ctx = cpu_ctx(WW_ENGINE_AUTO, 1);
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 1);
     enum { N = 6, D = 2 };
     double va[N * D], vb[N * D], ta[N], tb[N];
     float fa[N * D], fb[N * D], fta[N];
@@ -397,7 +386,7 @@ void test_api_overflow(void)
 {
     double v[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     size_t offsets[3] = {0, 1, 2};
-    ww_ctx *strip = cpu_ctx(WW_ENGINE_AUTO, 2), *ref = cpu_ctx(WW_ENGINE_CPU_REFERENCE, 1);
+    ww_ctx *strip = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 2), *ref = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_CPU_REFERENCE, 1);
     const ww_series b = ww_series_f64(v, NULL, 4, 1);
     const size_t huge_lengths[] = {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX / 2, SIZE_MAX / 24, SIZE_MAX / 8 + 1};
     for (size_t k = 0; k < sizeof huge_lengths / sizeof huge_lengths[0]; k++) {
@@ -495,7 +484,7 @@ void test_api_out_of_memory(void)
     /* 2^20 samples each: the reference engine wants 8 TiB */
     const size_t n = (size_t)1 << 20;
     float *v = (float *)calloc(n, sizeof(float));
-    ww_ctx *ref = cpu_ctx(WW_ENGINE_CPU_REFERENCE, 1);
+    ww_ctx *ref = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_CPU_REFERENCE, 1);
     ww_series a = ww_series_f32(v, NULL, n, 1);
     double out = 42.0;
     CHECK_STATUS(ww_twed(ref, &a, &a, NULL, &out), WW_ERR_MEMORY);
@@ -532,7 +521,7 @@ static void expect_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *
 
 void test_api_pairwise_errors(void)
 {
-    ww_ctx *ctx = cpu_ctx(WW_ENGINE_AUTO, 2);
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 2);
     /* x: 5 series of dim 2, lengths 3, 1, 4, 2, 3; y: 4 series of length 3 (no offsets) */
     enum { XS = 13, YS = 12, D = 2 };
     double xv[XS * D], yv[YS * D], xt[XS], yt[YS];
@@ -770,7 +759,7 @@ void test_api_progress_and_cancel(void)
     make_set(&r, &q, 300, 1, 1, 4, 0); /* more queries than one kNN chunk (256) */
     const ww_twed_params p = {0.1, 1.0, 2};
     for (int threads = 1; threads <= 2; threads++) {
-        ww_ctx *ctx = cpu_ctx(WW_ENGINE_AUTO, threads);
+        ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, threads);
         double *m = (double *)malloc(40 * 40 * sizeof(double));
         /* the self matrix: each unordered pair once, so total = sum_{i<j} len_i len_j */
         uint64_t want_total = 0;
@@ -829,7 +818,7 @@ void test_api_knn_errors(void)
     test_set x, q;
     make_set(&r, &x, 10, 2, 2, 9, 1);
     make_set(&r, &q, 270, 2, 1, 4, 1);
-    ww_ctx *ctx = cpu_ctx(WW_ENGINE_AUTO, 2);
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 2);
     const ww_twed_params p = {0.5, 0.5, 1};
     enum { CAP = 270 * 11 };
     size_t *idx = (size_t *)malloc(CAP * sizeof(size_t));
@@ -911,7 +900,7 @@ void test_api_pairwise_blocks(void)
         make_set(&r, &x, 37, dim, config == 3 ? 12 : 1, config == 3 ? 12 : 16, config != 1);
         make_set(&r, &y, 21, dim, 1, 16, config != 1);
         ww_twed_params p = {0.01 + ww_rng_uniform(&r), ww_rng_uniform(&r) * 2, 1 + config % 3};
-        ww_ctx *ctx = cpu_ctx(WW_ENGINE_AUTO, 2);
+        ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 2);
         for (int against_y = 0; against_y < 2; against_y++) {
             const ww_dataset *yy = against_y ? &y.d : NULL;
             const size_t rows = 37, cols = against_y ? 21 : 37;
@@ -1027,8 +1016,8 @@ void test_api_pairwise_blocks(void)
 void test_api_pairwise_vs_pair_engines(void)
 {
     ww_rng r = {31337};
-    ww_ctx *ref = cpu_ctx(WW_ENGINE_CPU_REFERENCE, 1), *band = cpu_ctx(WW_ENGINE_CPU_BAND, 1);
-    ww_ctx *one = cpu_ctx(WW_ENGINE_AUTO, 1), *two = cpu_ctx(WW_ENGINE_AUTO, 2);
+    ww_ctx *ref = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_CPU_REFERENCE, 1), *band = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_CPU_BAND, 1);
+    ww_ctx *one = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 1), *two = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 2);
     for (int trial = 0; trial < 6; trial++) {
         const size_t dim = trial == 0 ? 1 : 1 + ww_rng_below(&r, 8);
         const int degree = 1 + trial % 3;
@@ -1153,7 +1142,7 @@ void test_api_pairwise_ragged_grouping(void)
         size_t dim;
         int degree, stamps;
     } configs[] = {{1, 2, 1}, {3, 1, 0}, {5, 2, 1}, {2, 3, 1}};
-    ww_ctx *one = cpu_ctx(WW_ENGINE_AUTO, 1), *two = cpu_ctx(WW_ENGINE_AUTO, 2);
+    ww_ctx *one = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 1), *two = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 2);
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
         size_t len_x[NX], len_y[NY];
         shuffled_lengths(&r, NX, len_x);
@@ -1268,7 +1257,7 @@ void test_api_threads_identical(void)
     const ww_twed_params p = {0.3, 0.7, 2};
     double *m[3];
     for (int t = 0; t < 3; t++) {
-        ww_ctx *ctx = cpu_ctx(WW_ENGINE_AUTO, t + 1);
+        ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, t + 1);
         m[t] = (double *)malloc(N * N * sizeof(double));
         fill_nan(m[t], N * N);
         CHECK_STATUS(ww_twed_pairwise(ctx, &x.d, NULL, &p, m[t], NULL), WW_OK);
@@ -1296,7 +1285,7 @@ void test_api_long_thin_pair(void)
     const ww_engine engines[] = {WW_ENGINE_CPU_REFERENCE, WW_ENGINE_CPU_BAND, WW_ENGINE_CPU_STRIP};
     double d[3][2];
     for (int e = 0; e < 3; e++) {
-        ww_ctx *ctx = cpu_ctx(engines[e], 1);
+        ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, engines[e], 1);
         CHECK_STATUS(ww_twed(ctx, &a, &b, &p, &d[e][0]), WW_OK);
         CHECK_STATUS(ww_twed(ctx, &b, &a, &p, &d[e][1]), WW_OK);
         ww_ctx_destroy(ctx);
@@ -1331,7 +1320,7 @@ void test_api_knn_brute_force(void)
             memcpy(x.t + x.offsets[copies[c]], x.t + x.offsets[17], lengths[17] * sizeof(double));
         }
         ww_twed_params p = {0.05, 0.5, 2};
-        ww_ctx *ctx = cpu_ctx(WW_ENGINE_AUTO, 2);
+        ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 2);
         double *rows = (double *)malloc(nq * nx * sizeof(double));
         CHECK_STATUS(ww_twed_pairwise(ctx, &q.d, &x.d, &p, rows, NULL), WW_OK);
         const size_t ks[] = {1, 3, nx};
@@ -1366,7 +1355,7 @@ void test_api_knn_brute_force(void)
             CHECK(dist[i * 2 + 1] >= 0.0);
         }
         /* 1 and 2 threads agree exactly */
-        ww_ctx *one = cpu_ctx(WW_ENGINE_AUTO, 1);
+        ww_ctx *one = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 1);
         size_t *idx1 = (size_t *)malloc(nq * 3 * sizeof(size_t));
         double *dist1 = (double *)malloc(nq * 3 * sizeof(double));
         CHECK_STATUS(ww_twed_knn(one, &q.d, &x.d, &p, 3, idx1, dist1, NULL), WW_OK);

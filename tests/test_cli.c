@@ -244,15 +244,6 @@ static double *read_matrix(const sandbox *b, const char *name, size_t rows, size
     return m;
 }
 
-static ww_ctx *cpu_ctx(void)
-{
-    ww_ctx_options o = ww_ctx_options_default();
-    o.backend = WW_BACKEND_CPU;
-    ww_ctx *ctx = NULL;
-    CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_OK);
-    return ctx;
-}
-
 static ww_dataset describe(const cli_dataset *d)
 {
     return ww_dataset_f64(d->values, NULL, d->ragged ? d->offsets : NULL, d->count, cli_series_length(d, 0),
@@ -361,7 +352,7 @@ void test_cli_pairwise_matches_api(void)
     CHECK(read_dataset(&b, "other.csv", CLI_LABELS_AUTO, &y) == 0);
     CHECK(x.count == 24 && x.labels != NULL && cli_series_length(&x, 0) == 40 && !x.ragged);
     CHECK(y.count == 12 && y.labels != NULL && cli_series_length(&y, 0) == 33);
-    ww_ctx *ctx = cpu_ctx();
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
     ww_dataset dx = describe(&x), dy = describe(&y);
     double *want = malloc(24 * 24 * sizeof(double));
 
@@ -410,7 +401,7 @@ void test_cli_distance(void)
     write_text(&b, "b.csv", "1\n3\n\n2.5\n");     /* one value per line */
     write_text(&b, "c.npy.txt", "0.5 NaN NaN\n"); /* trailing NaN: a series of length 1 */
     const double av[] = {1, 2, 3, 4.5}, bv[] = {1, 3, 2.5}, cv[] = {0.5};
-    ww_ctx *ctx = cpu_ctx();
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
     ww_series sa = ww_series_f64(av, NULL, 4, 1), sb = ww_series_f64(bv, NULL, 3, 1),
               sc = ww_series_f64(cv, NULL, 1, 1);
     ww_twed_params p = {0.25, 0.5, 2};
@@ -498,7 +489,7 @@ void test_cli_knn_and_classify(void)
     cli_dataset train, test;
     CHECK(read_dataset(&b, "train.tsv", CLI_LABELS_AUTO, &train) == 0);
     CHECK(read_dataset(&b, "test.tsv", CLI_LABELS_AUTO, &test) == 0);
-    ww_ctx *ctx = cpu_ctx();
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
     ww_dataset dtrain = describe(&train), dtest = describe(&test);
     size_t idx[60 * 4];
     double dist[60 * 4];
@@ -789,7 +780,7 @@ void test_cli_readers_round_trip(void)
     CHECK(read_dataset(&b, "one.npy", CLI_LABELS_AUTO, &d) == 0);
     CHECK(d.count == 1 && d.dim == 1 && cli_series_length(&d, 0) == 3);
     cli_dataset_free(&d);
-    ww_ctx *ctx = cpu_ctx();
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
     ww_series s0 = ww_series_f64(mv, NULL, 3, 2), s1 = ww_series_f64(mv + 6, NULL, 3, 2);
     double want = 0;
     CHECK_STATUS(ww_twed(ctx, &s0, &s1, NULL, &want), WW_OK);
@@ -858,7 +849,7 @@ void test_cli_ragged_ucr(void)
             CHECK(d.values[i] == values[i]);
         cli_dataset_free(&d);
     }
-    ww_ctx *ctx = cpu_ctx();
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
     ww_dataset x = ww_dataset_f64(values, NULL, offsets, 3, 0, 1);
     double want[9];
     CHECK_STATUS(ww_twed_pairwise(ctx, &x, NULL, NULL, want, NULL), WW_OK);
@@ -1097,7 +1088,7 @@ void test_cli_pairwise_streamed(void)
     CHECK(read_dataset(&b, "other.csv", CLI_LABELS_AUTO, &other) == 0);
     CHECK(read_dataset(&b, "r.tsv", CLI_LABELS_AUTO, &r) == 0);
     CHECK(r.ragged);
-    ww_ctx *ctx = cpu_ctx();
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
 
     /* block heights that divide the row count and that do not, one row (a budget under a row's
      * size), float32 (4 bytes an entry) and double, X against itself and against Y */

@@ -12,25 +12,6 @@
 #include <cuda_runtime.h>
 #endif
 
-static ww_ctx *gpu_ctx(ww_engine engine)
-{
-    ww_ctx_options o = ww_ctx_options_default();
-    o.backend = WW_BACKEND_CUDA;
-    o.engine = engine;
-    ww_ctx *ctx = NULL;
-    CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_OK);
-    return ctx;
-}
-
-static ww_ctx *cpu_ctx(void)
-{
-    ww_ctx_options o = ww_ctx_options_default();
-    o.backend = WW_BACKEND_CPU;
-    ww_ctx *ctx = NULL;
-    CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_OK);
-    return ctx;
-}
-
 #define REQUIRE_GPU()                                                                              \
     do {                                                                                           \
         if (!ww_cuda_available())                                                                  \
@@ -47,7 +28,7 @@ void test_cuda_golden(void)
     if (ww_golden_load(&set) != 0)
         SKIP("../shared/golden/twed.txt not found");
     for (int e = 0; e < N_GPU_ENGINES; e++) {
-        ww_ctx *ctx = gpu_ctx(gpu_engines[e]);
+        ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CUDA, gpu_engines[e], 0);
         for (size_t c = 0; c < set.count; c++) {
             const ww_golden_case *g = &set.cases[c];
             ww_series a = ww_series_f64(g->a, g->ta, g->na, g->dim);
@@ -81,10 +62,10 @@ void test_cuda_matches_cpu_random(void)
                               4097, 10007, 65543};
     const size_t nl = sizeof lengths / sizeof lengths[0];
     const size_t dims[] = {1, 2, 3, 8, 64};
-    ww_ctx *cpu = cpu_ctx();
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
     ww_ctx *gpu[N_GPU_ENGINES];
     for (int e = 0; e < N_GPU_ENGINES; e++)
-        gpu[e] = gpu_ctx(gpu_engines[e]);
+        gpu[e] = ww_test_ctx(WW_BACKEND_CUDA, gpu_engines[e], 0);
     const size_t maxn = 1u << 20;
     double *va = malloc(maxn * sizeof(double)), *vb = malloc(maxn * sizeof(double));
     double *ta = malloc(maxn * sizeof(double)), *tb = malloc(maxn * sizeof(double));
@@ -140,7 +121,7 @@ void test_cuda_wide_dims(void)
     ww_rng r = {1024};
     const size_t dim = 1024, lengths[][2] = {{1, 1}, {17, 40}, {300, 257}};
     double *va = malloc(300 * dim * sizeof(double)), *vb = malloc(300 * dim * sizeof(double));
-    ww_ctx *cpu = cpu_ctx(), *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
     for (size_t k = 0; k < 3; k++)
         for (int degree = 1; degree <= 3; degree++) {
             size_t na = lengths[k][0], nb = lengths[k][1];
@@ -169,13 +150,13 @@ void test_cuda_wavefront_band_sizes(void)
     fill_random(&r, vb, m, NULL, 0, 0);
     ww_series a = ww_series_f64(va, NULL, n, 1), b = ww_series_f64(vb, NULL, m, 1);
     ww_twed_params p = {1.0, 1.0, 2};
-    ww_ctx *cpu = cpu_ctx();
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
     double want = NAN;
     CHECK_STATUS(ww_twed(cpu, &a, &b, &p, &want), WW_OK);
     const char *rows[] = {"1", "2", "4"};
     for (int k = 0; k < 3; k++) {
         setenv("WW_WAVEFRONT_ROWS", rows[k], 1);
-        ww_ctx *gpu = gpu_ctx(WW_ENGINE_CUDA_WAVEFRONT);
+        ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_WAVEFRONT, 0);
         for (int rep = 0; rep < 3; rep++) { /* a race shows as a result that moves between runs */
             double got = NAN;
             CHECK_STATUS(ww_twed(gpu, &a, &b, &p, &got), WW_OK);
@@ -196,7 +177,7 @@ void test_cuda_float_vs_double(void)
     REQUIRE_GPU();
     ww_rng r = {99};
     const size_t sizes[] = {100, 5000, 70000, 1u << 20};
-    ww_ctx *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
     for (size_t k = 0; k < 4; k++) {
         size_t na = sizes[k], nb = sizes[k] - 3;
         double *da = malloc(na * sizeof(double)), *db = malloc(nb * sizeof(double));
@@ -246,7 +227,7 @@ void test_cuda_device_pointers(void)
     ww_series da_s = ha_s, db_s = hb_s;
     da_s.values = da, da_s.stamps = dta, da_s.memory = WW_DEVICE;
     db_s.values = db, db_s.stamps = dtb, db_s.memory = WW_DEVICE;
-    ww_ctx *cpu = cpu_ctx(), *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
     double want = NAN, got = NAN, mixed = NAN;
     CHECK_STATUS(ww_twed(cpu, &ha_s, &hb_s, &p, &want), WW_OK);
     CHECK_STATUS(ww_twed(gpu, &da_s, &db_s, &p, &got), WW_OK);
@@ -280,7 +261,7 @@ void test_cuda_device_pointers(void)
 void test_cuda_bad_inputs(void)
 {
     REQUIRE_GPU();
-    ww_ctx *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
     double v[4] = {1, 2, NAN, 4}, ok[4] = {1, 2, 3, 4}, t_bad[4] = {1, 3, 2, 4};
     ww_series a = ww_series_f64(v, NULL, 4, 1), b = ww_series_f64(ok, NULL, 4, 1);
     ww_series c = ww_series_f64(ok, t_bad, 4, 1);
@@ -360,7 +341,7 @@ static void pairwise_matches_cpu(const char *strategy)
     else
         unsetenv("WW_MATRIX_STRATEGY");
     ww_rng r = {2024};
-    ww_ctx *cpu = cpu_ctx(), *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
     const size_t cases[][4] = {/* count, min_len, max_len, dim */
                                {37, 1, 60, 1}, {50, 20, 256, 3}, {23, 1, 120, 8}, {9, 200, 700, 2}, {5, 1, 3000, 1},
                                {12, 5, 40, 100} /* dim past the register path */};
@@ -459,7 +440,7 @@ void test_cuda_pairwise_device_data(void)
     ww_dataset host = ww_dataset_f64(xs.values, xs.stamps, xs.offsets, xs.count, 0, 2);
     ww_dataset dev = host;
     dev.values = dv, dev.stamps = dt, dev.memory = WW_DEVICE;
-    ww_ctx *cpu = cpu_ctx(), *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
     ww_twed_params p = ww_twed_params_default();
     double *want = malloc(40 * 40 * sizeof(double)), *got = malloc(40 * 40 * sizeof(double));
     CHECK_STATUS(ww_twed_pairwise(cpu, &host, NULL, &p, want, NULL), WW_OK);
@@ -508,7 +489,7 @@ void test_cuda_pairwise_cancel(void)
     random_set xs = make_set(&r, 3000, 100, 100, 1); /* large enough for several chunks */
     ww_dataset x = ww_dataset_f64(xs.values, NULL, NULL, xs.count, 100, 1);
     double *m = malloc(xs.count * xs.count * sizeof(double));
-    ww_ctx *gpu = gpu_ctx(WW_ENGINE_AUTO);
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
     int calls = 0;
     ww_pairwise_options o = ww_pairwise_options_default();
     o.progress = cancel_after_first;
@@ -545,7 +526,7 @@ void test_cuda_review_regressions(void)
 #ifndef WW_TEST_CUDA
     SKIP("test built without the CUDA runtime headers");
 #else
-    ww_ctx *gpu = gpu_ctx(WW_ENGINE_AUTO), *cpu = cpu_ctx();
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0), *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
     ww_twed_params p = ww_twed_params_default();
     ww_rng r = {777};
     /* a host pointer labelled WW_DEVICE is refused, and the context still works afterwards */

@@ -19,6 +19,17 @@ static const test_entry all_tests[] = {
 #undef X
 };
 
+ww_ctx *ww_test_ctx(ww_backend backend, ww_engine engine, int threads)
+{
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = backend;
+    o.engine = engine;
+    o.num_threads = threads;
+    ww_ctx *ctx = NULL;
+    CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_OK);
+    return ctx;
+}
+
 const char *ww_test_shared_dir(void)
 {
     static char path[4096];

@@ -5,17 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static ww_ctx *cpu_ctx(ww_engine engine, int threads)
-{
-    ww_ctx_options o = ww_ctx_options_default();
-    o.backend = WW_BACKEND_CPU;
-    o.engine = engine;
-    o.num_threads = threads;
-    ww_ctx *ctx = NULL;
-    CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_OK);
-    return ctx;
-}
-
 /* Stamps rising by random steps, about a third of them repeated. */
 static void rising_stamps(ww_rng *r, size_t n, double *t)
 {
@@ -72,7 +61,7 @@ void test_metric_axioms(void)
     double *v = (double *)malloc(COUNT * MAXLEN * 8 * sizeof(double));
     double *t = (double *)malloc(COUNT * MAXLEN * sizeof(double));
     double d[COUNT * COUNT];
-    ww_ctx *ctx = cpu_ctx(WW_ENGINE_AUTO, 2);
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 2);
     int configs = 0, bad = 0;
     for (size_t di = 0; di < 4; di++)
         for (int stamps = 0; stamps < 2; stamps++)
@@ -133,7 +122,7 @@ void test_metric_axioms_pair_engines(void)
             rising_stamps(&r, len[i], t + i * MAXLEN);
         ww_twed_params p = {trial * 0.3, 0.5 + trial, 1 + trial};
         for (int e = 0; e < 3; e++) {
-            ww_ctx *ctx = cpu_ctx(engines[e], 1);
+            ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, engines[e], 1);
             double d[COUNT * COUNT];
             for (size_t i = 0; i < COUNT; i++)
                 for (size_t j = 0; j < COUNT; j++) {
@@ -158,7 +147,7 @@ void test_float_vs_double(void)
     const ww_engine engines[] = {WW_ENGINE_CPU_REFERENCE, WW_ENGINE_CPU_BAND, WW_ENGINE_CPU_STRIP};
     ww_ctx *ctx[3];
     for (int e = 0; e < 3; e++)
-        ctx[e] = cpu_ctx(engines[e], 2);
+        ctx[e] = ww_test_ctx(WW_BACKEND_CPU, engines[e], 2);
     enum { MAXLEN = 500, MAXDIM = 4 };
     double *a64 = (double *)malloc(MAXLEN * MAXDIM * sizeof(double)), *b64 = (double *)malloc(MAXLEN * MAXDIM * sizeof(double));
     double *a_r = (double *)malloc(MAXLEN * MAXDIM * sizeof(double)), *b_r = (double *)malloc(MAXLEN * MAXDIM * sizeof(double));

@@ -6,17 +6,6 @@
 
 #include "golden.h"
 
-static ww_ctx *make_ctx(ww_backend backend, ww_engine engine, int threads)
-{
-    ww_ctx_options o = ww_ctx_options_default();
-    o.backend = backend;
-    o.engine = engine;
-    o.num_threads = threads;
-    ww_ctx *ctx = NULL;
-    CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_OK);
-    return ctx;
-}
-
 void test_golden_all_cpu_engines(void)
 {
     ww_golden_set set;
@@ -24,7 +13,7 @@ void test_golden_all_cpu_engines(void)
         SKIP("../shared/golden/twed.txt not found");
     const ww_engine engines[] = {WW_ENGINE_CPU_REFERENCE, WW_ENGINE_CPU_BAND, WW_ENGINE_CPU_STRIP};
     for (size_t e = 0; e < 3; e++) {
-        ww_ctx *ctx = make_ctx(WW_BACKEND_CPU, engines[e], 1);
+        ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, engines[e], 1);
         for (size_t c = 0; c < set.count; c++) {
             const ww_golden_case *g = &set.cases[c];
             ww_series a = ww_series_f64(g->a, g->ta, g->na, g->dim);
@@ -54,9 +43,9 @@ static void random_series(ww_rng *r, size_t n, size_t dim, int with_stamps, doub
 void test_engines_agree_random(void)
 {
     ww_rng r = {0x9E3779B97F4A7C15ULL};
-    ww_ctx *ref = make_ctx(WW_BACKEND_CPU, WW_ENGINE_CPU_REFERENCE, 1);
-    ww_ctx *band = make_ctx(WW_BACKEND_CPU, WW_ENGINE_CPU_BAND, 1);
-    ww_ctx *strip = make_ctx(WW_BACKEND_CPU, WW_ENGINE_CPU_STRIP, 1);
+    ww_ctx *ref = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_CPU_REFERENCE, 1);
+    ww_ctx *band = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_CPU_BAND, 1);
+    ww_ctx *strip = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_CPU_STRIP, 1);
     const size_t lengths[] = {1, 2, 3, 7, 31, 255, 256, 257, 600, 1100, 2000};
     const size_t nl = sizeof lengths / sizeof lengths[0];
     double *va = malloc(2000 * 8 * sizeof(double)), *vb = malloc(2000 * 8 * sizeof(double));
@@ -97,7 +86,7 @@ void test_pairwise_matches_single(void)
                 random_series(&r, offsets[i + 1] - offsets[i], dim, 1, v + offsets[i] * dim, t + offsets[i]);
             ww_dataset x = ww_dataset_f64(v, t, offsets, count, 0, dim);
             ww_twed_params p = {0.5, 1.0, 2};
-            ww_ctx *ctx = make_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 2);
+            ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 2);
             double *m = malloc(count * count * sizeof(double));
             for (size_t k = 0; k < count * count; k++)
                 m[k] = NAN;
@@ -180,7 +169,7 @@ static void index_checks(ww_backend backend)
     ww_dataset x = ww_dataset_f64(v, t, offsets, count, 0, dim);
     ww_dataset q = ww_dataset_f64(qv, NULL, qoff, nq, 0, dim);
     ww_twed_params p = {0.2, 0.7, 2};
-    ww_ctx *ctx = make_ctx(backend, WW_ENGINE_AUTO, 2);
+    ww_ctx *ctx = ww_test_ctx(backend, WW_ENGINE_AUTO, 2);
     double *want = malloc(nq * count * sizeof(double)), *got = malloc(nq * count * sizeof(double));
     size_t wi[9 * 4], gi[9 * 4];
     double wd[9 * 4], gd[9 * 4];
@@ -210,7 +199,7 @@ static void index_checks(ww_backend backend)
         for (size_t j = 10; j < 60; j++)
             CHECK_CLOSE(got[(i - 2) * 50 + (j - 10)], want[i * count + j], 1e-12);
     /* bad uses */
-    ww_ctx *other = make_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 1);
+    ww_ctx *other = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 1);
     CHECK_STATUS(ww_index_pairwise(other, ix, &q, got, NULL), WW_ERR_BACKEND);
     CHECK_STATUS(ww_index_knn(ctx, ix, &q, count + 1, gi, gd, NULL), WW_ERR_SHAPE);
     float qf[4] = {1, 2, 3, 4};

@@ -62,6 +62,9 @@ static inline double ww_rng_uniform(ww_rng *r) /* [0, 1) */
 }
 static inline size_t ww_rng_below(ww_rng *r, size_t n) { return (size_t)(ww_rng_uniform(r) * (double)n); }
 
+/* A context for a test (threads <= 0: all cores); a failure is a failed check and gives NULL. */
+ww_ctx *ww_test_ctx(ww_backend backend, ww_engine engine, int threads);
+
 /* Path of the shared folder (../shared next to the checkout), or NULL when absent. */
 const char *ww_test_shared_dir(void);
 
