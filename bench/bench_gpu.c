@@ -79,6 +79,14 @@ int main(int argc, char **argv)
         bf[i] = (float)b[i];
     }
     ww_twed_params p = {1.0, 1.0, 2};
+    {
+        /* the fixed cost of a call: a 4 x 4 pair, all copies, launches and the synchronisation */
+        ww_series A = ww_series_f64(a, NULL, 4, 1), B = ww_series_f64(b, NULL, 4, 1);
+        double v = NAN, t = time_call(fast, &A, &B, &p, 21, &v);
+        printf("fixed cost of a call (n = 4, f64): %.1f us\n", t * 1e6);
+        if (md)
+            fprintf(md, "Fixed cost of a call (n = 4, f64, median of 21): %.1f us\n\n", t * 1e6);
+    }
     const char *header = "| n | fast f64 | GCUPS | fast f32 | GCUPS | per-diagonal f64 | CPU strip f64 (1 core) | "
                          "fast vs per-diagonal | f32 - f64 (rel) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
     printf("\n%s", header);
@@ -119,29 +127,28 @@ int main(int argc, char **argv)
             fflush(md);
         }
     }
-    /* rows per thread of the wavefront engine, for the choice in wavefront_rows() */
-    const char *sweep = "\n| n | R=1 f64 | R=2 f64 | R=4 f64 | R=1 f32 | R=2 f32 | R=4 f32 |\n| --- | --- | --- | --- | --- | --- | --- |\n";
+    /* tile shapes of the wavefront engine (rows x columns per thread), for wavefront_tile() */
+    const char *tiles[] = {"2x4", "4x4"};
+    const char *sweep = "\n| n | 2x4 | 4x4 |\n| --- | --- | --- |\n";
     printf("%s", sweep);
     if (md)
-        fprintf(md, "\nRows per thread of the wavefront engine (time of the call):\n%s", sweep);
+        fprintf(md, "\nTile shapes of the wavefront engine, R rows x C columns per thread (f64, time of the call):\n%s",
+                sweep);
     for (int lg = 10; lg <= max_log2; lg += 2) {
         size_t n = (size_t)1 << lg;
         int reps = lg <= 14 ? 11 : (lg <= 16 ? 3 : 1);
         ww_series A = ww_series_f64(a, NULL, n, 1), B = ww_series_f64(b, NULL, n, 1);
-        ww_series Af = ww_series_f32(af, NULL, n, 1), Bf = ww_series_f32(bf, NULL, n, 1);
         char line[512];
         int at = snprintf(line, sizeof line, "| %zu |", n);
-        for (int prec = 0; prec < 2; prec++)
-            for (int r = 1; r <= 4; r *= 2) {
-                char rs[16], c[32];
-                snprintf(rs, sizeof rs, "%d", r);
-                setenv("WW_WAVEFRONT_ROWS", rs, 1);
-                double v = NAN;
-                double t = (lg >= 20 && r == 1) ? -1 : time_call(fast, prec ? &Af : &A, prec ? &Bf : &B, &p, reps, &v);
-                cell(c, sizeof c, t);
-                at += snprintf(line + at, sizeof line - (size_t)at, " %s |", c);
-            }
-        unsetenv("WW_WAVEFRONT_ROWS");
+        for (int k = 0; k < 2; k++) {
+            char c[32];
+            setenv("WW_WAVEFRONT_TILE", tiles[k], 1);
+            double v = NAN;
+            double t = time_call(fast, &A, &B, &p, reps, &v);
+            cell(c, sizeof c, t);
+            at += snprintf(line + at, sizeof line - (size_t)at, " %s |", c);
+        }
+        unsetenv("WW_WAVEFRONT_TILE");
         printf("%s\n", line);
         fflush(stdout);
         if (md)

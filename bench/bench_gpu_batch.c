@@ -185,6 +185,33 @@ int main(int argc, char **argv)
         }
         row(md, "| 1 query vs a ww_index of the 60,000 series (prepared once) | %.3f ms | %.3f ms | %.2f | - | %.1e |\n",
             i64 * 1e3, i32 * 1e3, i64 / i32, iworst);
+        /* the fixed cost of a call (query upload, launch, copies back): the same with 600 series */
+        {
+            ww_dataset xs = ww_dataset_f64(dv, NULL, NULL, 600, len, dim);
+            ww_dataset xs32 = ww_dataset_f32(dv32, NULL, NULL, 600, len, dim);
+            xs.memory = xs32.memory = WW_DEVICE;
+            ww_index *sx = NULL, *sx32 = NULL;
+            double s64 = -1, s32 = -1;
+            if (ww_index_create(gpu, &xs, &p, &sx) == WW_OK && ww_index_create(gpu, &xs32, &p, &sx32) == WW_OK) {
+                double tt[11];
+                for (int pass = 0; pass < 2; pass++) {
+                    ww_index_pairwise(gpu, pass ? sx32 : sx, pass ? &q32 : &q, pass ? (void *)r32 : (void *)r,
+                                      pass ? &o32 : NULL);
+                    for (int k = 0; k < 11; k++) {
+                        double t0 = bench_now();
+                        ww_index_pairwise(gpu, pass ? sx32 : sx, pass ? &q32 : &q, pass ? (void *)r32 : (void *)r,
+                                          pass ? &o32 : NULL);
+                        tt[k] = bench_now() - t0;
+                    }
+                    bench_median(tt, 11);
+                    *(pass ? &s32 : &s64) = tt[5];
+                }
+            }
+            row(md, "| 1 query vs a ww_index of 600 of them (the fixed cost of a call) | %.3f ms | %.3f ms | - | - "
+                    "| - |\n", s64 * 1e3, s32 * 1e3);
+            ww_index_destroy(sx);
+            ww_index_destroy(sx32);
+        }
         ww_index_destroy(ix);
         ww_index_destroy(ix32);
         free(r), free(rc), free(r32);
@@ -226,61 +253,64 @@ int main(int argc, char **argv)
         free(m);
         free(m32);
     }
-    /* Strategy by table size (X-TED's threshold figure, for the two strategies built so far): time
-     * per pair of the one-thread-per-pair kernel (many pairs at once) and of the whole-GPU wavefront
-     * engine (one pair at a time), dim 1, double. */
-    row(md, "\nStrategy by table size (time per pair of a self matrix, dim 1, f64; * = the one the cost model "
-            "picks for that matrix):\n\n"
-            "| series length | series | one thread per pair | one warp per pair | whole GPU per pair (wavefront) |\n"
-            "| --- | --- | --- | --- | --- |\n");
-    for (size_t L = 16; L <= 4096; L *= 2) {
-        const size_t count = L <= 1024 ? 512 : 256;
-        double *sv = malloc(count * L * sizeof(double));
-        for (size_t i = 0; i < count * L; i++)
-            sv[i] = rand() / (RAND_MAX + 1.0);
-        ww_dataset s = ww_dataset_f64(sv, NULL, NULL, count, L, 1);
-        double thread_t = -1;
-        if (L <= 256) {
+    /* Strategy by table size (X-TED's threshold figure): time per pair of a self matrix with each
+     * strategy forced (one thread, one warp, one block per pair, many pairs at once) and of the
+     * whole-GPU wavefront engine (one pair at a time), dim 1, double; the last rows have few pairs,
+     * where one warp per pair leaves most of the GPU idle. WW_BENCH_NO_TABLE=1 skips it. */
+    if (getenv("WW_BENCH_NO_TABLE") == NULL) {
+        row(md, "\nStrategy by table size (time per pair of a self matrix, dim 1, f64; * = the one the cost model "
+                "picks for that matrix):\n\n"
+                "| series length | series | one thread per pair | one warp per pair | one block per pair | "
+                "whole GPU per pair (wavefront) |\n"
+                "| --- | --- | --- | --- | --- | --- |\n");
+        const size_t shapes[][2] = {{16, 512},  {32, 512},   {64, 512},   {128, 512}, {256, 512}, {512, 512},
+                                    {1024, 512}, {2048, 256}, {4096, 256}, {1024, 24}, {4096, 24}, {8192, 12}};
+        for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+            const size_t L = shapes[sh][0], count = shapes[sh][1];
+            const double pairs = (double)count * (count - 1) / 2;
+            const int reps = L * count >= 2048 * 256 ? 1 : 3;
+            double *sv = malloc(count * L * sizeof(double));
             double *m = malloc(count * count * sizeof(double));
-            double t = time_pairwise(gpu, &s, NULL, &p, m, NULL, 3);
-            thread_t = t / ((double)count * (count - 1) / 2);
-            free(m);
-        }
-        double warp_t;
-        {
-            double *m = malloc(count * count * sizeof(double));
-            setenv("WW_MATRIX_STRATEGY", "warp", 1);
-            warp_t = time_pairwise(gpu, &s, NULL, &p, m, NULL, 3) / ((double)count * (count - 1) / 2);
-            unsetenv("WW_MATRIX_STRATEGY");
-            free(m);
-        }
-        ww_series a = ww_series_f64(sv, NULL, L, 1), b = ww_series_f64(sv + L, NULL, L, 1);
-        double d, times[5];
-        ww_twed(gpu, &a, &b, &p, &d);
-        for (int k = 0; k < 5; k++) {
-            double t0 = bench_now();
+            for (size_t i = 0; i < count * L; i++)
+                sv[i] = rand() / (RAND_MAX + 1.0);
+            ww_dataset s = ww_dataset_f64(sv, NULL, NULL, count, L, 1);
+            /* thread, warp, block forced; thread only takes series up to 256 samples */
+            const char *forced[3] = {"thread", "warp", "block"};
+            double cand[4] = {-1, -1, -1, -1};
+            for (int k = 0; k < 3; k++) {
+                if (k == 0 && L > 256)
+                    continue;
+                setenv("WW_MATRIX_STRATEGY", forced[k], 1);
+                cand[k] = time_pairwise(gpu, &s, NULL, &p, m, NULL, reps) / pairs;
+                unsetenv("WW_MATRIX_STRATEGY");
+            }
+            ww_series a = ww_series_f64(sv, NULL, L, 1), b = ww_series_f64(sv + L, NULL, L, 1);
+            double d, times[5];
             ww_twed(gpu, &a, &b, &p, &d);
-            times[k] = bench_now() - t0;
+            for (int k = 0; k < 5; k++) {
+                double t0 = bench_now();
+                ww_twed(gpu, &a, &b, &p, &d);
+                times[k] = bench_now() - t0;
+            }
+            bench_median(times, 5);
+            cand[3] = times[2];
+            /* what the library picks for this matrix: run it with the cost model and compare times */
+            const double auto_t = time_pairwise(gpu, &s, NULL, &p, m, NULL, 1) / pairs;
+            int picked = -1;
+            for (int k = 0; k < 4; k++)
+                if (cand[k] >= 0 && (picked < 0 || fabs(cand[k] - auto_t) < fabs(cand[picked] - auto_t)))
+                    picked = k;
+            char cell[4][48];
+            for (int k = 0; k < 4; k++) {
+                if (cand[k] < 0)
+                    snprintf(cell[k], sizeof cell[k], "- (longer than it takes)");
+                else
+                    snprintf(cell[k], sizeof cell[k], "%.3g us%s", cand[k] * 1e6, picked == k ? " *" : "");
+            }
+            row(md, "| %zu | %zu | %s | %s | %s | %s |\n", L, count, cell[0], cell[1], cell[2], cell[3]);
+            free(m);
+            free(sv);
         }
-        bench_median(times, 5);
-        /* what the library picks for this matrix: run it with the cost model and compare times */
-        double *m = malloc(count * count * sizeof(double));
-        double auto_t = time_pairwise(gpu, &s, NULL, &p, m, NULL, 1) / ((double)count * (count - 1) / 2);
-        free(m);
-        const double grid_t = times[2];
-        const double cand[3] = {thread_t, warp_t, grid_t};
-        int picked = 0;
-        for (int k = 1; k < 3; k++)
-            if (cand[k] >= 0 && (cand[picked] < 0 || fabs(cand[k] - auto_t) < fabs(cand[picked] - auto_t)))
-                picked = k;
-        char th[48];
-        if (thread_t < 0)
-            snprintf(th, sizeof th, "- (longer than it takes)");
-        else
-            snprintf(th, sizeof th, "%.3g us%s", thread_t * 1e6, picked == 0 ? " *" : "");
-        row(md, "| %zu | %zu | %s | %.3g us%s | %.3g us%s |\n", L, count, th, warp_t * 1e6, picked == 1 ? " *" : "",
-            grid_t * 1e6, picked == 2 ? " *" : "");
-        free(sv);
     }
     free(v);
     free(v32);

@@ -52,6 +52,8 @@ typedef enum ww_status {
     WW_ERR_BACKEND = 14,       /* unknown backend/engine, or engine unsuitable for the request */
     WW_ERR_OVERFLOW = 15,      /* a size computation would overflow size_t */
     WW_ERR_MEMORY_KIND = 16,   /* host/device memory kind not valid for this call */
+    WW_ERR_IO = 17,            /* a file could not be read, written or created */
+    WW_ERR_CALIBRATION = 18,   /* a GPU calibration file is malformed */
 } ww_status;
 
 /* A static, human-readable sentence for a status code (never NULL). */
@@ -82,6 +84,20 @@ typedef struct ww_ctx_options {
     ww_engine engine;   /* default AUTO */
     int num_threads;    /* CPU threads; <= 0 means all cores */
     int device;         /* CUDA device ordinal; < 0 means the current/first device */
+    /* Several GPUs of one host: with device_count > 0, the context uses devices[0 .. device_count)
+     * and `device` is ignored (the array is copied; an ordinal may repeat, which runs two workers
+     * on one GPU). ww_twed_pairwise then spreads the rows of the matrix over them; one-pair calls,
+     * indexes and kNN searches through an index run on devices[0]. Default: NULL, 0. */
+    const int *devices;
+    int device_count;
+    /* The GPU cost-model file written by ww_cuda_calibrate(). NULL: the file named by the
+     * environment variable WW_CALIBRATION, else the per-user cache file of the GPU
+     * ($XDG_CACHE_HOME/wavewarp/calibration-<gpu>.txt, or ~/.cache/...) when it exists, else the
+     * built-in H100/H200 values. A file for another GPU is ignored; a malformed one (given here or
+     * through WW_CALIBRATION, or in the cache) fails ww_ctx_create with WW_ERR_CALIBRATION, a
+     * named file that cannot be read with WW_ERR_IO. "" means the built-in values, whatever the
+     * environment and the cache hold. Read only for a CUDA context. Default NULL. */
+    const char *calibration;
 } ww_ctx_options;
 
 WW_API ww_ctx_options ww_ctx_options_default(void);
@@ -100,6 +116,20 @@ WW_API int ww_ctx_num_threads(const ww_ctx *ctx);
 WW_API const char *ww_ctx_describe(const ww_ctx *ctx);
 /* Non-zero when this build has the CUDA backend and a device is usable. */
 WW_API int ww_cuda_available(void);
+/* CUDA devices visible to this process (0 without CUDA or without a GPU). */
+WW_API int ww_cuda_device_count(void);
+/* Where the GPU cost model of the context comes from: "built-in defaults", or the path of the
+ * calibration file in use; "" for a CPU context. */
+WW_API const char *ww_ctx_calibration(const ww_ctx *ctx);
+
+/* Measures the cost-model variables of the matrix engine on the context's (first) GPU with short
+ * timed runs of each strategy (a few seconds), fits them, uses them in this context from now on,
+ * and writes them with the GPU's name, its multiprocessor count and the date as `key = value`
+ * lines to `path` (NULL: the per-user cache file that contexts load by default; its directory is
+ * created). The file is replaced atomically. `report`, when not NULL, receives the file's text
+ * (truncated to report_size). WW_ERR_NO_DEVICE on a CPU context, WW_ERR_NO_CUDA in a build without
+ * CUDA, WW_ERR_IO when the file cannot be written. */
+WW_API ww_status ww_cuda_calibrate(ww_ctx *ctx, const char *path, char *report, size_t report_size);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Data descriptors                                                                            */

@@ -1307,3 +1307,53 @@ void test_cli_interrupt_streamed(void)
     interrupt_pairwise(&b, "4800", 4800);
     sandbox_close(&b);
 }
+
+/* ---------------------------------------------------------------- calibrate and --devices */
+
+void test_cli_calibrate_and_devices(void)
+{
+    sandbox b;
+    if (sandbox_open(&b) != 0)
+        SKIP("cannot create a temporary directory");
+    run_ok(&b, "generate -o sc.tsv --per-class 40 --length 60 --seed 3 --quiet");
+    cli_result r = run_cli(&b, "pairwise sc.tsv -o m.csv --devices 0,x");
+    CHECK(r.code == 2 && strstr(r.err, "--devices") != NULL);
+    cli_result_free(&r);
+    r = run_cli(&b, "distance sc.tsv sc.tsv --row 0 --row-b 1 --devices 0");
+    CHECK(r.code == 2 && strstr(r.err, "does not apply") != NULL);
+    cli_result_free(&r);
+    const char *inputs[] = {"sc.tsv", NULL};
+    if (!ww_cuda_available()) {
+        /* no GPU: clear messages, exit 1, no file left */
+        r = run_cli(&b, "calibrate -o cal.txt");
+        CHECK(r.code == 1 && strstr(r.err, "calibrate needs a CUDA GPU") != NULL);
+        cli_result_free(&r);
+        r = run_cli(&b, "pairwise sc.tsv -o m.csv --devices all");
+        CHECK(r.code == 1 && strstr(r.err, "no CUDA GPU") != NULL);
+        cli_result_free(&r);
+        r = run_cli(&b, "knn sc.tsv sc.tsv -o k.csv --devices 0,0");
+        CHECK(r.code == 1 && strstr(r.err, "cannot use the cuda backend") != NULL);
+        cli_result_free(&r);
+        CHECK(work_holds_only(&b, inputs));
+        sandbox_close(&b);
+        return;
+    }
+    /* a GPU: calibrate prints the model and writes it; the matrix on devices 0,0 equals the CPU's */
+    r = run_cli(&b, "calibrate -o cal.txt");
+    CHECK(r.code == 0 && strstr(r.out, "thread_max_length = ") != NULL && strstr(r.err, "cal.txt") != NULL);
+    cli_result_free(&r);
+    run_ok(&b, "pairwise sc.tsv -o gpu.csv --devices 0,0 --quiet");
+    run_ok(&b, "pairwise sc.tsv -o cpu.csv --backend cpu --quiet");
+    run_ok(&b, "knn sc.tsv sc.tsv -o k.csv -k 3 --devices all --quiet");
+    run_ok(&b, "classify sc.tsv sc.tsv --devices 0,0 --quiet");
+    double *want = read_matrix(&b, "cpu.csv", 240, 240);
+    if (want)
+        compare_matrix(&b, "gpu.csv", want, 240, 240);
+    free(want);
+    char cal[512];
+    path_in(&b, "cal.txt", cal, sizeof cal);
+    char *text = slurp(cal, NULL);
+    CHECK(text != NULL && strstr(text, "format = 1") != NULL);
+    free(text);
+    sandbox_close(&b);
+}

@@ -139,33 +139,41 @@ void test_cuda_wide_dims(void)
     ww_ctx_destroy(gpu);
 }
 
-/* The wavefront engine with every rows-per-lane setting on square pairs (many bands, both slots). */
+/* The wavefront engine with every tile shape, on pairs around band and block boundaries (a band is
+ * 128 * R rows, a block C columns) and on a large pair (many bands, both row buffers reused). */
 void test_cuda_wavefront_band_sizes(void)
 {
     REQUIRE_GPU();
     ww_rng r = {77};
-    const size_t n = 20011, m = 19997;
-    double *va = malloc(n * sizeof(double)), *vb = malloc(m * sizeof(double));
-    fill_random(&r, va, n, NULL, 0, 0);
-    fill_random(&r, vb, m, NULL, 0, 0);
-    ww_series a = ww_series_f64(va, NULL, n, 1), b = ww_series_f64(vb, NULL, m, 1);
-    ww_twed_params p = {1.0, 1.0, 2};
+    const size_t sizes[][2] = {{20011, 19997}, {513, 511}, {512, 512}, {1, 9}, {129, 7}, {4097, 3}, {1025, 1030}};
+    const size_t maxn = 20011;
+    double *va = malloc(maxn * sizeof(double)), *vb = malloc(maxn * sizeof(double));
+    double *ta = malloc(maxn * sizeof(double)), *tb = malloc(maxn * sizeof(double));
     ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
-    double want = NAN;
-    CHECK_STATUS(ww_twed(cpu, &a, &b, &p, &want), WW_OK);
-    const char *rows[] = {"1", "2", "4"};
-    for (int k = 0; k < 3; k++) {
-        setenv("WW_WAVEFRONT_ROWS", rows[k], 1);
-        ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_WAVEFRONT, 0);
-        for (int rep = 0; rep < 3; rep++) { /* a race shows as a result that moves between runs */
-            double got = NAN;
-            CHECK_STATUS(ww_twed(gpu, &a, &b, &p, &got), WW_OK);
-            CHECK_CLOSE(got, want, 1e-12);
+    const char *tiles[] = {"2x4", "4x4"};
+    for (size_t q = 0; q < sizeof sizes / sizeof sizes[0]; q++) {
+        const size_t n = sizes[q][0], m = sizes[q][1];
+        fill_random(&r, va, n, ta, n, (int)(q & 1));
+        fill_random(&r, vb, m, tb, m, (int)(q & 1));
+        ww_series a = ww_series_f64(va, q & 1 ? ta : NULL, n, 1), b = ww_series_f64(vb, q & 1 ? tb : NULL, m, 1);
+        ww_twed_params p = {q & 1 ? 0.5 : 1.0, 1.0, 2};
+        double want = NAN;
+        CHECK_STATUS(ww_twed(cpu, &a, &b, &p, &want), WW_OK);
+        for (int k = 0; k < 2; k++) {
+            setenv("WW_WAVEFRONT_TILE", tiles[k], 1);
+            ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_WAVEFRONT, 0);
+            for (int rep = 0; rep < (q == 0 ? 3 : 1); rep++) { /* a race shows as a result that moves */
+                double got = NAN;
+                CHECK_STATUS(ww_twed(gpu, &a, &b, &p, &got), WW_OK);
+                CHECK_CLOSE(got, want, 1e-12);
+                if (!(fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want))))
+                    fprintf(stderr, "    tile %s na=%zu nb=%zu\n", tiles[k], n, m);
+            }
+            ww_ctx_destroy(gpu);
         }
-        ww_ctx_destroy(gpu);
+        unsetenv("WW_WAVEFRONT_TILE");
     }
-    unsetenv("WW_WAVEFRONT_ROWS");
-    free(va), free(vb);
+    free(va), free(vb), free(ta), free(tb);
     ww_ctx_destroy(cpu);
 }
 
@@ -257,6 +265,76 @@ void test_cuda_device_pointers(void)
 #endif
 }
 
+/* Out of GPU memory: with the device filled by another allocation, one pair and a matrix fail with
+ * WW_ERR_DEVICE_MEMORY on the CUDA backend (no crash, the context still works once memory is back),
+ * and backend auto falls back to the CPU engine with the right values. */
+void test_cuda_out_of_memory(void)
+{
+    REQUIRE_GPU();
+#ifndef WW_TEST_CUDA
+    SKIP("test built without the CUDA runtime headers");
+#else
+    ww_rng r = {404};
+    const size_t na = (size_t)1 << 20, nb = 3000;
+    double *va = malloc(na * sizeof(double)), *vb = malloc(nb * sizeof(double));
+    fill_random(&r, va, na, NULL, 0, 0);
+    fill_random(&r, vb, nb, NULL, 0, 0);
+    ww_series a = ww_series_f64(va, NULL, na, 1), b = ww_series_f64(vb, NULL, nb, 1);
+    ww_twed_params p = {0.5, 1.0, 2};
+    /* a matrix whose device buffers need more than the headroom left: 64 series of 4,096 */
+    const size_t count = 64, len = 4096;
+    double *set = malloc(count * len * sizeof(double));
+    fill_random(&r, set, count * len, NULL, 0, 0);
+    ww_dataset x = {0};
+    x.values = set, x.count = count, x.length = len, x.dim = 1, x.dtype = WW_F64, x.memory = WW_HOST;
+    ww_pairwise_options po = ww_pairwise_options_default();
+    po.row_end = 2, po.col_end = count;
+    double *matrix = malloc(2 * count * sizeof(double)), *want_matrix = malloc(2 * count * sizeof(double));
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0), *autob = ww_test_ctx(WW_BACKEND_AUTO, WW_ENGINE_AUTO, 0);
+    double want = NAN, got = NAN;
+    CHECK_STATUS(ww_twed(cpu, &a, &b, &p, &want), WW_OK);
+    CHECK_STATUS(ww_twed_pairwise(cpu, &x, NULL, &p, want_matrix, &po), WW_OK);
+
+    /* fill the GPU in chunks of 1 GiB, then 64 MiB, then 2 MiB, until nothing more fits: what is
+     * left is less than either call needs (25 MB prepared for the pair, 8 MB for the set) */
+    void *balloon[512];
+    int pieces = 0;
+    const size_t chunk[] = {(size_t)1 << 30, (size_t)64 << 20, (size_t)2 << 20};
+    for (int c = 0; c < 3; c++)
+        while (pieces < 512 && cudaMalloc(&balloon[pieces], chunk[c]) == cudaSuccess)
+            pieces++;
+    cudaGetLastError();
+    if (pieces == 0 || pieces == 512) {
+        SKIP("could not fill the GPU's memory");
+    } else {
+        CHECK_STATUS(ww_twed(gpu, &a, &b, &p, &got), WW_ERR_DEVICE_MEMORY);
+        CHECK_STATUS(ww_twed_pairwise(gpu, &x, NULL, &p, matrix, &po), WW_ERR_DEVICE_MEMORY);
+        got = NAN;
+        CHECK_STATUS(ww_twed(autob, &a, &b, &p, &got), WW_OK); /* on the CPU */
+        CHECK_CLOSE(got, want, 1e-12);
+        for (size_t k = 0; k < 2 * count; k++)
+            matrix[k] = NAN;
+        CHECK_STATUS(ww_twed_pairwise(autob, &x, NULL, &p, matrix, &po), WW_OK);
+        for (size_t k = 0; k < 2 * count; k++)
+            CHECK_CLOSE(matrix[k], want_matrix[k], 1e-12);
+        for (int k = 0; k < pieces; k++)
+            cudaFree(balloon[k]);
+        /* memory is back: the same contexts work on the GPU again */
+        got = NAN;
+        CHECK_STATUS(ww_twed(gpu, &a, &b, &p, &got), WW_OK);
+        CHECK_CLOSE(got, want, 1e-12);
+        for (size_t k = 0; k < 2 * count; k++)
+            matrix[k] = NAN;
+        CHECK_STATUS(ww_twed_pairwise(gpu, &x, NULL, &p, matrix, &po), WW_OK);
+        for (size_t k = 0; k < 2 * count; k++)
+            CHECK_CLOSE(matrix[k], want_matrix[k], 1e-12);
+    }
+    ww_ctx_destroy(cpu), ww_ctx_destroy(gpu), ww_ctx_destroy(autob);
+    free(va), free(vb), free(set), free(matrix), free(want_matrix);
+#endif
+}
+
 /* Host inputs with bad values give the same errors on the GPU backend as on the CPU. */
 void test_cuda_bad_inputs(void)
 {
@@ -344,13 +422,16 @@ static void pairwise_matches_cpu(const char *strategy)
     ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
     const size_t cases[][4] = {/* count, min_len, max_len, dim */
                                {37, 1, 60, 1}, {50, 20, 256, 3}, {23, 1, 120, 8}, {9, 200, 700, 2}, {5, 1, 3000, 1},
-                               {12, 5, 40, 100} /* dim past the register path */};
+                               {12, 5, 40, 100} /* dim past the register path */,
+                               /* the staged thread kernel: dims up to 8 and up to 32, lengths around
+                                * its shared-memory bound; then dim 64 and lengths past 32 * warps per block */
+                               {30, 1, 36, 28}, {21, 1, 70, 5}, {17, 30, 64, 32}, {8, 1, 600, 64}, {6, 150, 1100, 17}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         random_set xs = make_set(&r, cases[c][0], cases[c][1], cases[c][2], cases[c][3]);
         random_set ys = make_set(&r, cases[c][0] / 2 + 3, cases[c][1], cases[c][2], cases[c][3]);
         ww_dataset x = ww_dataset_f64(xs.values, xs.stamps, xs.offsets, xs.count, 0, xs.dim);
         ww_dataset y = ww_dataset_f64(ys.values, ys.stamps, ys.offsets, ys.count, 0, ys.dim);
-        ww_twed_params p = {0.3, 0.8, 2};
+        ww_twed_params p = {0.3, 0.8, c % 4 == 3 ? 1 : 2}; /* degree 1 too: its own loops */
         for (int cross = 0; cross < 2; cross++) {
             const ww_dataset *yy = cross ? &y : NULL;
             size_t rows = x.count, cols = cross ? y.count : x.count;
@@ -418,8 +499,63 @@ void test_cuda_pairwise_matches_cpu(void)
 {
     REQUIRE_GPU();
     pairwise_matches_cpu(NULL);
+    pairwise_matches_cpu("thread");
     pairwise_matches_cpu("warp");
+    pairwise_matches_cpu("block");
     pairwise_matches_cpu("grid");
+}
+
+/* The staged one-thread-per-pair kernel (dim 2 .. 32, short series) in each of its shapes (rows per
+ * pass, lanes per block) and off, on self and cross matrices with every degree: every entry equals
+ * the CPU engine. */
+void test_cuda_pairwise_staged_shapes(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {4242};
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
+    const size_t cases[][4] = {{70, 1, 30, 28}, {45, 1, 50, 3}, {40, 20, 33, 32}, {33, 1, 16, 9}};
+    const char *shapes[][3] = {/* WW_STAGED, WW_STAGED_ROWS, WW_STAGED_THREADS */
+                               {"1", "1", "64"}, {"1", "2", "64"}, {"1", "1", "32"}, {"1", "2", "128"}, {"0", "2", "64"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        random_set xs = make_set(&r, cases[c][0], cases[c][1], cases[c][2], cases[c][3]);
+        random_set ys = make_set(&r, cases[c][0] / 3 + 2, cases[c][1], cases[c][2], cases[c][3]);
+        ww_dataset x = ww_dataset_f64(xs.values, xs.stamps, xs.offsets, xs.count, 0, xs.dim);
+        ww_dataset y = ww_dataset_f64(ys.values, ys.stamps, ys.offsets, ys.count, 0, ys.dim);
+        for (int degree = 1; degree <= 3; degree++) {
+            ww_twed_params p = {0.4, 0.6, degree};
+            for (int cross = 0; cross < 2; cross++) {
+                const ww_dataset *yy = cross ? &y : NULL;
+                const size_t rows = x.count, cols = cross ? y.count : x.count;
+                double *want = malloc(rows * cols * sizeof(double)), *got = malloc(rows * cols * sizeof(double));
+                CHECK_STATUS(ww_twed_pairwise(cpu, &x, yy, &p, want, NULL), WW_OK);
+                for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                    setenv("WW_STAGED", shapes[s][0], 1);
+                    setenv("WW_STAGED_ROWS", shapes[s][1], 1);
+                    setenv("WW_STAGED_THREADS", shapes[s][2], 1);
+                    for (size_t k = 0; k < rows * cols; k++)
+                        got[k] = NAN;
+                    CHECK_STATUS(ww_twed_pairwise(gpu, &x, yy, &p, got, NULL), WW_OK);
+                    size_t bad = 0, first = 0;
+                    for (size_t k = 0; k < rows * cols; k++)
+                        if (!(fabs(got[k] - want[k]) <= 1e-12 * fmax(1.0, fabs(want[k]))) && bad++ == 0)
+                            first = k; /* NaN (an entry not written) counts too */
+                    CHECK(bad == 0);
+                    if (bad)
+                        fprintf(stderr, "    staged shape %s/%s/%s case %zu degree %d cross %d: %zu entries off, "
+                                "first (%zu, %zu) = %.17g, expected %.17g\n", shapes[s][0], shapes[s][1],
+                                shapes[s][2], c, degree, cross, bad, first / cols, first % cols, got[first], want[first]);
+                }
+                free(want), free(got);
+            }
+        }
+        free_set(&xs);
+        free_set(&ys);
+    }
+    unsetenv("WW_STAGED");
+    unsetenv("WW_STAGED_ROWS");
+    unsetenv("WW_STAGED_THREADS");
+    ww_ctx_destroy(cpu);
+    ww_ctx_destroy(gpu);
 }
 
 /* Device-resident datasets; bad device data is reported before any output is written. */
@@ -591,4 +727,180 @@ void test_cuda_review_regressions(void)
     ww_ctx_destroy(gpu);
     ww_ctx_destroy(cpu);
 #endif
+}
+
+/* ---- calibration and several devices ---- */
+
+/* Every entry of the self and cross matrices of random mixed-length batches, whole and as a block
+ * (f32 output, in a wider buffer), equals the CPU engine; outputs are NaN-poisoned first, so that
+ * an entry left unwritten (or written outside the block) shows. */
+static void matrices_match_cpu(ww_ctx *gpu, ww_ctx *cpu, const size_t (*cases)[4], size_t case_count,
+                               unsigned long long seed)
+{
+    ww_rng r = {seed};
+    for (size_t c = 0; c < case_count; c++) {
+        random_set xs = make_set(&r, cases[c][0], cases[c][1], cases[c][2], cases[c][3]);
+        random_set ys = make_set(&r, cases[c][0] / 2 + 3, cases[c][1], cases[c][2], cases[c][3]);
+        ww_dataset x = ww_dataset_f64(xs.values, xs.stamps, xs.offsets, xs.count, 0, xs.dim);
+        ww_dataset y = ww_dataset_f64(ys.values, ys.stamps, ys.offsets, ys.count, 0, ys.dim);
+        ww_twed_params p = {0.3, 0.8, 2};
+        for (int cross = 0; cross < 2; cross++) {
+            const ww_dataset *yy = cross ? &y : NULL;
+            size_t rows = x.count, cols = cross ? y.count : x.count;
+            double *want = malloc(rows * cols * sizeof(double)), *got = malloc(rows * cols * sizeof(double));
+            CHECK_STATUS(ww_twed_pairwise(cpu, &x, yy, &p, want, NULL), WW_OK);
+            for (size_t k = 0; k < rows * cols; k++)
+                got[k] = NAN;
+            CHECK_STATUS(ww_twed_pairwise(gpu, &x, yy, &p, got, NULL), WW_OK);
+            size_t bad = 0;
+            for (size_t k = 0; k < rows * cols; k++)
+                bad += !(fabs(got[k] - want[k]) <= 1e-12 * fmax(1.0, fabs(want[k])));
+            if (bad)
+                fprintf(stderr, "  case %zu (%s): %zu of %zu entries differ\n", c, cross ? "X vs Y" : "X vs X", bad,
+                        rows * cols);
+            CHECK(bad == 0);
+            ww_pairwise_options o = ww_pairwise_options_default();
+            o.row_begin = rows / 3;
+            o.row_end = rows - 1;
+            o.col_begin = cols / 4;
+            o.col_end = cols;
+            o.out_stride = cols + 5;
+            o.out_dtype = WW_F32;
+            size_t brows = o.row_end - o.row_begin, bcols = o.col_end - o.col_begin;
+            float *blk = malloc(brows * o.out_stride * sizeof(float));
+            for (size_t k = 0; k < brows * o.out_stride; k++)
+                blk[k] = NAN;
+            CHECK_STATUS(ww_twed_pairwise(gpu, &x, yy, &p, blk, &o), WW_OK);
+            bad = 0;
+            for (size_t i = 0; i < brows; i++)
+                for (size_t j = 0; j < o.out_stride; j++) {
+                    const float v = blk[i * o.out_stride + j];
+                    const double w = want[(o.row_begin + i) * cols + o.col_begin + j];
+                    bad += j >= bcols ? !isnan(v) : !(fabs(v - w) <= 1e-6 * fmax(1.0, fabs(w)));
+                }
+            CHECK(bad == 0);
+            free(blk), free(got), free(want);
+        }
+        free_set(&xs);
+        free_set(&ys);
+    }
+}
+
+/* calibrate writes a file that a new context loads, and results under the calibrated model still
+ * equal the CPU engine; malformed and foreign files behave as documented. */
+void test_cuda_calibrate(void)
+{
+    REQUIRE_GPU();
+    char dir[256], path[400], bad[400];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/ww_cuda_calibration_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/model.txt", dir);
+    snprintf(bad, sizeof bad, "%s/bad.txt", dir);
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0), *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    char report[2048] = "";
+    CHECK_STATUS(ww_cuda_calibrate(gpu, path, report, sizeof report), WW_OK);
+    fprintf(stderr, "  calibration of %s:\n%s", ww_ctx_describe(gpu), report);
+    CHECK(strstr(report, "gpu = ") != NULL && strstr(report, "thread_max_length = ") != NULL);
+    CHECK(strcmp(ww_ctx_calibration(gpu), path) == 0);
+    ww_ctx_destroy(gpu);
+
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CUDA;
+    o.calibration = path;
+    ww_ctx *calibrated = NULL;
+    CHECK_STATUS(ww_ctx_create(&calibrated, &o), WW_OK);
+    if (calibrated) {
+        CHECK(strcmp(ww_ctx_calibration(calibrated), path) == 0);
+        const size_t cases[][4] = {{90, 1, 60, 1}, {60, 20, 256, 3}, {40, 100, 400, 1}, {5, 1, 3000, 1}};
+        matrices_match_cpu(calibrated, cpu, cases, sizeof cases / sizeof cases[0], 77);
+        ww_ctx_destroy(calibrated);
+    }
+    /* through the environment too, with backend auto */
+    setenv("WW_CALIBRATION", path, 1);
+    ww_ctx *from_env = ww_test_ctx(WW_BACKEND_AUTO, WW_ENGINE_AUTO, 0);
+    CHECK(from_env && strcmp(ww_ctx_calibration(from_env), path) == 0);
+    ww_ctx_destroy(from_env);
+    /* malformed: an error even for auto, which would otherwise quietly take the CPU */
+    FILE *f = fopen(bad, "w");
+    if (f) {
+        fputs("format = 1\ngpu = x\nsm_count = 1\nwarp_step_seconds = soon\n", f);
+        fclose(f);
+    }
+    setenv("WW_CALIBRATION", bad, 1);
+    ww_ctx *none = NULL;
+    o = ww_ctx_options_default();
+    CHECK_STATUS(ww_ctx_create(&none, &o), WW_ERR_CALIBRATION);
+    CHECK(none == NULL);
+    /* another GPU's file: ignored */
+    f = fopen(bad, "w");
+    if (f) {
+        fputs("format = 1\ngpu = Imaginary GPU\nsm_count = 3\nwarp_step_seconds = 1\n", f);
+        fclose(f);
+    }
+    CHECK_STATUS(ww_ctx_create(&none, &o), WW_OK);
+    CHECK(none && strcmp(ww_ctx_calibration(none), "built-in defaults") == 0);
+    ww_ctx_destroy(none);
+    unsetenv("WW_CALIBRATION");
+    ww_ctx_destroy(cpu);
+    remove(path), remove(bad), remove(dir);
+}
+
+#define WW_TEST_MAX_DEVICES 16
+
+/* A context given several devices spreads the matrix over them. The same device listed twice takes
+ * the same code path (two workers, two streams), so this runs on one GPU; with more visible, all
+ * of them are used as well. */
+void test_cuda_multi_device(void)
+{
+    REQUIRE_GPU();
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    int lists[2][WW_TEST_MAX_DEVICES], counts[2] = {2, 0};
+    lists[0][0] = lists[0][1] = 0;
+    const int visible = ww_cuda_device_count();
+    for (int d = 0; d < visible && d < WW_TEST_MAX_DEVICES; d++)
+        lists[1][counts[1]++] = d;
+    for (int l = 0; l < 2; l++) {
+        if (l == 1 && counts[1] < 2) {
+            fprintf(stderr, "  note: one GPU visible: the multi-device path ran on devices 0,0 only\n");
+            break;
+        }
+        ww_ctx_options o = ww_ctx_options_default();
+        o.backend = WW_BACKEND_CUDA;
+        o.devices = lists[l];
+        o.device_count = counts[l];
+        ww_ctx *gpu = NULL;
+        CHECK_STATUS(ww_ctx_create(&gpu, &o), WW_OK);
+        if (gpu == NULL)
+            continue;
+        fprintf(stderr, "  %s\n", ww_ctx_describe(gpu));
+        CHECK(strstr(ww_ctx_describe(gpu), "devices 0,") != NULL);
+        /* one thread per pair, one warp per pair, and long pairs (on the first device) */
+        const size_t cases[][4] = {{301, 1, 60, 1}, {57, 1, 120, 8}, {130, 100, 300, 2}, {5, 1, 3000, 1}};
+        matrices_match_cpu(gpu, cpu, cases, sizeof cases / sizeof cases[0], 4242 + (unsigned long long)l);
+#ifdef WW_TEST_CUDA
+        /* progress climbs to the total, from the calling thread; cancelling stops every device */
+        ww_rng r = {99};
+        random_set xs = make_set(&r, 3000, 100, 100, 1);
+        ww_dataset x = ww_dataset_f64(xs.values, NULL, NULL, xs.count, 100, 1);
+        double *m = malloc(xs.count * xs.count * sizeof(double));
+        progress_log log = {0, 0, 0, 0, 0};
+        ww_pairwise_options po = ww_pairwise_options_default();
+        po.progress = log_progress;
+        po.progress_user = &log;
+        CHECK_STATUS(ww_twed_pairwise(gpu, &x, NULL, NULL, m, &po), WW_OK);
+        CHECK(log.calls >= 2 && log.total > 0 && log.last_done == log.total && !log.overshoot && !log.backwards);
+        int calls = 0;
+        po.progress = cancel_after_first;
+        po.progress_user = &calls;
+        CHECK_STATUS(ww_twed_pairwise(gpu, &x, NULL, NULL, m, &po), WW_ERR_CANCELLED);
+        CHECK(calls >= 1);
+        /* and the context still works after a cancel */
+        CHECK_STATUS(ww_twed_pairwise(gpu, &x, NULL, NULL, m, NULL), WW_OK);
+        free(m);
+        free_set(&xs);
+#endif
+        ww_ctx_destroy(gpu);
+    }
+    ww_ctx_destroy(cpu);
 }

@@ -24,6 +24,7 @@ typedef enum cli_command {
     CLI_CMD_CLASSIFY,
     CLI_CMD_DEMO,
     CLI_CMD_GENERATE,
+    CLI_CMD_CALIBRATE,
     CLI_CMD_COUNT
 } cli_command;
 
@@ -46,6 +47,10 @@ typedef struct cli_settings {
     size_t row_a, row_b; /* distance --row / --row-b; SIZE_MAX when not given */
     size_t per_class, train_per_class, test_per_class, length;
     uint64_t seed;
+    /* --devices: GPU ordinals, or all_devices for every visible one; device_count 0: not given */
+    int devices[64];
+    int device_count;
+    int all_devices;
     const char *positional[CLI_MAX_POSITIONAL];
     int positional_count;
 } cli_settings;
@@ -62,5 +67,6 @@ int cli_cmd_knn(const cli_settings *s);
 int cli_cmd_classify(const cli_settings *s);
 int cli_cmd_demo(const cli_settings *s);
 int cli_cmd_generate(const cli_settings *s);
+int cli_cmd_calibrate(const cli_settings *s);
 
 #endif

@@ -85,9 +85,27 @@ static int open_context(const cli_settings *s, ww_ctx **ctx)
     ww_ctx_options o = ww_ctx_options_default();
     o.backend = s->backend;
     o.num_threads = s->threads;
+    int all[64];
+    if (s->all_devices) {
+        int count = ww_cuda_device_count();
+        if (count <= 0) {
+            cli_error("--devices all: no CUDA GPU is visible (or this build has no CUDA backend)");
+            *ctx = NULL;
+            return CLI_EXIT_RUNTIME;
+        }
+        for (int d = 0; d < count && d < 64; d++)
+            all[d] = d;
+        o.devices = all;
+        o.device_count = count < 64 ? count : 64;
+    } else if (s->device_count > 0) {
+        o.devices = s->devices;
+        o.device_count = s->device_count;
+    }
+    if (o.device_count > 0 && o.backend == WW_BACKEND_AUTO)
+        o.backend = WW_BACKEND_CUDA; /* GPUs were named: not finding them is an error, not the CPU */
     ww_status st = ww_ctx_create(ctx, &o);
     if (st != WW_OK) {
-        cli_error("cannot use the %s backend: %s", s->backend == WW_BACKEND_CUDA ? "cuda" : "requested",
+        cli_error("cannot use the %s backend: %s", o.backend == WW_BACKEND_CUDA ? "cuda" : "requested",
                   ww_strerror(st));
         *ctx = NULL;
         return CLI_EXIT_RUNTIME;
@@ -692,6 +710,39 @@ int cli_cmd_classify(const cli_settings *s)
     prepared_free(&ptest);
     cli_dataset_free(&train);
     cli_dataset_free(&test);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- calibrate */
+
+int cli_cmd_calibrate(const cli_settings *s)
+{
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CUDA;
+    o.calibration = ""; /* the built-in model: a malformed cache file must not stop its replacement */
+    ww_ctx *ctx = NULL;
+    ww_status st = ww_ctx_create(&ctx, &o);
+    if (st != WW_OK) {
+        cli_error("calibrate needs a CUDA GPU: %s", ww_strerror(st));
+        return CLI_EXIT_RUNTIME;
+    }
+    if (!s->quiet)
+        fprintf(stderr, "wavewarp: calibrating the matrix engine on %s (a few seconds)\n", ww_ctx_describe(ctx));
+    char report[2048];
+    st = ww_cuda_calibrate(ctx, s->output, report, sizeof report);
+    int rc = CLI_EXIT_OK;
+    if (st == WW_ERR_IO) {
+        cli_error("cannot write the calibration file %s: %s", s->output ? s->output : "in the cache directory",
+                  ww_strerror(st));
+        rc = CLI_EXIT_RUNTIME;
+    } else if (st != WW_OK) {
+        rc = report_failure(st, "calibrate");
+    } else {
+        fputs(report, stdout);
+        if (!s->quiet)
+            fprintf(stderr, "wavewarp: calibration written to %s\n", ww_ctx_calibration(ctx));
+    }
+    ww_ctx_destroy(ctx);
     return rc;
 }
 

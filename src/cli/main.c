@@ -60,6 +60,14 @@ static const command_info commands[CLI_CMD_COUNT] = {
                           "FILE .tsv/.txt (tab-separated) or .csv: UCR layout, label first; .npy: values\n"
                           "only, float64 (count, length). The same seed gives the same file everywhere.",
                           0, 0},
+    [CLI_CMD_CALIBRATE] = {"calibrate", "[-o FILE] [options]", "measure the GPU cost model and store it",
+                           "Times each strategy of the GPU matrix engine on short runs (a few seconds), fits\n"
+                           "the cost model's machine variables (time per cell, per warp step, per pair and\n"
+                           "per synchronisation of the whole GPU) and the thresholds derived from them, prints\n"
+                           "them and stores them in FILE (default: the per-user cache file,\n"
+                           "$XDG_CACHE_HOME/wavewarp/calibration-<gpu>.txt or ~/.cache/..., which every later\n"
+                           "run on that GPU loads; WW_CALIBRATION=FILE names another). Needs a CUDA GPU.",
+                           0, 0},
 };
 
 typedef enum option_id {
@@ -82,6 +90,7 @@ typedef enum option_id {
     OPT_TEST_PER_CLASS,
     OPT_LENGTH,
     OPT_SEED,
+    OPT_DEVICES,
     OPT_QUIET,
     OPT_PROGRESS,
     OPT_HELP
@@ -89,7 +98,7 @@ typedef enum option_id {
 
 #define ON(c) (1u << (c))
 #define ALL_COMMANDS (ON(CLI_CMD_COUNT) - 1u)
-#define COMPUTING (ALL_COMMANDS & ~ON(CLI_CMD_GENERATE))
+#define COMPUTING (ALL_COMMANDS & ~ON(CLI_CMD_GENERATE) & ~ON(CLI_CMD_CALIBRATE))
 #define READING (ON(CLI_CMD_DISTANCE) | ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY))
 #define LONG_RUNS (ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_DEMO))
 
@@ -104,8 +113,8 @@ typedef struct option_spec {
 
 static const option_spec options[] = {
     {OPT_OUTPUT, "output", 'o', "FILE",
-     ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_GENERATE),
-     "output file; its extension picks the format"},
+     ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_GENERATE) | ON(CLI_CMD_CALIBRATE),
+     "output file; its extension picks the format (calibrate: any name)"},
     {OPT_K, "k", 'k', "K", ON(CLI_CMD_KNN), "neighbours per query, 1..count of X (default 1)"},
     {OPT_DISTANCES, "distances", 0, "FILE", ON(CLI_CMD_KNN),
      "with -o OUT.npy: also write the distances (float64 .npy)"},
@@ -130,6 +139,8 @@ static const option_spec options[] = {
     {OPT_LENGTH, "length", 0, "N", ON(CLI_CMD_DEMO) | ON(CLI_CMD_GENERATE), "samples per series (default 60)"},
     {OPT_SEED, "seed", 0, "S", ON(CLI_CMD_DEMO) | ON(CLI_CMD_GENERATE),
      "random seed (default 1; demo: train S, test S+1)"},
+    {OPT_DEVICES, "devices", 0, "LIST", ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY),
+     "GPUs to spread the matrix over: 0,1,... or all (implies --backend cuda)"},
     {OPT_QUIET, "quiet", 'q', NULL, ALL_COMMANDS, "no progress bar, notes or summary line"},
     {OPT_PROGRESS, "progress", 0, NULL, LONG_RUNS, "show the progress bar even when stderr is not a terminal"},
     {OPT_HELP, "help", 'h', NULL, ALL_COMMANDS, "show this help"},
@@ -217,7 +228,7 @@ static void print_command_help(cli_command c)
                      o->value_name ? o->value_name : "");
         printf("  %-24s %s\n", head, o->help);
     }
-    if (c != CLI_CMD_GENERATE && c != CLI_CMD_DEMO)
+    if (c != CLI_CMD_GENERATE && c != CLI_CMD_DEMO && c != CLI_CMD_CALIBRATE)
         printf("\n%s", formats_help);
     if (ON(c) & LONG_RUNS)
         printf("\nA progress bar appears on stderr when it is a terminal and the run takes over half a\n"
@@ -287,6 +298,29 @@ static int parse_bytes_value(const cli_settings *s, const char *name, const char
         return cli_usage_error(s, "%s must be a positive number of bytes (got %s)", name, text);
     *out = (uint64_t)v << shift;
     return CLI_EXIT_OK;
+}
+
+/* "all", or GPU ordinals separated by commas ("0,1"; one may repeat, which tests use). */
+static int parse_devices_value(cli_settings *s, const char *name, const char *text)
+{
+    s->device_count = 0;
+    s->all_devices = strcmp(text, "all") == 0;
+    if (s->all_devices)
+        return CLI_EXIT_OK;
+    const char *p = text;
+    for (;;) {
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (p[0] < '0' || p[0] > '9' || end == p || errno == ERANGE || v > 1000000 || (*end != ',' && *end != '\0'))
+            return cli_usage_error(s, "%s: '%s' is not 'all' or a list of GPU numbers such as 0,1", name, text);
+        if (s->device_count == (int)(sizeof s->devices / sizeof s->devices[0]))
+            return cli_usage_error(s, "%s: more than %d GPUs", name, s->device_count);
+        s->devices[s->device_count++] = (int)v;
+        if (*end == '\0')
+            return CLI_EXIT_OK;
+        p = end + 1;
+    }
 }
 
 /* The option as a user would type it: "-k", "--nu". */
@@ -367,6 +401,7 @@ static int apply_option(cli_settings *s, const option_spec *o, const char *value
         if ((rc = parse_size_value(s, flag, value, 0, UINT64_MAX, &n)) == CLI_EXIT_OK)
             s->seed = n;
         return rc;
+    case OPT_DEVICES: return parse_devices_value(s, flag, value);
     case OPT_QUIET:
         s->quiet = 1;
         s->progress = CLI_PROGRESS_NEVER;
@@ -530,6 +565,7 @@ int main(int argc, char **argv)
     case CLI_CMD_CLASSIFY: return cli_cmd_classify(&s);
     case CLI_CMD_DEMO: return cli_cmd_demo(&s);
     case CLI_CMD_GENERATE: return cli_cmd_generate(&s);
+    case CLI_CMD_CALIBRATE: return cli_cmd_calibrate(&s);
     case CLI_CMD_COUNT: break;
     }
     return CLI_EXIT_USAGE;

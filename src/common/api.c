@@ -34,6 +34,8 @@ const char *ww_strerror(ww_status status)
     case WW_ERR_BACKEND: return "unknown backend or engine, or one that cannot serve this request";
     case WW_ERR_OVERFLOW: return "the problem is too large: a size overflows";
     case WW_ERR_MEMORY_KIND: return "device memory given where host memory is required (or the reverse)";
+    case WW_ERR_IO: return "a file could not be read, written or created";
+    case WW_ERR_CALIBRATION: return "the GPU calibration file is malformed (run 'wavewarp calibrate' again, or remove it)";
     }
     return "unknown wavewarp status code";
 }
@@ -80,6 +82,9 @@ ww_ctx_options ww_ctx_options_default(void)
     o.engine = WW_ENGINE_AUTO;
     o.num_threads = 0;
     o.device = -1;
+    o.devices = NULL;
+    o.device_count = 0;
+    o.calibration = NULL;
     return o;
 }
 
@@ -140,9 +145,29 @@ ww_status ww_ctx_create(ww_ctx **out, const ww_ctx_options *opt)
         o.backend = WW_BACKEND_CUDA;
     }
 
+    if (o.device_count < 0 || o.device_count > WW_MAX_DEVICES)
+        return WW_ERR_NO_DEVICE;
+    if (o.device_count > 0 && o.devices == NULL)
+        return WW_ERR_NULL_POINTER;
+    for (int d = 0; d < o.device_count; d++)
+        if (o.devices[d] < 0)
+            return WW_ERR_NO_DEVICE;
+
     ww_ctx *ctx = (ww_ctx *)calloc(1, sizeof *ctx);
     if (ctx == NULL)
         return WW_ERR_MEMORY;
+    ctx->device_count = o.device_count;
+    for (int d = 0; d < o.device_count; d++)
+        ctx->device_list[d] = o.devices[d];
+    if (o.calibration) {
+        size_t n = strlen(o.calibration) + 1;
+        ctx->calibration_path = (char *)malloc(n);
+        if (ctx->calibration_path == NULL) {
+            free(ctx);
+            return WW_ERR_MEMORY;
+        }
+        memcpy(ctx->calibration_path, o.calibration, n);
+    }
     int threads = o.num_threads;
 #ifdef _OPENMP
     if (threads <= 0)
@@ -156,7 +181,7 @@ ww_status ww_ctx_create(ww_ctx **out, const ww_ctx_options *opt)
     ctx->requested = o.backend;
     ctx->cpu = (ww_cpu_scratch *)calloc((size_t)threads, sizeof *ctx->cpu);
     if (ctx->cpu == NULL) {
-        free(ctx);
+        ww_ctx_destroy(ctx);
         return WW_ERR_MEMORY;
     }
 
@@ -165,7 +190,8 @@ ww_status ww_ctx_create(ww_ctx **out, const ww_ctx_options *opt)
         ww_status st = ww_cuda_init(ctx);
         if (st == WW_OK) {
             ctx->backend = WW_BACKEND_CUDA;
-        } else if (o.backend == WW_BACKEND_CUDA) {
+        } else if (o.backend == WW_BACKEND_CUDA || st == WW_ERR_CALIBRATION || st == WW_ERR_IO) {
+            /* a bad calibration file is the user's to fix, even where auto could use the CPU */
             ww_ctx_destroy(ctx);
             return st;
         }
@@ -192,12 +218,14 @@ void ww_ctx_destroy(ww_ctx *ctx)
         free(ctx->cpu);
     }
     ww_buffer_free(&ctx->shared);
+    free(ctx->calibration_path);
     free(ctx);
 }
 
 ww_backend ww_ctx_backend(const ww_ctx *ctx) { return ctx ? ctx->backend : WW_BACKEND_AUTO; }
 int ww_ctx_num_threads(const ww_ctx *ctx) { return ctx ? ctx->num_threads : 0; }
 const char *ww_ctx_describe(const ww_ctx *ctx) { return ctx ? ctx->description : "(null context)"; }
+const char *ww_ctx_calibration(const ww_ctx *ctx) { return ctx ? ctx->calibration_source : ""; }
 
 /* ---------------------------------------------------------------- descriptors */
 

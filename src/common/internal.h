@@ -47,6 +47,50 @@ typedef struct ww_cpu_scratch {
 
 typedef struct ww_cuda_state ww_cuda_state; /* defined by the CUDA backend */
 
+/* The cost model of the GPU matrix engine (choose_strategy() in src/cuda/twed_pairwise.cu): machine
+ * variables that ww_cuda_calibrate() measures, and the thresholds derived from them. The built-in
+ * values were measured on an H200 and hold for H100/H200 (bench/results/gpu-batch.md). To add a
+ * variable: a field here, its default in ww_cuda_model_default(), a line in the key table of
+ * src/common/calibration.c, and its measurement in src/cuda/calibrate.cu. */
+typedef struct ww_cuda_model {
+    /* one thread per pair: seconds per DP cell with the GPU full of pairs (throughput, not the
+     * latency of one table) */
+    double thread_cell_seconds;
+    double warp_step_seconds; /* one warp per pair: one step of a warp (32 cells of an anti-diagonal) */
+    double grid_pair_seconds; /* one pair at a time on the whole GPU: fixed cost per pair ... */
+    double grid_step_seconds; /* ... and per anti-diagonal (a grid-wide synchronisation) */
+    /* one block per pair: one step of a block's phase (its warps on 32 cells each, then a block
+     * synchronisation), with the GPU full of blocks */
+    double block_step_seconds;
+    /* longest series given one thread per pair: where its modelled throughput meets the warp's */
+    double thread_max_length;
+} ww_cuda_model;
+
+ww_cuda_model ww_cuda_model_default(void);
+
+/* Calibration files (src/common/calibration.c, compiled in every build): `key = value` lines, '#'
+ * comments. ww_calibration_parse fills `model` (keys it lacks keep their values) and sets
+ * *applies to 1 when the file is for this GPU (same name and multiprocessor count), to 0 (model
+ * untouched) when it is for another; WW_ERR_CALIBRATION when it is malformed. */
+ww_status ww_calibration_parse(const char *text, const char *gpu_name, int sm_count, ww_cuda_model *model,
+                               int *applies);
+/* The same for a file: WW_ERR_IO when it cannot be read. */
+ww_status ww_calibration_load(const char *path, const char *gpu_name, int sm_count, ww_cuda_model *model,
+                              int *applies);
+/* Writes the file's text into buf (NUL-terminated, truncated to size); returns its full length. */
+size_t ww_calibration_format(char *buf, size_t size, const char *gpu_name, int sm_count, const ww_cuda_model *model);
+/* Replaces `path` atomically (a temporary file in the same directory, renamed). */
+ww_status ww_calibration_write(const char *path, const char *text);
+/* The per-user cache file of a GPU; with create_dir, its directory is created. */
+ww_status ww_calibration_default_path(const char *gpu_name, int create_dir, char *buf, size_t size);
+/* The model of a GPU for a new context: the built-in one for "", the explicit file if given, else $WW_CALIBRATION, else the
+ * cache file if it exists, else the defaults; `source` receives the file used or "built-in
+ * defaults". A named file that is missing is WW_ERR_IO; one for another GPU is ignored. */
+ww_status ww_calibration_resolve(const char *explicit_path, const char *gpu_name, int sm_count, ww_cuda_model *model,
+                                 char *source, size_t source_size);
+
+#define WW_MAX_DEVICES 64 /* GPUs one context may be given */
+
 struct ww_ctx {
     ww_backend backend;   /* CPU or CUDA, never AUTO */
     ww_backend requested; /* as asked: AUTO lets a GPU call fall back to the CPU */
@@ -56,7 +100,14 @@ struct ww_ctx {
     char description[160];
     ww_cpu_scratch *cpu; /* num_threads entries */
     ww_buffer shared;    /* call-wide CPU scratch (prepared datasets, kNN rows) */
-    ww_cuda_state *cuda; /* NULL on the CPU backend */
+    ww_cuda_state *cuda; /* NULL on the CPU backend; else cuda_devices[0] */
+    /* several GPUs (ww_ctx_options.devices): one state per entry, the first being `cuda` */
+    int device_list[WW_MAX_DEVICES];
+    int device_count; /* entries of device_list; 0: the single `device` */
+    ww_cuda_state *cuda_devices[WW_MAX_DEVICES];
+    int cuda_count;          /* states in cuda_devices (1 on one GPU) */
+    char *calibration_path;  /* ww_ctx_options.calibration, copied; or NULL */
+    char calibration_source[4096]; /* ww_ctx_calibration() */
 };
 
 /* A prepared dataset (wavewarp.h). `host` is a private host copy, or with the CUDA backend a
@@ -101,7 +152,6 @@ ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datase
                                const ww_pairwise_options *opt);
 
 /* ---- CUDA backend (src/cuda, or cuda_stub.c when built without CUDA) ---- */
-int ww_cuda_device_count(void);
 ww_status ww_cuda_init(ww_ctx *ctx);
 void ww_cuda_shutdown(ww_ctx *ctx);
 ww_status ww_cuda_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b,

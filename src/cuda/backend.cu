@@ -110,13 +110,11 @@ ww_status ww_cuda_read_flags(ww_cuda_state *s, const int *dflags)
 }
 
 static ww_status init_on_device(ww_ctx *ctx, ww_cuda_state *s);
+static void shutdown_state(ww_cuda_state *s);
 
-ww_status ww_cuda_init(ww_ctx *ctx)
+/* One state (stream, scratch, cost model) for one device ordinal. */
+static ww_status create_state(ww_ctx *ctx, int device, int count, ww_cuda_state **out)
 {
-    int count = ww_cuda_device_count();
-    if (count <= 0)
-        return WW_ERR_NO_DEVICE;
-    int device = ctx->device;
     if (device < 0 && cudaGetDevice(&device) != cudaSuccess) { /* the caller's current device */
         cudaGetLastError();
         device = 0;
@@ -131,9 +129,49 @@ ww_status ww_cuda_init(ww_ctx *ctx)
     ww_cuda_device_guard guard = ww_cuda_enter(s);
     ww_status st = init_on_device(ctx, s);
     ww_cuda_leave(guard);
-    if (st != WW_OK)
+    if (st != WW_OK) {
         free(s);
-    return st;
+        return st;
+    }
+    *out = s;
+    return WW_OK;
+}
+
+ww_status ww_cuda_init(ww_ctx *ctx)
+{
+    int count = ww_cuda_device_count();
+    if (count <= 0)
+        return WW_ERR_NO_DEVICE;
+    const int wanted = ctx->device_count > 0 ? ctx->device_count : 1;
+    ww_status st = WW_OK;
+    for (int d = 0; d < wanted && st == WW_OK; d++) {
+        st = create_state(ctx, ctx->device_count > 0 ? ctx->device_list[d] : ctx->device, count,
+                          &ctx->cuda_devices[d]);
+        if (st == WW_OK)
+            ctx->cuda_count = d + 1;
+    }
+    if (st != WW_OK) {
+        for (int d = 0; d < ctx->cuda_count; d++)
+            shutdown_state(ctx->cuda_devices[d]);
+        ctx->cuda_count = 0;
+        return st;
+    }
+    ww_cuda_state *first = ctx->cuda_devices[0];
+    ctx->cuda = first;
+    ctx->device = first->device;
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, first->device) != cudaSuccess) {
+        cudaGetLastError();
+        memset(&prop, 0, sizeof prop);
+    }
+    int n = snprintf(ctx->description, sizeof ctx->description, "cuda (%.100s, sm_%d%d, %d SMs", first->gpu_name,
+                     prop.major, prop.minor, first->sm_count);
+    for (int d = 0; d < ctx->cuda_count && ctx->cuda_count > 1 && n > 0 && (size_t)n < sizeof ctx->description; d++)
+        n += snprintf(ctx->description + n, sizeof ctx->description - (size_t)n, "%s%d", d == 0 ? "; devices " : ",",
+                      ctx->cuda_devices[d]->device);
+    if (n > 0 && (size_t)n < sizeof ctx->description)
+        snprintf(ctx->description + n, sizeof ctx->description - (size_t)n, ")");
+    return WW_OK;
 }
 
 static ww_status init_on_device(ww_ctx *ctx, ww_cuda_state *s)
@@ -143,8 +181,6 @@ static ww_status init_on_device(ww_ctx *ctx, ww_cuda_state *s)
     cudaError_t e = cudaSetDevice(device);
     if (e == cudaSuccess)
         e = cudaGetDeviceProperties(&prop, device);
-    if (e == cudaSuccess)
-        e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
         cudaGetLastError();
         return ww_cuda_status(e);
@@ -154,23 +190,29 @@ static ww_status init_on_device(ww_ctx *ctx, ww_cuda_state *s)
     e = cudaFuncGetAttributes(&attributes, ww_cuda_probe_kernel);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        cudaStreamDestroy(s->stream);
         return WW_ERR_NO_DEVICE;
     }
     s->sm_count = prop.multiProcessorCount;
     s->smem_optin = prop.sharedMemPerBlockOptin;
-    ctx->cuda = s;
-    ctx->device = device;
-    snprintf(ctx->description, sizeof ctx->description, "cuda (%.100s, sm_%d%d, %d SMs)", prop.name, prop.major,
-             prop.minor, prop.multiProcessorCount);
+    snprintf(s->gpu_name, sizeof s->gpu_name, "%s", prop.name);
+    /* the cost model before the stream: a malformed file fails here with nothing to undo */
+    char source[sizeof ctx->calibration_source];
+    ww_status st = ww_calibration_resolve(ctx->calibration_path, s->gpu_name, s->sm_count, &s->model, source,
+                                          sizeof source);
+    if (st != WW_OK)
+        return st;
+    if (ctx->cuda_count == 0) /* the first device's is the one ww_ctx_calibration() names */
+        snprintf(ctx->calibration_source, sizeof ctx->calibration_source, "%s", source);
+    e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return ww_cuda_status(e);
+    }
     return WW_OK;
 }
 
-void ww_cuda_shutdown(ww_ctx *ctx)
+static void shutdown_state(ww_cuda_state *s)
 {
-    ww_cuda_state *s = ctx->cuda;
-    if (s == NULL)
-        return;
     ww_cuda_device_guard guard = ww_cuda_enter(s);
     ww_cuda_pairwise_release(s);
     ww_device_buffer *buffers[] = {&s->input, &s->prepared, &s->work, &s->result};
@@ -182,5 +224,12 @@ void ww_cuda_shutdown(ww_ctx *ctx)
     cudaStreamDestroy(s->stream);
     ww_cuda_leave(guard);
     free(s);
+}
+
+void ww_cuda_shutdown(ww_ctx *ctx)
+{
+    for (int d = 0; d < ctx->cuda_count; d++)
+        shutdown_state(ctx->cuda_devices[d]);
+    ctx->cuda_count = 0;
     ctx->cuda = NULL;
 }

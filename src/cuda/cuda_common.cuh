@@ -30,6 +30,11 @@ struct ww_cuda_state {
     int device;
     int sm_count;
     size_t smem_optin; /* shared memory a block may use after opting in */
+    char gpu_name[256];
+    ww_cuda_model model; /* the matrix engine's cost model: built in, or from a calibration file */
+    /* "thread", "warp", "grid", ...: the matrix strategy ww_cuda_calibrate times; NULL lets the
+     * cost model (or the environment variable WW_MATRIX_STRATEGY) choose */
+    const char *forced_strategy;
     cudaStream_t stream;
     ww_device_buffer input;    /* raw user data copied from the host */
     ww_device_buffer prepared; /* series converted to the compute type, with deletion costs */
@@ -38,6 +43,7 @@ struct ww_cuda_state {
     void *pinned;              /* page-locked staging for host inputs and the result */
     size_t pinned_bytes;
     void *pairwise;            /* the matrix engine's buffers (twed_pairwise.cu) */
+    unsigned long long wavefront_calls; /* numbers the wavefront engine's hand-over values */
 };
 
 ww_status ww_pinned_reserve(ww_cuda_state *s, size_t bytes);
@@ -64,6 +70,10 @@ static inline void ww_cuda_recover(ww_cuda_state *s, ww_status st)
     }
 }
 void ww_cuda_pairwise_release(ww_cuda_state *s);
+/* Warps the one-warp-per-pair strategy keeps in flight (a term of the cost model, for calibrate.cu). */
+size_t ww_cuda_warps_in_flight(const ww_cuda_state *s, size_t longest, size_t elem_size);
+/* Steps of the one-block-per-pair strategy for `pairs` pairs of rows x cols (times block_step_seconds). */
+double ww_cuda_block_strategy_steps(const ww_cuda_state *s, double pairs, size_t rows, size_t cols, size_t elem_size);
 
 /* Overloads that pick the float or double instance of the shared recurrence. */
 __device__ __forceinline__ double lp_distance(const double *x, const double *y, size_t dim, int p)

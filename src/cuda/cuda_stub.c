@@ -32,3 +32,8 @@ ww_status ww_cuda_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_datas
     (void)ctx, (void)ix, (void)queries, (void)out, (void)opt;
     return WW_ERR_NO_CUDA;
 }
+ww_status ww_cuda_calibrate(ww_ctx *ctx, const char *path, char *report, size_t report_size)
+{
+    (void)path, (void)report, (void)report_size;
+    return ctx == NULL ? WW_ERR_NULL_POINTER : WW_ERR_NO_CUDA;
+}

@@ -2,17 +2,16 @@
  *
  *  diagonal   - the ITWED paper's scheme (what cuTWED does): three anti-diagonal buffers in global
  *               memory cycled by pointer, one kernel launch per anti-diagonal. Baseline only.
- *  wavefront  - the rows are cut into bands of 256*R rows, one thread block per band. A thread
- *               owns R consecutive rows and, at step s, computes the R cells of its rows that lie
- *               on anti-diagonal s, so its R cells are independent (instruction-level
- *               parallelism). Row boundaries pass between lanes by warp shuffles, between warps
- *               through shared memory (one barrier per step), and between bands through a row
- *               buffer in global memory guarded by per-band progress counters, so the whole
- *               matrix is one launch and nothing waits on the host. Bands are taken in order from
- *               an atomic counter: a band only ever waits for an earlier band, which is already
- *               running, so any grid size is deadlock-free. Two row buffers suffice: band b+2 can
- *               only overwrite column c of band b's buffer after band b+1 has consumed it (band
- *               b+2 reaching column c needs band b+1's bottom row at column c).
+ *  wavefront  - the rows are cut into bands of 128*R rows, one thread block of 4 warps per band. A
+ *               thread owns R consecutive rows and sweeps the columns in blocks of C, computing an
+ *               R x C tile of the matrix in registers per step. Tiles pass down between lanes by
+ *               warp shuffles, between warps through shared memory (a barrier every few steps),
+ *               and between bands through a row buffer in global memory whose values carry a tag,
+ *               so the whole matrix is one launch and nothing waits on the host. Bands are taken
+ *               in order from an atomic counter: a band only ever waits for an earlier band, which
+ *               is already running, so any grid size is deadlock-free. Two row buffers suffice:
+ *               band b+2 can only overwrite column c of band b's buffer after band b+1 has
+ *               consumed it (band b+2 reaching column c needs band b+1's bottom row at column c).
  */
 #include "cuda_common.cuh"
 
@@ -27,10 +26,19 @@
 /* Preparation: user data (type T) -> sentinel-padded series with deletion costs, plus checks. */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Prepared series are padded: SERIES_PAD_FRONT samples before sample 0, so that sample 1 (the
+ * first of every column block) is 32-byte aligned for vector loads, and SERIES_PAD_BACK samples
+ * after sample n (copies of it), so that the last block never reads past the data. The front
+ * padding and sample 0 have zero values and stamps and an infinite deletion cost (the recurrence
+ * never deletes sample 0): the wavefront engine's tiles before column 1 read them and come out
+ * infinite, which is the boundary column D(i, 0) without a branch. */
+#define SERIES_PAD_FRONT 3
+#define SERIES_PAD_BACK 8
+
 template <typename Tin> struct prepare_job {
     const Tin *values, *stamps; /* user layout; stamps may be NULL */
     size_t n, dim;
-    double *out_values, *out_stamps, *out_delete;
+    double *out_values, *out_stamps, *out_delete; /* sample 0 of each */
 };
 
 /* Values and stamps to double with sentinel sample 0; non-finite values and decreasing stamps raise
@@ -39,12 +47,22 @@ template <typename Tin> __global__ void prepare_values_kernel(prepare_job<Tin> j
 {
     const prepare_job<Tin> &j = blockIdx.y == 0 ? ja : jb;
     const size_t dim = j.dim;
-    for (size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x; s <= j.n; s += (size_t)gridDim.x * blockDim.x) {
+    for (size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x; s <= j.n + SERIES_PAD_BACK;
+         s += (size_t)gridDim.x * blockDim.x) {
         double *dst = j.out_values + s * dim;
-        if (s == 0) {
+        if (s > j.n) { /* padding: a copy of sample n, checked there */
+            const Tin *last = j.values + (j.n - 1) * dim;
             for (size_t k = 0; k < dim; k++)
-                dst[k] = 0;
-            j.out_stamps[0] = 0;
+                dst[k] = (double)last[k];
+            j.out_stamps[s] = j.stamps ? (double)j.stamps[j.n - 1] : (double)j.n;
+            continue;
+        }
+        if (s == 0) { /* the sentinel and the front padding */
+            for (int e = 0; e <= SERIES_PAD_FRONT; e++) {
+                for (size_t k = 0; k < dim; k++)
+                    dst[k - e * dim] = 0;
+                j.out_stamps[-e] = 0;
+            }
             continue;
         }
         const Tin *src = j.values + (s - 1) * dim;
@@ -69,9 +87,15 @@ template <typename Tin> __global__ void prepare_costs_kernel(prepare_job<Tin> ja
 {
     const prepare_job<Tin> &j = blockIdx.y == 0 ? ja : jb;
     const size_t dim = j.dim;
-    for (size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x; s <= j.n; s += (size_t)gridDim.x * blockDim.x) {
+    for (size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x; s <= j.n + SERIES_PAD_BACK;
+         s += (size_t)gridDim.x * blockDim.x) {
         if (s == 0) {
-            j.out_delete[0] = 0;
+            for (int e = 0; e <= SERIES_PAD_FRONT; e++)
+                j.out_delete[-e] = infinity_of<double>();
+            continue;
+        }
+        if (s > j.n) {
+            j.out_delete[s] = 0;
             continue;
         }
         const double *x = j.out_values + s * dim;
@@ -155,72 +179,85 @@ static ww_status run_diagonal(ww_cuda_state *s, const device_series<T> &a, const
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The wavefront engine: one thread block per band of rows.                                    */
+/* The wavefront engine: register tiles, one thread block per band of rows.                    */
 /* ------------------------------------------------------------------------------------------ */
 
-#define WAVEFRONT_WARPS 8 /* warps per block; a band has 32 * WAVEFRONT_WARPS * R rows */
+#define WAVEFRONT_WARPS 4 /* one warp per scheduler of a multiprocessor; a band has 128 * R rows */
 #define WAVEFRONT_THREADS (32 * WAVEFRONT_WARPS)
-#define INTERVAL 32 /* steps between block barriers = columns handed between bands at a time */
+#define SYNC_STEPS 4                /* steps between two block barriers */
+#define WARP_SKEW (31 + SYNC_STEPS) /* steps a warp runs behind the warp above (see below) */
+#define XFER_SLOTS 16               /* blocks of a warp's bottom row kept for the warp below */
+#define TOP_STAGE 16                /* blocks of the row above the band fetched at a time */
+#define TOP_SLOTS (2 * TOP_STAGE)
 
-__device__ __forceinline__ unsigned load_acquire(const unsigned *p)
-{
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
+/* The bottom row of a band travels to the next band through global memory as (value, check)
+ * pairs, check = id ^ bits(value), where id numbers the band and the call. A reader takes a pair
+ * only when its check matches the id it waits for: a value of another band or call, a torn read
+ * (half old, half new) or never-written memory all fail it, so no flag, fence or reset is needed,
+ * and one buffer serves every band: band b + 1 overwrites column block j only after it has
+ * computed it, hence after reading band b's value there. */
+struct handover {
+    double value;
+    unsigned long long check;
+};
 
-__device__ __forceinline__ void store_release(unsigned *p, unsigned v)
+__device__ __forceinline__ unsigned long long handover_check(double v, unsigned long long id)
 {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+    return id ^ (unsigned long long)__double_as_longlong(v);
 }
 
 struct wavefront_args {
-    device_series<double> a, b; /* a: rows (cut into bands), b: columns */
+    device_series<double> a, b; /* a: rows (cut into bands), b: columns (cut into blocks of C) */
     double nu;
     int degree;
-    double *slot_d, *slot_m; /* 2 row buffers of D and match parts, nb + 1 each */
-    unsigned *progress;      /* per band: columns of its bottom row published */
+    int column_blocks;
+    handover *rows;          /* column_blocks * C: the last published bottom row of each column */
+    unsigned long long call; /* ids of this call's bands: call << 24 | band (bands < 2^23) */
     unsigned *next_band;     /* band dispenser */
     unsigned nbands;
     pair_result *result;
 };
 
-/* Columns of B in a shared-memory ring. A column enters one interval before warp 0 needs it and
- * must stay until the band's last thread, (W-1) intervals and 256*R - 1 columns behind, has read it. */
-template <int R> struct ring_size {
-    enum { need = WAVEFRONT_THREADS * R + (WAVEFRONT_WARPS + 3) * INTERVAL,
-           value = need <= 512 ? 512 : need <= 1024 ? 1024 : 2048 };
-};
-
-/* Thread t of the block owns rows row0 .. row0 + R - 1 of the band. At its step s it computes, for
- * each of its rows k, the cell at column s - t*R - k: all on one anti-diagonal, so independent.
- * Warp w runs INTERVAL steps behind warp w-1, and the warps meet at a barrier only every INTERVAL
- * steps: the cells a warp needs from the warp above were written to shared memory during the
- * previous interval. Inside a warp, rows pass down by shuffles, so the critical path of a step is
- * one shuffle and one cell.
- * Cells outside the matrix (column < 0 or > nb, rows > na, steps before a warp starts) are
- * computed anyway on whatever data is there, which keeps the loop free of branches: their values
- * only ever flow into other outside cells, and column 0 is forced to its boundary value.
- * Global memory is never read on the critical path: each interval, the last warp loads the B
- * columns and warp 0 the row above the band that the next interval needs (warp 0 first waits for
- * the band above to publish them); both reach shared memory at the end of the interval. */
-template <int R, bool DIM1>
-__global__ void __launch_bounds__(WAVEFRONT_THREADS) wavefront_kernel(wavefront_args w)
+/* C consecutive values from 16-byte aligned memory (the prepared layout guarantees it). */
+template <int C> __device__ __forceinline__ void load_block(const double *p, double *v)
 {
-    constexpr int RING = ring_size<R>::value, K = INTERVAL;
-    extern __shared__ double ring_t[]; /* then ring_del, then ring_val (dim 1) */
-    double *ring_del = ring_t + RING, *ring_val = ring_del + RING;
-    __shared__ double xfer_d[WAVEFRONT_WARPS][4 * K], xfer_m[WAVEFRONT_WARPS][4 * K]; /* warp bottoms */
-    __shared__ double top_d[2 * K], top_m[2 * K];                                     /* row above */
+#pragma unroll
+    for (int c = 0; c < C; c += 2) {
+        const double2 x = __ldg((const double2 *)(p + c));
+        v[c] = x.x;
+        v[c + 1] = x.y;
+    }
+}
+
+/* Thread t of a band owns R consecutive rows and sweeps the columns in blocks of C: at each step it
+ * computes an R x C tile of D in registers (R + C - 1 dependent levels, up to min(R, C) cells
+ * independent at each), which divides the number of steps, the latency-bound part, by C.
+ * A tile needs the tile above it (same columns, one step earlier): inside a warp it comes from the
+ * lane above by shuffles; lane 0 reads it from shared memory, where lane 31 of the warp above left
+ * it, or for warp 0 from the row above the band. Lane l of warp w handles column block
+ * S - l - w * WARP_SKEW at block step S. Warps meet at a barrier every SYNC_STEPS steps, so the
+ * warp above must be SYNC_STEPS steps ahead of the natural pipeline: WARP_SKEW = 31 + SYNC_STEPS.
+ * Global memory is read only for the columns (vector loads of the block's C values, L1 hits: all
+ * lanes walk the same series) and, by warp 0, for the row above the band: TOP_STAGE blocks are
+ * fetched at once, one per lane, and checked half a stage later, so that their latency is hidden;
+ * warp 0 waits there only if the band above is really behind.
+ * Tiles outside the matrix are computed anyway, which keeps the loop free of branches: before
+ * column 1 they read the padding in front of sample 0, whose infinite deletion costs make them
+ * infinite (the boundary column, see SERIES_PAD_FRONT); past the last column or row they read
+ * clamped data and their values only flow into other outside cells. */
+template <int R, int C, bool DIM1>
+__global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefront_args w)
+{
+    __shared__ double xfer[WAVEFRONT_WARPS][XFER_SLOTS][C]; /* warps' bottom rows, per block */
+    __shared__ double top[TOP_SLOTS][C];                    /* the row above the band */
     __shared__ unsigned band_shared;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const bool b_loader = warp == WAVEFRONT_WARPS - 1, top_loader = warp == 0;
-    const int na = (int)w.a.length, nb = (int)w.b.length;
+    const int na = (int)w.a.length, nb = (int)w.b.length, blocks = w.column_blocks;
     const size_t dim = w.a.dim;
     const double inf = infinity_of<double>();
     const double nu = w.nu;
     const int degree = w.degree;
-    const int band_rows = WAVEFRONT_THREADS * R;
+    const int steps = blocks + (WAVEFRONT_WARPS - 1) * WARP_SKEW + 31;
 
     for (;;) {
         if (threadIdx.x == 0)
@@ -231,228 +268,238 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS) wavefront_kernel(wavefront_
         if (band >= w.nbands)
             return;
 
-        const int row0 = (int)band * band_rows + 1 + (int)threadIdx.x * R;
-        double a_val[R], a_t[R], a_del[R];
+        /* rows row0 - 1 .. row0 + R - 1: the row above this thread's first, then its own */
+        const int row0 = (int)band * (WAVEFRONT_THREADS * R) + 1 + (int)threadIdx.x * R;
+        double a_val[R + 1], a_t[R + 1], a_del[R];
+        int a_row[R + 1];
 #pragma unroll
-        for (int k = 0; k < R; k++) {
-            int r = row0 + k <= na ? row0 + k : 0;
-            a_val[k] = DIM1 ? w.a.values[r] : 0.0;
-            a_t[k] = w.a.stamps[r];
-            a_del[k] = w.a.delete_cost[r];
+        for (int r = 0; r <= R; r++) {
+            a_row[r] = min(row0 - 1 + r, na);
+            a_val[r] = DIM1 ? w.a.values[a_row[r]] : 0.0;
+            a_t[r] = w.a.stamps[a_row[r]];
+            if (r > 0)
+                a_del[r - 1] = w.a.delete_cost[a_row[r]];
         }
-        double d1[R], d2[R], m1[R], m2[R], b_val[R], b_t[R], b_del[R];
+        /* carried from the previous tile: its last column of D and of match parts, and D of the
+         * row above at that column */
+        double d_left[R], m_left[R + 1], d_bottom[C];
+        double corner = row0 == 1 ? 0.0 : inf; /* D(0, 0) above-left of the first tile */
 #pragma unroll
-        for (int k = 0; k < R; k++) {
-            d1[k] = d2[k] = inf;
-            m1[k] = m2[k] = 0;
-            b_val[k] = b_t[k] = b_del[k] = 0;
-        }
-        double above_prev_d = inf, above_prev_m = 0;
-        const double *in_d = w.slot_d + (size_t)((band + 1) & 1) * (nb + 1);
-        const double *in_m = w.slot_m + (size_t)((band + 1) & 1) * (nb + 1);
-        double *out_d = w.slot_d + (size_t)(band & 1) * (nb + 1);
-        double *out_m = w.slot_m + (size_t)(band & 1) * (nb + 1);
-        const bool publisher = band + 1 < w.nbands && threadIdx.x == WAVEFRONT_THREADS - 1;
-        const int c0_offset = -(int)threadIdx.x * R; /* column of row k = s + c0_offset - k */
-        /* D(na, nb) is computed by this thread at a known step, if at all */
+        for (int k = 0; k < R; k++)
+            d_left[k] = inf;
+#pragma unroll
+        for (int r = 0; r <= R; r++)
+            m_left[r] = 0;
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            d_bottom[c] = inf;
+        /* D(na, nb) is computed by this thread in a known tile, if at all */
         const int result_k = na >= row0 && na < row0 + R ? na - row0 : -1;
-        const int result_step = result_k < 0 ? -1 : nb - c0_offset + result_k;
+        const int result_block = (nb - 1) / C, result_c = (nb - 1) % C;
+        const int skew = warp * WARP_SKEW + lane; /* this thread's block at step S is S - skew */
+        const unsigned long long in_id = (w.call << 24) | (band - 1), out_id = (w.call << 24) | band;
+        handover *const publish = band + 1 < w.nbands && threadIdx.x == WAVEFRONT_THREADS - 1 ? w.rows : NULL;
+        /* lane 0 of warp w > 0 reads the warp above's blocks < 0 before that warp has written them:
+         * they are outside the matrix, infinite */
+        for (int k = threadIdx.x; k < WAVEFRONT_WARPS * XFER_SLOTS * C; k += WAVEFRONT_THREADS)
+            (&xfer[0][0][0])[k] = inf;
 
-        /* staged loads: this lane's column of the next interval, held in registers until stored */
-        double next_val = 0, next_t = 0, next_del = 0, next_d = inf, next_m = 0;
-        auto load_b = [&](int c) { /* c: this lane's column */
-            c = min(c, nb);
-            next_val = DIM1 ? __ldg(w.b.values + c) : 0.0;
-            next_t = __ldg(w.b.stamps + c);
-            next_del = __ldg(w.b.delete_cost + c);
-        };
-        auto store_b = [&](int c) {
-            if (DIM1)
-                ring_val[c & (RING - 1)] = next_val;
-            ring_t[c & (RING - 1)] = next_t;
-            ring_del[c & (RING - 1)] = next_del;
-        };
-        /* the row above the band: row 0 of the matrix, or the band above's bottom row */
-        auto load_top = [&](int first) { /* first: the interval's first column */
-            const int c = first + lane;
-            if (band == 0) {
-                next_d = c == 0 ? 0.0 : inf;
-                next_m = 0;
+        /* warp 0: the row above the band, TOP_STAGE blocks per stage (one block per lane) */
+        handover staged[C];
+        auto top_fetch = [&](int first) {
+            const int blk = first + lane;
+            if (band == 0 || lane >= TOP_STAGE || blk >= blocks)
                 return;
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                const double2 x = __ldcg((const double2 *)(w.rows + (size_t)blk * C + c));
+                staged[c].value = x.x;
+                staged[c].check = (unsigned long long)__double_as_longlong(x.y);
             }
-            if (first > nb)
-                return;
-            const unsigned need = (unsigned)min(first + K, nb + 1);
-            if (lane == 0)
-                while (load_acquire(&w.progress[band - 1]) < need)
-                    __nanosleep(20);
+        };
+        auto top_commit = [&](int first) { /* waits for the band above if it is behind */
+            const int blk = first + lane;
+            if (lane < TOP_STAGE) {
+                double *dst = top[blk & (TOP_SLOTS - 1)];
+                if (band == 0 || blk >= blocks) { /* row 0 of the matrix, or past the last block */
+#pragma unroll
+                    for (int c = 0; c < C; c++)
+                        dst[c] = inf;
+                } else {
+                    for (;;) {
+                        bool ready = true;
+#pragma unroll
+                        for (int c = 0; c < C; c++)
+                            ready &= staged[c].check == handover_check(staged[c].value, in_id);
+                        if (ready)
+                            break;
+                        __nanosleep(32);
+                        top_fetch(first);
+                    }
+#pragma unroll
+                    for (int c = 0; c < C; c++)
+                        dst[c] = staged[c].value;
+                }
+            }
             __syncwarp();
-            next_d = c <= nb ? __ldcg(in_d + c) : inf;
-            next_m = c <= nb ? __ldcg(in_m + c) : 0.0;
         };
-        auto store_top = [&](int first) {
-            top_d[(first + lane) & (2 * K - 1)] = next_d;
-            top_m[(first + lane) & (2 * K - 1)] = next_m;
-        };
-        /* prologue: interval 0's columns straight to shared memory, interval 1's into registers */
-        if (b_loader) {
-            load_b(lane);
-            store_b(lane);
-            load_b(K + lane);
-        }
-        if (top_loader) {
-            load_top(0);
-            store_top(0);
-            load_top(K);
+        if (warp == 0) {
+            top_fetch(0);
+            top_commit(0);
+            top_fetch(TOP_STAGE);
         }
         __syncthreads();
 
-        const int skew = warp * K; /* this warp runs `skew` steps behind the block's clock */
-        const int block_steps = nb + band_rows + (WAVEFRONT_WARPS - 1) * K;
-        for (int s0 = 0; s0 < block_steps; s0 += K) {
-            if (s0 > 0) {
-                if (b_loader)
-                    load_b(s0 + K + lane);
-                if (top_loader)
-                    load_top(s0 + K);
-            }
-#pragma unroll 2
-            for (int i = 0; i < K; i++) {
-                const int s = s0 + i - skew; /* this warp's step */
-                const int c0 = s + c0_offset;
-                /* the cell above this thread's first row: the lane above (shuffle), or for lane 0
-                 * the warp above's bottom row or the row above the band (shared memory) */
-                const double edge_d = warp == 0 ? top_d[s & (2 * K - 1)] : xfer_d[warp - 1][(s - 1) & (4 * K - 1)];
-                const double edge_m = warp == 0 ? top_m[s & (2 * K - 1)] : xfer_m[warp - 1][(s - 1) & (4 * K - 1)];
-                double above_d = __shfl_up_sync(FULL_MASK, d1[R - 1], 1);
-                double above_m = __shfl_up_sync(FULL_MASK, m1[R - 1], 1);
-                above_d = lane == 0 ? edge_d : above_d;
-                above_m = lane == 0 ? edge_m : above_m;
-
-                /* B columns move one row down per step; the first row takes the next column */
+        /* the columns of a tile are loaded one step ahead, so that their latency is hidden */
+        auto tile_columns = [&](int j) { /* first column of block j: blocks < 0 read the padding */
+            return 1 + min(max(j, -1), blocks - 1) * C;
+        };
+        double next_val[C], next_t[C], next_del[C];
+        {
+            const int col0 = tile_columns(-skew);
+            if (DIM1)
+                load_block<C>(w.b.values + col0, next_val);
+            load_block<C>(w.b.stamps + col0, next_t);
+            load_block<C>(w.b.delete_cost + col0, next_del);
+        }
+        for (int s0 = 0; s0 < steps; s0 += SYNC_STEPS) {
+            /* stage k (blocks k*TOP_STAGE ..) is fetched at step (k - 1) * TOP_STAGE and checked
+             * half a stage later, before lane 0 needs it */
+            if (warp == 0 && (s0 & (TOP_STAGE - 1)) == TOP_STAGE / 2)
+                top_commit(s0 + TOP_STAGE / 2);
+            else if (warp == 0 && (s0 & (TOP_STAGE - 1)) == 0 && s0 > 0)
+                top_fetch(s0 + TOP_STAGE);
 #pragma unroll
-                for (int k = R - 1; k > 0; k--) {
-                    b_val[k] = b_val[k - 1];
-                    b_t[k] = b_t[k - 1];
-                    b_del[k] = b_del[k - 1];
+            for (int i = 0; i < SYNC_STEPS; i++) {
+                const int j = s0 + i - skew;
+                const int col0 = tile_columns(j);
+                double b_val[C], b_t[C], b_del[C];
+#pragma unroll
+                for (int c = 0; c < C; c++) {
+                    b_val[c] = next_val[c];
+                    b_t[c] = next_t[c];
+                    b_del[c] = next_del[c];
                 }
-                if (DIM1)
-                    b_val[0] = ring_val[c0 & (RING - 1)];
-                b_t[0] = ring_t[c0 & (RING - 1)];
-                b_del[0] = ring_del[c0 & (RING - 1)];
-
-                double d0[R], m0[R];
-#pragma unroll
-                for (int k = 0; k < R; k++) {
-                    const int c = c0 - k;
-                    const double up = k == 0 ? above_d : d1[k - 1];
-                    const double diag = k == 0 ? above_prev_d : d2[k - 1];
-                    const double before = k == 0 ? above_prev_m : m2[k - 1];
-                    double dist;
+                {
+                    const int next0 = tile_columns(j + 1);
                     if (DIM1)
-                        dist = lp_distance(&a_val[k], &b_val[k], 1, degree);
-                    else
-                        dist = lp_distance(w.a.values + (size_t)(row0 + k <= na ? row0 + k : 0) * dim,
-                                           w.b.values + (size_t)min(max(c, 0), nb) * dim, dim, degree);
-                    const double nm = match_part(dist, a_t[k], b_t[k], nu);
-                    const double nd = twed_cell(up, d1[k], diag, a_del[k], b_del[k], nm, before);
-                    d0[k] = c == 0 ? inf : nd; /* column 0 below row 0 */
-                    m0[k] = c == 0 ? 0.0 : nm;
+                        load_block<C>(w.b.values + next0, next_val);
+                    load_block<C>(w.b.stamps + next0, next_t);
+                    load_block<C>(w.b.delete_cost + next0, next_del);
                 }
-                above_prev_d = above_d;
-                above_prev_m = above_m;
+
+                double above[C]; /* D of the row above this tile */
 #pragma unroll
-                for (int k = 0; k < R; k++) {
-                    d2[k] = d1[k];
-                    d1[k] = d0[k];
-                    m2[k] = m1[k];
-                    m1[k] = m0[k];
+                for (int c = 0; c < C; c++)
+                    above[c] = __shfl_up_sync(FULL_MASK, d_bottom[c], 1);
+                if (lane == 0) {
+                    const double *src = warp == 0 ? top[j & (TOP_SLOTS - 1)] : xfer[warp - 1][j & (XFER_SLOTS - 1)];
+#pragma unroll
+                    for (int c = 0; c < C; c++)
+                        above[c] = src[c];
                 }
-                if (lane == 31) {
-                    xfer_d[warp][s & (4 * K - 1)] = d0[R - 1];
-                    xfer_m[warp][s & (4 * K - 1)] = m0[R - 1];
+
+                /* match parts of rows row0 - 1 .. row0 + R - 1 against the tile's columns */
+                double mm[R + 1][C];
+#pragma unroll
+                for (int r = 0; r <= R; r++)
+#pragma unroll
+                    for (int c = 0; c < C; c++) {
+                        const double dist =
+                            DIM1 ? fabs(a_val[r] - b_val[c])
+                                 : lp_distance(w.a.values + (size_t)a_row[r] * dim, w.b.values + (size_t)(col0 + c) * dim,
+                                               dim, degree);
+                        mm[r][c] = match_part(dist, a_t[r], b_t[c], nu);
+                    }
+                double d[R][C];
+#pragma unroll
+                for (int k = 0; k < R; k++)
+#pragma unroll
+                    for (int c = 0; c < C; c++) {
+                        const double up = k == 0 ? above[c] : d[k - 1][c];
+                        const double left = c == 0 ? d_left[k] : d[k][c - 1];
+                        const double diag = k == 0 ? (c == 0 ? corner : above[c - 1]) : (c == 0 ? d_left[k - 1] : d[k - 1][c - 1]);
+                        const double before = c == 0 ? m_left[k] : mm[k][c - 1];
+                        d[k][c] = twed_cell(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
+                    }
+#pragma unroll
+                for (int k = 0; k < R; k++)
+                    d_left[k] = d[k][C - 1];
+#pragma unroll
+                for (int r = 0; r <= R; r++)
+                    m_left[r] = mm[r][C - 1];
+                corner = above[C - 1];
+#pragma unroll
+                for (int c = 0; c < C; c++)
+                    d_bottom[c] = d[R - 1][c];
+
+                if (lane == 31 && warp < WAVEFRONT_WARPS - 1) {
+#pragma unroll
+                    for (int c = 0; c < C; c++)
+                        xfer[warp][j & (XFER_SLOTS - 1)][c] = d[R - 1][c];
                 }
-                /* the band's bottom row goes to the next band; the release store orders the data
-                 * stores before it */
-                if (publisher) {
-                    const int cb = c0 - (R - 1);
-                    if (cb >= 0 && cb <= nb) {
-                        __stcg(out_d + cb, d0[R - 1]);
-                        __stcg(out_m + cb, m0[R - 1]);
-                        if (((cb + 1) & (K - 1)) == 0 || cb == nb)
-                            store_release(&w.progress[band], (unsigned)(cb + 1));
+                if (publish && j >= 0 && j < blocks) {
+#pragma unroll
+                    for (int c = 0; c < C; c++) {
+                        const double v = d[R - 1][c];
+                        __stcg((double2 *)(publish + (size_t)j * C + c),
+                               make_double2(v, __longlong_as_double((long long)handover_check(v, out_id))));
                     }
                 }
-                if (s == result_step) {
+                if (__builtin_expect(j == result_block && result_k >= 0, 0)) {
 #pragma unroll
                     for (int k = 0; k < R; k++)
-                        if (k == result_k)
-                            w.result->value = d0[k];
+#pragma unroll
+                        for (int c = 0; c < C; c++)
+                            if (k == result_k && c == result_c)
+                                w.result->value = d[k][c];
                 }
             }
-            if (b_loader)
-                store_b(s0 + K + lane);
-            if (top_loader)
-                store_top(s0 + K);
             __syncthreads();
         }
     }
 }
 
-/* Rows per thread: fewer rows mean more bands in flight (parallelism), more rows mean more
- * independent cells per step and fewer hand-overs (bench/results/gpu.md). WW_WAVEFRONT_ROWS
- * overrides the choice, for benchmarks and tests. */
-static int wavefront_rows(size_t rows)
+/* Tile shapes (rows x columns per thread): 4 x 4 keeps one warp per scheduler busy with 16 cells a
+ * step (bench/results/gpu.md compares others). dim > 1 reads the sample vectors per cell from
+ * memory (L1) and takes 2 x 4, whose registers leave room for the distance loop. WW_WAVEFRONT_TILE
+ * ("2x4" or "4x4") overrides the choice for dim 1, for benchmarks and tests. */
+static int wavefront_tile_rows(size_t dim)
 {
-    const char *env = getenv("WW_WAVEFRONT_ROWS");
-    if (env) {
-        int r = atoi(env);
-        if (r == 1 || r == 2 || r == 4)
-            return r;
-    }
-    if (rows <= 4096)
-        return 1;
-    return rows <= ((size_t)1 << 18) ? 2 : 4;
+    if (dim > 1)
+        return 2;
+    const char *env = getenv("WW_WAVEFRONT_TILE");
+    return env && strcmp(env, "2x4") == 0 ? 2 : 4;
 }
+#define TILE_COLUMNS 4
 
 template <int R, bool DIM1> static ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args &w)
 {
-    const size_t ring_bytes = (DIM1 ? 3 : 2) * (size_t)ring_size<R>::value * sizeof(double);
-    /* static + dynamic shared memory may pass the default 48 KB: opt in. The attribute belongs to
-     * the current device, so it is set before every launch (a cheap call), not once per process. */
-    WW_CUDA_TRY(cudaFuncSetAttribute(wavefront_kernel<R, DIM1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)ring_bytes));
     int per_sm = 0;
-    WW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wavefront_kernel<R, DIM1>, WAVEFRONT_THREADS,
-                                                              ring_bytes));
+    WW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wavefront_kernel<R, TILE_COLUMNS, DIM1>,
+                                                              WAVEFRONT_THREADS, 0));
     if (per_sm < 1)
         per_sm = 1;
-    size_t blocks = (size_t)per_sm * s->sm_count;
-    if (blocks > w.nbands)
-        blocks = w.nbands;
-    wavefront_kernel<R, DIM1><<<(unsigned)blocks, WAVEFRONT_THREADS, ring_bytes, s->stream>>>(w);
+    size_t grid = (size_t)per_sm * s->sm_count;
+    if (grid > w.nbands)
+        grid = w.nbands;
+    wavefront_kernel<R, TILE_COLUMNS, DIM1><<<(unsigned)grid, WAVEFRONT_THREADS, 0, s->stream>>>(w);
     WW_CUDA_TRY(cudaGetLastError());
     return WW_OK;
-}
-
-template <int R> static ww_status launch_wavefront_dim(ww_cuda_state *s, const wavefront_args &w)
-{
-    return w.a.dim == 1 ? launch_wavefront<R, true>(s, w) : launch_wavefront<R, false>(s, w);
 }
 
 static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a, const device_series<double> &b,
                                double nu, int degree, pair_result *result)
 {
-    const size_t nb = b.length;
-    const int R = wavefront_rows(a.length);
+    const int R = wavefront_tile_rows(a.dim);
     const size_t band_rows = (size_t)WAVEFRONT_THREADS * R;
     const size_t nbands = (a.length + band_rows - 1) / band_rows;
+    const size_t blocks = (b.length + TILE_COLUMNS - 1) / TILE_COLUMNS;
     /* the kernel indexes rows, columns and steps with int */
-    if (a.length + 2 * band_rows >= (size_t)INT32_MAX || nb + 2 * band_rows >= (size_t)INT32_MAX)
+    if (a.length + 2 * band_rows >= (size_t)INT32_MAX || b.length + 1024 >= (size_t)INT32_MAX)
         return WW_ERR_OVERFLOW;
-    size_t slot_bytes = 4 * (nb + 1) * sizeof(double);
-    size_t flag_bytes = (nbands + 1) * sizeof(unsigned);
-    ww_status st = ww_device_reserve(&s->work, slot_bytes + flag_bytes + 256);
+    const size_t row_bytes = blocks * TILE_COLUMNS * sizeof(handover);
+    ww_status st = ww_device_reserve(&s->work, row_bytes + 256);
     if (st != WW_OK)
         return st;
     wavefront_args w;
@@ -460,18 +507,16 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
     w.b = b;
     w.nu = nu;
     w.degree = degree;
-    w.slot_d = (double *)s->work.ptr;
-    w.slot_m = w.slot_d + 2 * (nb + 1);
-    w.progress = (unsigned *)((char *)s->work.ptr + slot_bytes);
-    w.next_band = w.progress + nbands;
+    w.column_blocks = (int)blocks;
+    w.rows = (handover *)s->work.ptr;
+    w.call = ++s->wavefront_calls; /* >= 1: never-written (zero) memory fails every check */
+    w.next_band = (unsigned *)((char *)s->work.ptr + row_bytes);
     w.nbands = (unsigned)nbands;
     w.result = result;
-    WW_CUDA_TRY(cudaMemsetAsync(w.progress, 0, flag_bytes, s->stream));
-    switch (R) {
-    case 1: return launch_wavefront_dim<1>(s, w);
-    case 2: return launch_wavefront_dim<2>(s, w);
-    default: return launch_wavefront_dim<4>(s, w);
-    }
+    WW_CUDA_TRY(cudaMemsetAsync(w.next_band, 0, sizeof(unsigned), s->stream));
+    if (a.dim > 1)
+        return launch_wavefront<2, false>(s, w);
+    return R == 2 ? launch_wavefront<2, true>(s, w) : launch_wavefront<4, true>(s, w);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -502,7 +547,12 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
     ww_status st = ww_pinned_reserve(s, host_bytes + sizeof(pair_result));
     if (st == WW_OK && host_bytes)
         st = ww_device_reserve(&s->input, host_bytes);
-    size_t prep_elems = (sa->length + 1) * (dim + 2) + (sb->length + 1) * (dim + 2);
+    /* each prepared array holds the padded samples and is rounded up to 4 doubles (32 bytes) */
+    size_t padded[2], prep_elems = 0;
+    for (int k = 0; k < 2; k++) {
+        padded[k] = (SERIES_PAD_FRONT + in[k]->length + 1 + SERIES_PAD_BACK + 3) & ~(size_t)3;
+        prep_elems += padded[k] * (dim + 2);
+    }
     if (st == WW_OK)
         st = ww_device_reserve(&s->prepared, prep_elems * sizeof(double));
     if (st == WW_OK)
@@ -542,15 +592,15 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
         jobs[k].stamps = dev_stamps[k];
         jobs[k].n = n;
         jobs[k].dim = dim;
-        jobs[k].out_values = prep;
-        jobs[k].out_stamps = prep + (n + 1) * dim;
-        jobs[k].out_delete = jobs[k].out_stamps + (n + 1);
+        jobs[k].out_values = prep + SERIES_PAD_FRONT * dim;
+        jobs[k].out_stamps = prep + padded[k] * dim + SERIES_PAD_FRONT;
+        jobs[k].out_delete = jobs[k].out_stamps + padded[k];
         ds[k].values = jobs[k].out_values;
         ds[k].stamps = jobs[k].out_stamps;
         ds[k].delete_cost = jobs[k].out_delete;
         ds[k].length = n;
         ds[k].dim = dim;
-        prep += (n + 1) * (dim + 2);
+        prep += padded[k] * (dim + 2);
     }
     size_t longest = sa->length > sb->length ? sa->length : sb->length;
     unsigned pblocks = (unsigned)((longest + 256) / 256);

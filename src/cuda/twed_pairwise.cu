@@ -1,11 +1,12 @@
 /* Distance matrices on the GPU (ww_twed_pairwise with the CUDA backend).
  *
  * Strategy by table size, after the X-TED paper: a pair whose series are short is computed by one
- * thread (a row sweep with its row buffers in thread-local memory, thousands of pairs in flight);
- * longer pairs by one warp each (strips of 32 rows swept along anti-diagonals), or, when there are
- * few of them, one after the other by the single-pair wavefront engine, which spreads one table
- * over the whole GPU. choose_strategy() is the cost model; its constants are measured, not yet
- * calibrated at run time, and the block strategy is not written.
+ * thread (a row sweep, thousands of pairs in flight; for dim 2..32 and short series with the
+ * block's shared series and the row buffers in shared memory, else row buffers in local memory);
+ * longer pairs by one warp each (strips of 32 rows swept along anti-diagonals), by one block each
+ * (a warp per strip, strips pipelined), or, when there are few of them, one after the other by the
+ * single-pair wavefront engine, which spreads one table over the whole GPU. choose_strategy() is the cost model; its variables are built in (measured on
+ * an H200) or calibrated on the GPU at hand (ww_cuda_calibrate, src/cuda/calibrate.cu).
  *
  * The matrix is computed in chunks of rows: each chunk's block of the output is computed into
  * device memory and copied to the caller's matrix, so device memory stays bounded whatever the
@@ -18,8 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
 #define THREAD_MAX_LENGTH 256       /* longest series the one-thread-per-pair kernel takes */
-#define THREAD_STRATEGY_MAX 128     /* longest series the cost model gives it (bench/results/gpu-batch.md) */
 #define CHUNK_TARGET_CELLS (1ull << 31) /* DP cells per launch: a progress report every ~10 ms */
 #define CHUNK_MAX_BYTES ((size_t)128 << 20)  /* output bytes per chunk (two on the device, two pinned) */
 
@@ -330,6 +335,365 @@ __global__ void __launch_bounds__(128) pairs_warp_kernel(device_set<T> x, device
     }
 }
 
+/* One thread per pair for dim 2 .. STAGED_DIM_MAX, with the block's shared series staged in shared
+ * memory. The thread kernel's MODE 2 reads the shared sample vector from global memory (one scalar
+ * load per component per cell) and keeps its row buffers in local memory, which does not stay in
+ * L1 with thousands of threads in flight. Here every thread of a block has the same shared series
+ * (blockIdx.x), so it is copied once, zero padded to a multiple of 4 components, and read with
+ * 16-byte broadcast loads; the row buffers are in shared memory, thread-major (thread t's column c
+ * at c * blockDim + t: a warp reads 32 consecutive words, no bank conflict). ROWS lane rows per
+ * pass, their sample vectors in registers: each shared sample loaded serves ROWS cells, and the row
+ * buffers are read and written once per ROWS rows. The padding adds exact zeros, so the distance is
+ * lp_distance's up to the order of the additions (partial sums, as in MODE 2). */
+#define STAGED_DIM_MAX 32
+#define STAGED_SMEM_MAX (48 * 1024) /* per block, the most without opting in */
+#define STAGED_THREADS 64           /* per block: blocks of 64 lanes waste fewer lanes at the grid's end */
+
+/* Components per staged sample vector, and samples per staged series (the longest + sample 0, made
+ * even so that every part of the layout stays 16-byte aligned). */
+__host__ __device__ __forceinline__ int staged_vector_stride(int dim) { return (dim + 3) & ~3; }
+__host__ __device__ __forceinline__ int staged_cap(size_t longest) { return (int)((longest + 2) & ~(size_t)1); }
+
+/* Layout, in elements: cap sample vectors, cap stamps, cap deletion costs, then the row buffers (D
+ * and match parts, cap columns of `threads` each). */
+static size_t staged_smem_bytes(size_t longest, size_t dim, unsigned threads, size_t elem_size)
+{
+    const size_t cap = (size_t)staged_cap(longest);
+    return (cap * ((size_t)staged_vector_stride((int)dim) + 2) + 2 * cap * threads) * elem_size;
+}
+
+__device__ __forceinline__ void load4(const double *p, double v[4])
+{
+    const double2 lo = *(const double2 *)p, hi = *(const double2 *)(p + 2);
+    v[0] = lo.x, v[1] = lo.y, v[2] = hi.x, v[3] = hi.y;
+}
+__device__ __forceinline__ void load4(const float *p, float v[4])
+{
+    const float4 q = *(const float4 *)p;
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+}
+
+/* ||a_q - b||_P for the pass's ROWS rows, P = 1 or 2 (P is a template argument so that the loop
+ * holds no test of the degree). 4 / ROWS partial sums per row: independent chains of additions. */
+template <typename T, int DIM_CAP, int ROWS, int P>
+__device__ __forceinline__ void staged_distances(const T (&a)[ROWS][DIM_CAP], const T *b, int dim, T (&dist)[ROWS])
+{
+    constexpr int NACC = 4 / ROWS;
+    T acc[ROWS][NACC];
+#pragma unroll
+    for (int q = 0; q < ROWS; q++)
+#pragma unroll
+        for (int u = 0; u < NACC; u++)
+            acc[q][u] = 0;
+#pragma unroll
+    for (int k = 0; k < DIM_CAP; k += 4) {
+        if (k < dim) {
+            T bk[4];
+            load4(b + k, bk);
+#pragma unroll
+            for (int q = 0; q < ROWS; q++)
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    const T d = a[q][k + u] - bk[u];
+                    acc[q][u % NACC] += P == 2 ? d * d : fabs(d);
+                }
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < ROWS; q++) {
+        T sum = NACC == 4 ? (acc[q][0] + acc[q][1]) + (acc[q][2 % NACC] + acc[q][3 % NACC])
+                          : NACC == 2 ? acc[q][0] + acc[q][1 % NACC] : acc[q][0];
+        dist[q] = P == 2 ? sqrt(sum) : sum;
+    }
+}
+
+template <typename T, typename Tout, int DIM_CAP, int ROWS>
+__global__ void __launch_bounds__(128) pairs_staged_kernel(device_set<T> x, device_set<T> y, block_geometry g, T nu,
+                                                           int degree, pair_map map, int cap, Tout *out)
+{
+    extern __shared__ __align__(16) unsigned char staged_bytes[];
+    const int dim = (int)x.dim, vs = staged_vector_stride(dim), threads = (int)blockDim.x, t = (int)threadIdx.x;
+    T *s_val = (T *)staged_bytes, *s_time = s_val + (size_t)cap * vs, *s_del = s_time + cap;
+    T *row_d = s_del + cap + t, *row_m = row_d + (size_t)cap * threads; /* column c at [c * threads] */
+    const device_set<T> &ls = map.lanes_are_rows ? x : y, &ss = map.lanes_are_rows ? y : x;
+    /* the shared series, the same for the whole block: staged before any thread leaves */
+    const size_t shared_i = blockIdx.x;
+    const size_t si = map.lanes_are_rows ? g.col_begin + shared_i : g.row_begin + shared_i;
+    const int nb = ss.length[si];
+    {
+        const T *bv = ss.values + ss.base[si] * dim, *bt = ss.stamps + ss.base[si], *bdel = ss.delete_cost + ss.base[si];
+        for (int e = t; e < (nb + 1) * vs; e += threads) {
+            const int c = e / vs, k = e - c * vs;
+            s_val[e] = k < dim ? bv[(size_t)c * dim + k] : (T)0;
+        }
+        for (int c = t; c <= nb; c += threads) {
+            s_time[c] = bt[c];
+            s_del[c] = bdel[c];
+        }
+    }
+    __syncthreads();
+    const size_t lane_i = blockIdx.y * (size_t)threads + t;
+    const size_t i = map.lanes_are_rows ? g.row_begin + lane_i : g.row_begin + shared_i;
+    const size_t j = map.lanes_are_rows ? g.col_begin + shared_i : g.col_begin + lane_i;
+    if (i >= g.row_end || j >= g.col_end)
+        return;
+    Tout *dst = out + (i - g.row_begin) * g.width + (j - g.col_begin);
+    if (!entry_needed(g, i, j)) {
+        *dst = 0; /* diagonal, or filled from its mirror by the host afterwards */
+        return;
+    }
+    const size_t li = map.lanes_are_rows ? i : j;
+    const int na = ls.length[li];
+    const T *av = ls.values + ls.base[li] * dim, *at = ls.stamps + ls.base[li], *adel = ls.delete_cost + ls.base[li];
+    const T inf = infinity_of<T>();
+    row_d[0] = 0;
+    row_m[0] = 0;
+    for (int c = 1; c <= nb; c++) {
+        row_d[c * threads] = inf;
+        row_m[c * threads] = 0; /* match_part(0, c > 0) only meets D[0][c-1] = inf */
+    }
+    for (int r0 = 1; r0 <= na; r0 += ROWS) {
+        /* rows r0 .. r0 + ROWS - 1; a row past na repeats the row above, so row_d ends on row na */
+        T a[ROWS][DIM_CAP], ta[ROWS], da[ROWS], left[ROWS], diag[ROWS], before[ROWS];
+        const T *ar[ROWS];
+        bool valid[ROWS];
+#pragma unroll
+        for (int q = 0; q < ROWS; q++) {
+            valid[q] = r0 + q <= na;
+            const int r = valid[q] ? r0 + q : na;
+            ar[q] = av + (size_t)r * dim;
+#pragma unroll
+            for (int k = 0; k < DIM_CAP; k++)
+                a[q][k] = k < dim ? ar[q][k] : (T)0;
+            ta[q] = at[r];
+            da[q] = adel[r];
+            left[q] = inf;                           /* D(r, 0) */
+            diag[q] = q == 0 ? row_d[0] : inf;       /* D(r - 1, 0) */
+            before[q] = q == 0 ? row_m[0] : (T)0;    /* M(r - 1, 0) */
+        }
+        row_d[0] = inf;
+        row_m[0] = 0;
+        for (int c = 1; c <= nb; c++) {
+            const T *b = s_val + c * vs;
+            T dist[ROWS];
+            if (degree == 2) {
+                staged_distances<T, DIM_CAP, ROWS, 2>(a, b, dim, dist);
+            } else if (degree == 1) {
+                staged_distances<T, DIM_CAP, ROWS, 1>(a, b, dim, dist);
+            } else { /* rare: the lane's vectors from memory */
+#pragma unroll
+                for (int q = 0; q < ROWS; q++) {
+                    T acc = 0;
+                    for (int k = 0; k < dim; k++)
+                        acc += pow(fabs(ar[q][k] - b[k]), (T)degree);
+                    dist[q] = pow(acc, (T)1 / (T)degree);
+                }
+            }
+            const T tb = s_time[c], db = s_del[c];
+            T up = row_d[c * threads], m_up = row_m[c * threads];
+#pragma unroll
+            for (int q = 0; q < ROWS; q++) {
+                const T here = match_part(dist[q], ta[q], tb, nu);
+                T v = twed_cell(up, left[q], diag[q], da[q], db, here, before[q]);
+                const T m = valid[q] ? here : m_up;
+                v = valid[q] ? v : up;
+                diag[q] = up;   /* D(r - 1, c) is the next column's diagonal */
+                before[q] = m_up;
+                left[q] = v;
+                up = v;         /* the row below reads this cell as its up */
+                m_up = m;
+            }
+            row_d[c * threads] = up;
+            row_m[c * threads] = m_up;
+        }
+    }
+    *dst = (Tout)row_d[nb * threads];
+}
+
+/* One block per pair (X-TED's block strategy), for pairs of a few hundred samples and more when
+ * there are too few of them to fill the GPU one per warp. The warp kernel's strips of 32 rows (lane
+ * l owns row r0 + l and at step s computes column s - l + 1), with the block's warps on consecutive
+ * strips at once, pipelined. Time is cut into phases of BLOCK_PHASE_STEPS steps separated by
+ * __syncthreads(). Strip k hands its last row to strip k + 1 through one of two row buffers
+ * (global scratch, per block; lane 31 writes column c at its step c + 30, lane 0 of the next strip
+ * reads it at its step c - 1): so strip k + 1 runs two phases behind strip k, and a warp starts its
+ * next strip k + W once its current one is done. With J phases per strip:
+ *   start(k) = (k / W) * max(J, 2W) + 2 (k % W).
+ * The buffer strip k writes is rewritten by strip k + 2, which runs two phases behind strip k + 1,
+ * so every column is rewritten in a later phase than strip k + 1 reads it. */
+#define BLOCK_WARPS 4
+#define BLOCK_PHASE_STEPS 32
+
+/* Phases of one pair in the block kernel (rows: the shorter series). */
+__host__ __device__ __forceinline__ int block_phases(int rows, int cols, int warps)
+{
+    const int strips = (rows + 31) / 32, per_strip = (cols + 31 + BLOCK_PHASE_STEPS - 1) / BLOCK_PHASE_STEPS;
+    const int round = per_strip > 2 * warps ? per_strip : 2 * warps, last = strips - 1;
+    return (last / warps) * round + 2 * (last % warps) + per_strip;
+}
+
+template <typename T, typename Tout, bool DIM1>
+__global__ void __launch_bounds__(BLOCK_WARPS * 32) pairs_block_kernel(device_set<T> x, device_set<T> y,
+                                                                       block_geometry g, T nu, int degree,
+                                                                       T *scratch, size_t scratch_stride, Tout *out)
+{
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, W = blockDim.x >> 5;
+    /* two row buffers, each D then match parts, of scratch_stride / 4 columns */
+    const size_t L = scratch_stride / 4;
+    T *buffers = scratch + blockIdx.x * scratch_stride;
+    const T inf = infinity_of<T>();
+    const size_t dim = x.dim, npairs = (g.row_end - g.row_begin) * g.width;
+    for (size_t pair = blockIdx.x; pair < npairs; pair += gridDim.x) {
+        const size_t i = g.row_begin + pair / g.width, j = g.col_begin + pair % g.width;
+        if (!entry_needed(g, i, j)) { /* the same for the whole block: no barrier skipped unevenly */
+            if (threadIdx.x == 0)
+                out[pair] = 0; /* diagonal, or filled from its mirror by the host afterwards */
+            continue;
+        }
+        /* rows: the shorter series (TWED is symmetric) */
+        const bool x_rows = x.length[i] <= y.length[j];
+        const device_set<T> &rs = x_rows ? x : y, &cs = x_rows ? y : x;
+        const size_t ri = x_rows ? i : j, ci = x_rows ? j : i;
+        const int na = rs.length[ri], nb = cs.length[ci];
+        const T *av = rs.values + rs.base[ri] * dim, *at = rs.stamps + rs.base[ri], *adel = rs.delete_cost + rs.base[ri];
+        const T *bv = cs.values + cs.base[ci] * dim, *bt = cs.stamps + cs.base[ci], *bdel = cs.delete_cost + cs.base[ci];
+        const int strips = (na + 31) / 32, per_strip = (nb + 31 + BLOCK_PHASE_STEPS - 1) / BLOCK_PHASE_STEPS;
+        const int round = per_strip > 2 * W ? per_strip : 2 * W, phases = block_phases(na, nb, W);
+        /* this warp's strip: its state lives across the phases of the strip */
+        int r0 = 1, r = 1;
+        T a = 0, ta = 0, da = 0, d1 = inf, m1 = 0, above_prev_d = inf, above_prev_m = 0;
+        for (int phase = 0; phase < phases; phase++) {
+            const int rel = phase - 2 * w, q = rel >= 0 ? rel / round : 0, u = rel - q * round, k = q * W + w;
+            if (rel >= 0 && k < strips && u < per_strip) { /* uniform in the warp: shuffles are safe */
+                if (u == 0) {
+                    r0 = 32 * k + 1;
+                    r = r0 + lane <= na ? r0 + lane : na; /* lanes past na repeat row na, unused */
+                    a = DIM1 ? av[r] : (T)0;
+                    ta = at[r];
+                    da = adel[r];
+                    d1 = inf; /* D(r, 0) */
+                    m1 = 0;
+                    /* D(r - 1, 0): 0 only above the first row (D[0][0]) */
+                    above_prev_d = lane == 0 && k == 0 ? (T)0 : inf;
+                    above_prev_m = 0;
+                }
+                const T *in_d = buffers + ((k + 1) & 1) * 2 * L, *in_m = in_d + L;
+                T *out_d = buffers + (k & 1) * 2 * L, *out_m = out_d + L;
+                const int s_end = (u + 1) * BLOCK_PHASE_STEPS < nb + 31 ? (u + 1) * BLOCK_PHASE_STEPS : nb + 31;
+                for (int s = u * BLOCK_PHASE_STEPS; s < s_end; s++) {
+                    const int c = s - lane + 1;
+                    const bool active = c >= 1 && c <= nb;
+                    const int cc = active ? c : (c < 1 ? 1 : nb);
+                    T above_d = __shfl_up_sync(FULL_MASK_PAIRS, d1, 1), above_m = __shfl_up_sync(FULL_MASK_PAIRS, m1, 1);
+                    if (lane == 0) { /* row 0 above the first strip; else the strip above's last row */
+                        above_d = k == 0 ? inf : in_d[cc];
+                        above_m = k == 0 ? (T)0 : in_m[cc];
+                    }
+                    T dist;
+                    if (DIM1)
+                        dist = lp_distance(&a, bv + cc, 1, degree);
+                    else
+                        dist = lp_distance(av + (size_t)r * dim, bv + (size_t)cc * dim, dim, degree);
+                    const T here = match_part(dist, ta, bt[cc], nu);
+                    const T v = twed_cell(above_d, d1, above_prev_d, da, bdel[cc], here, above_prev_m);
+                    if (active) {
+                        d1 = v;
+                        m1 = here;
+                    }
+                    above_prev_d = above_d;
+                    above_prev_m = above_m;
+                    if (lane == 31 && active) { /* the strip's last row, for the next strip */
+                        out_d[c] = v;
+                        out_m[c] = here;
+                    }
+                }
+                if (u == per_strip - 1 && r0 + 31 >= na && lane == na - r0)
+                    out[pair] = (Tout)d1; /* D(na, nb) */
+            }
+            __syncthreads(); /* this phase's row buffer writes are seen by the next phases */
+        }
+    }
+}
+
+/* Knobs of the staged kernel for tests and benchmarks: WW_STAGED=0 turns it off (the thread
+ * kernel by mode instead), WW_STAGED_ROWS=1|2 sets the rows per pass, WW_STAGED_THREADS the block
+ * size (32, 64 or 128). */
+static int staged_knob(const char *name, int fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : fallback;
+}
+
+template <typename T, typename Tout, int DIM_CAP>
+static void launch_staged(int rows, dim3 blocks, unsigned threads, size_t bytes, cudaStream_t stream,
+                          const device_set<T> &dx, const device_set<T> &dy, const block_geometry &g, T nu, int degree,
+                          pair_map map, int cap, Tout *d)
+{
+    if (rows == 1)
+        pairs_staged_kernel<T, Tout, DIM_CAP, 1><<<blocks, threads, bytes, stream>>>(dx, dy, g, nu, degree, map, cap, d);
+    else
+        pairs_staged_kernel<T, Tout, DIM_CAP, 2><<<blocks, threads, bytes, stream>>>(dx, dy, g, nu, degree, map, cap, d);
+}
+
+/* One thread per pair: the staged kernel when the shared series and the row buffers fit in shared
+ * memory (short series, dim <= STAGED_DIM_MAX), else the thread kernel by mode. `lane_count` lanes
+ * over one side, `shared_count` series of the other; `longest` bounds both sides' lengths. */
+template <typename T, typename Tout>
+static ww_status launch_thread_pairs(cudaStream_t stream, const device_set<T> &dx, const device_set<T> &dy,
+                                     const block_geometry &g, T nu, int degree, pair_map map, size_t longest,
+                                     size_t lane_count, size_t shared_count, Tout *d)
+{
+    const size_t dim = dx.dim;
+    if (dim > 1 && dim <= STAGED_DIM_MAX && staged_knob("WW_STAGED", 1)) {
+        const int knob_threads = staged_knob("WW_STAGED_THREADS", STAGED_THREADS);
+        unsigned threads = knob_threads == 32 || knob_threads == 128 ? (unsigned)knob_threads : STAGED_THREADS;
+        size_t bytes = staged_smem_bytes(longest, dim, threads, sizeof(T));
+        if (bytes > STAGED_SMEM_MAX && threads > 32) { /* longer series: fewer lanes per block */
+            threads = 32;
+            bytes = staged_smem_bytes(longest, dim, threads, sizeof(T));
+        }
+        const size_t lane_blocks = (lane_count + threads - 1) / threads;
+        if (bytes <= STAGED_SMEM_MAX && lane_blocks <= 65535) {
+            const dim3 blocks((unsigned)shared_count, (unsigned)lane_blocks);
+            const int cap = staged_cap(longest), rows = staged_knob("WW_STAGED_ROWS", 2) == 1 ? 1 : 2;
+            if (dim <= 8)
+                launch_staged<T, Tout, 8>(rows, blocks, threads, bytes, stream, dx, dy, g, nu, degree, map, cap, d);
+            else
+                launch_staged<T, Tout, STAGED_DIM_MAX>(rows, blocks, threads, bytes, stream, dx, dy, g, nu, degree,
+                                                       map, cap, d);
+            return ww_cuda_status(cudaGetLastError());
+        }
+    }
+    const dim3 threads(128), blocks((unsigned)shared_count, (unsigned)((lane_count + 127) / 128));
+    if (dim == 1)
+        pairs_thread_kernel<T, Tout, 1><<<blocks, threads, 0, stream>>>(dx, dy, g, nu, degree, map, d);
+    else if (dim <= WIDE_DIM_MAX)
+        pairs_thread_kernel<T, Tout, 2><<<blocks, threads, 0, stream>>>(dx, dy, g, nu, degree, map, d);
+    else
+        pairs_thread_kernel<T, Tout, 0><<<blocks, threads, 0, stream>>>(dx, dy, g, nu, degree, map, d);
+    return ww_cuda_status(cudaGetLastError());
+}
+
+/* Blocks of the block strategy in flight (BLOCK_WARPS warps each, as many warps per multiprocessor
+ * as the warp strategy), fewer when their row buffers (two pairs of rows of the longest series)
+ * would pass WARP_SCRATCH_BYTES; and the scratch stride per block, in elements. */
+static size_t block_strategy_blocks(int sm_count, size_t longest, size_t elem_size);
+static size_t block_scratch_stride(size_t longest) { return 4 * (longest + 1); }
+
+template <typename T, typename Tout>
+static ww_status launch_block_pairs(cudaStream_t stream, const device_set<T> &dx, const device_set<T> &dy,
+                                    const block_geometry &g, T nu, int degree, unsigned blocks, T *scratch,
+                                    size_t stride, Tout *d)
+{
+    if (dx.dim == 1)
+        pairs_block_kernel<T, Tout, true><<<blocks, BLOCK_WARPS * 32, 0, stream>>>(dx, dy, g, nu, degree, scratch,
+                                                                                   stride, d);
+    else
+        pairs_block_kernel<T, Tout, false><<<blocks, BLOCK_WARPS * 32, 0, stream>>>(dx, dy, g, nu, degree, scratch,
+                                                                                    stride, d);
+    return ww_cuda_status(cudaGetLastError());
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 static size_t esize(ww_dtype t) { return t == WW_F32 ? sizeof(float) : sizeof(double); }
@@ -469,14 +833,13 @@ static ww_status upload_set(ww_cuda_state *s, const ww_dataset *d, const ww_twed
     return WW_OK;
 }
 
-enum strategy { STRATEGY_THREAD, STRATEGY_WARP, STRATEGY_GRID };
+enum strategy { STRATEGY_THREAD, STRATEGY_WARP, STRATEGY_GRID, STRATEGY_BLOCK };
 
 /* X-TED's cost model, reduced to the strategies above the one-thread kernel: the time of the block
  * with one warp per pair (pairs spread over the warps the GPU holds at once) against one pair at a
- * time on the whole GPU. The constants were measured on an H200 (bench/results/gpu-batch.md). */
-#define WARP_STEP_SECONDS 1.5e-7 /* one step of a warp: 32 cells of one anti-diagonal */
-#define GRID_PAIR_SECONDS 1.2e-4 /* fixed cost of one pair on the whole GPU */
-#define GRID_STEP_SECONDS 4.0e-7 /* and per anti-diagonal of it */
+ * time on the whole GPU. Its variables are the state's ww_cuda_model: built-in values measured on
+ * an H200 (ww_cuda_model_default, bench/results/gpu-batch.md), or those ww_cuda_calibrate()
+ * measured on the GPU at hand. */
 #define WARPS_PER_SM 32          /* warps of the warp strategy resident per multiprocessor */
 #define WARP_SCRATCH_BYTES ((size_t)512 << 20)
 
@@ -491,32 +854,99 @@ static size_t warp_strategy_warps(int sm_count, size_t longest, size_t elem_size
     return warps;
 }
 
-static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, int sm_count, size_t elem_size)
+/* The block strategy's time per step of a block's phase (BLOCK_WARPS warps, each 32 cells of an
+ * anti-diagonal) with the GPU full of blocks is the model's block_step_seconds (built in: measured
+ * on an H200, bench/results/gpu-batch.md). */
+
+static size_t block_strategy_blocks(int sm_count, size_t longest, size_t elem_size)
+{
+    const size_t per_block = block_scratch_stride(longest) * elem_size;
+    size_t blocks = (size_t)sm_count * (WARPS_PER_SM / BLOCK_WARPS);
+    if (blocks * per_block > WARP_SCRATCH_BYTES)
+        blocks = WARP_SCRATCH_BYTES / per_block > 1 ? WARP_SCRATCH_BYTES / per_block : 1;
+    return blocks;
+}
+
+size_t ww_cuda_warps_in_flight(const ww_cuda_state *s, size_t longest, size_t elem_size)
+{
+    return warp_strategy_warps(s->sm_count, longest, elem_size);
+}
+
+double ww_cuda_block_strategy_steps(const ww_cuda_state *s, double pairs, size_t rows, size_t cols, size_t elem_size)
+{
+    const double blocks = (double)block_strategy_blocks(s->sm_count, cols > rows ? cols : rows, elem_size);
+    return ceil(pairs / blocks) * block_phases((int)rows, (int)cols, BLOCK_WARPS) * (double)BLOCK_PHASE_STEPS;
+}
+
+static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, const ww_cuda_state *s,
+                                     size_t elem_size)
 {
     const size_t longest = max_x > max_y ? max_x : max_y;
-    /* WW_MATRIX_STRATEGY=thread|warp|grid forces one, for tests and benchmarks */
-    const char *forced = getenv("WW_MATRIX_STRATEGY");
+    const ww_cuda_model &m = s->model;
+    const int sm_count = s->sm_count;
+    /* ww_cuda_calibrate forces each in turn; WW_MATRIX_STRATEGY=thread|warp|block|grid forces one, for
+     * tests and benchmarks */
+    const char *forced = s->forced_strategy ? s->forced_strategy : getenv("WW_MATRIX_STRATEGY");
     if (forced && strcmp(forced, "warp") == 0)
         return STRATEGY_WARP;
     if (forced && strcmp(forced, "grid") == 0)
         return STRATEGY_GRID;
+    if (forced && strcmp(forced, "block") == 0)
+        return STRATEGY_BLOCK;
     if (forced && strcmp(forced, "thread") == 0 && longest <= THREAD_MAX_LENGTH)
         return STRATEGY_THREAD;
-    /* measured: the two are even at 128 samples, the warp twice as fast at 256 */
-    if (longest <= THREAD_STRATEGY_MAX)
+    /* built in: the two are even at 128 samples, the warp twice as fast at 256 */
+    if ((double)longest <= m.thread_max_length && longest <= THREAD_MAX_LENGTH)
         return STRATEGY_THREAD;
     const double rows = (double)(max_x < max_y ? max_x : max_y), cols = (double)longest;
     const double warps = (double)warp_strategy_warps(sm_count, longest, elem_size);
-    const double t_warp = ceil(pairs / warps) * ceil(rows / 32.0) * (cols + 31.0) * WARP_STEP_SECONDS;
-    const double t_grid = pairs * (GRID_PAIR_SECONDS + (rows + cols) * GRID_STEP_SECONDS);
+    const double t_warp = ceil(pairs / warps) * ceil(rows / 32.0) * (cols + 31.0) * m.warp_step_seconds;
+    const double t_grid = pairs * (m.grid_pair_seconds + (rows + cols) * m.grid_step_seconds);
+    /* one block per pair: phases of BLOCK_PHASE_STEPS steps, pairs spread over the blocks in flight */
+    const double t_block = ww_cuda_block_strategy_steps(s, pairs, (size_t)rows, (size_t)cols, elem_size) *
+                           m.block_step_seconds;
+    if (t_block < t_warp && t_block < t_grid)
+        return STRATEGY_BLOCK;
     return t_warp < t_grid ? STRATEGY_WARP : STRATEGY_GRID;
+}
+
+/* Several GPUs (ww_ctx_options.devices): one host thread per device, each taking the next chunk of
+ * rows of the caller's block from `next_row` until none is left, so that a faster (or less busy)
+ * device takes more. Rows are disjoint, so every element is written by one device; the self
+ * matrix's mirror is filled once, after all have finished. Only the calling thread (the first
+ * device's) calls the progress callback; the others count their cells in `done_cells` and stop
+ * at their next chunk once `stop` is set (a cancel, or a failure elsewhere). */
+struct row_share {
+    std::atomic<size_t> next_row;
+    std::atomic<uint64_t> done_cells;
+    std::atomic<int> stop;
+    std::atomic<int> finished; /* threads other than the calling one that have returned */
+    const ww_cuda_state *caller;
+    enum strategy strategy; /* chosen once, for all devices */
+    int devices;
+};
+
+/* Counts a drained chunk's cells; the calling thread reports progress. WW_ERR_CANCELLED: stop. */
+static ww_status share_progress(row_share *share, const ww_cuda_state *s, uint64_t cells, uint64_t total,
+                                const ww_pairwise_options *o)
+{
+    const uint64_t done = share->done_cells.fetch_add(cells) + cells;
+    if (s == share->caller && o->progress && !share->stop.load() && o->progress(done, total, o->progress_user))
+        share->stop.store(1);
+    return share->stop.load() ? WW_ERR_CANCELLED : WW_OK;
+}
+
+/* The next chunk's first row: in turn on one device, from the shared counter on several. */
+static size_t next_chunk_row(row_share *share, size_t previous, size_t rows_per_chunk)
+{
+    return share ? share->next_row.fetch_add(rows_per_chunk) : previous + rows_per_chunk;
 }
 
 template <typename T, typename Tout>
 static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const device_set<T> &dy, int self,
                                    const ww_twed_params *p, void *out, const ww_pairwise_options *o,
                                    uint64_t cells_per_pair, enum strategy strategy, size_t longest,
-                                   const ww_dataset *hx, const ww_dataset *hy)
+                                   const ww_dataset *hx, const ww_dataset *hy, row_share *share)
 {
     pairwise_state *ps = state_of(s);
     const size_t width = o->col_end - o->col_begin;
@@ -527,7 +957,7 @@ static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const dev
         rows_per_chunk = 1;
     /* the warp strategy needs several pairs per resident warp to fill the GPU */
     const size_t warp_pairs = 4 * (size_t)s->sm_count * WARPS_PER_SM;
-    if (strategy == STRATEGY_WARP && rows_per_chunk * width < warp_pairs)
+    if ((strategy == STRATEGY_WARP || strategy == STRATEGY_BLOCK) && rows_per_chunk * width < warp_pairs)
         rows_per_chunk = (warp_pairs + width - 1) / width;
     /* and the staging buffers stay bounded whatever the series' lengths */
     if (rows_per_chunk * width * sizeof(Tout) > CHUNK_MAX_BYTES)
@@ -535,6 +965,9 @@ static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const dev
     const size_t rows = o->row_end - o->row_begin;
     if (rows_per_chunk > rows)
         rows_per_chunk = rows;
+    /* several devices: chunks small enough that each gets some, and that they finish together */
+    if (share && rows_per_chunk > (rows + 4 * (size_t)share->devices - 1) / (4 * (size_t)share->devices))
+        rows_per_chunk = (rows + 4 * (size_t)share->devices - 1) / (4 * (size_t)share->devices);
     /* Two chunks in flight: while the GPU computes chunk k+1, chunk k travels to pinned memory and
      * the host copies the previous one into the caller's matrix. */
     const size_t chunk_elems = rows_per_chunk * width;
@@ -556,6 +989,14 @@ static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const dev
             return st;
         scratch = (T *)ps->warp_scratch.ptr;
     }
+    /* the block strategy's: two pairs of rows per block */
+    const unsigned block_count = (unsigned)block_strategy_blocks(s->sm_count, longest, sizeof(T));
+    if (strategy == STRATEGY_BLOCK) {
+        if ((st = ww_device_reserve(&ps->warp_scratch, (size_t)block_count * block_scratch_stride(longest) *
+                                                           sizeof(T))) != WW_OK)
+            return st;
+        scratch = (T *)ps->warp_scratch.ptr;
+    }
     /* progress in DP cells, as the CPU engine counts them: sum over rows of len(i) * sum of len(j) */
     const uint64_t col_samples = block_column_samples(hy, o);
     const uint64_t total = block_row_samples(hx, o->row_begin, o->row_end) * col_samples;
@@ -567,19 +1008,21 @@ static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const dev
         for (size_t r = q0; r < q1; r++)
             memcpy((Tout *)out + (r - o->row_begin) * o->out_stride, src + (r - q0) * width, width * sizeof(Tout));
         done += block_row_samples(hx, q0, q1) * col_samples;
+        if (share)
+            return share_progress(share, s, block_row_samples(hx, q0, q1) * col_samples, total, o);
         if (o->progress && o->progress(done, total, o->progress_user))
             return WW_ERR_CANCELLED;
         return WW_OK;
     };
     size_t prev0 = 0, prev1 = 0;
     int buf = 0, have_prev = 0;
-    for (size_t r0 = o->row_begin; r0 < o->row_end; r0 += rows_per_chunk) {
+    for (size_t r0 = share ? next_chunk_row(share, 0, rows_per_chunk) : o->row_begin; r0 < o->row_end;
+         r0 = next_chunk_row(share, r0, rows_per_chunk)) {
         const size_t r1 = r0 + rows_per_chunk < o->row_end ? r0 + rows_per_chunk : o->row_end;
         block_geometry g = {r0, r1, o->row_begin, o->row_end, o->col_begin, o->col_end, width, self};
         /* lanes over the longer side of the chunk, so that warps are full (one query against a set) */
         pair_map map = {r1 - r0 >= width || width > (size_t)65535 * 128};
         const size_t lane_count = map.lanes_are_rows ? r1 - r0 : width, shared_count = map.lanes_are_rows ? width : r1 - r0;
-        dim3 threads(128), blocks((unsigned)shared_count, (unsigned)((lane_count + 127) / 128));
         const T nu = (T)p->nu;
         Tout *d = dout + (size_t)buf * chunk_elems;
         if (strategy == STRATEGY_WARP) {
@@ -589,12 +1032,15 @@ static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const dev
             else
                 pairs_warp_kernel<T, Tout, false><<<warp_blocks, 128, 0, s->stream>>>(dx, dy, g, nu, p->degree,
                                                                                       scratch, stride, d);
-        } else if (dx.dim == 1)
-            pairs_thread_kernel<T, Tout, 1><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, d);
-        else if (dx.dim <= WIDE_DIM_MAX)
-            pairs_thread_kernel<T, Tout, 2><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, d);
-        else
-            pairs_thread_kernel<T, Tout, 0><<<blocks, threads, 0, s->stream>>>(dx, dy, g, nu, p->degree, map, d);
+        } else if (strategy == STRATEGY_BLOCK) {
+            st = launch_block_pairs<T, Tout>(s->stream, dx, dy, g, nu, p->degree, block_count, scratch,
+                                             block_scratch_stride(longest), d);
+        } else {
+            st = launch_thread_pairs<T, Tout>(s->stream, dx, dy, g, nu, p->degree, map, longest, lane_count,
+                                              shared_count, d);
+        }
+        if (st != WW_OK)
+            return st;
         WW_CUDA_TRY(cudaGetLastError());
         WW_CUDA_TRY(cudaMemcpyAsync(pinned + (size_t)buf * chunk_elems, d, (r1 - r0) * width * sizeof(Tout),
                                     cudaMemcpyDeviceToHost, s->stream));
@@ -650,11 +1096,12 @@ template <typename T> struct prepared_columns {
     size_t max_length;
 };
 
+/* The block on device `s`; with `share`, only the rows this device takes (run_on_devices). */
 template <typename T>
-static ww_status run_matrix(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const prepared_columns<T> *cols,
-                            const ww_twed_params *p, void *out, const ww_pairwise_options *o)
+static ww_status run_matrix(ww_ctx *ctx, ww_cuda_state *s, const ww_dataset *x, const ww_dataset *y,
+                            const prepared_columns<T> *cols, const ww_twed_params *p, void *out,
+                            const ww_pairwise_options *o, row_share *share)
 {
-    ww_cuda_state *s = ctx->cuda;
     pairwise_state *ps = state_of(s);
     if (ps == NULL)
         return WW_ERR_MEMORY;
@@ -683,17 +1130,17 @@ static ww_status run_matrix(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *
         return st;
 
     const double pairs = (double)(o->row_end - o->row_begin) * (double)(o->col_end - o->col_begin) / (self ? 2.0 : 1.0);
-    const enum strategy strategy = choose_strategy(pairs, max_x, max_y, s->sm_count, sizeof(T));
+    const enum strategy strategy = share ? share->strategy : choose_strategy(pairs, max_x, max_y, s, sizeof(T));
     const size_t longest = max_x > max_y ? max_x : max_y;
     if (strategy == STRATEGY_GRID)
         st = run_pairs_one_by_one(ctx, x, self ? x : y, self, p, out, o);
     else if (o->out_dtype == WW_F32)
         st = run_chunks<T, float>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y, strategy, longest, x,
-                                  self ? x : y);
+                                  self ? x : y, share);
     else
         st = run_chunks<T, double>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y, strategy, longest, x,
-                                   self ? x : y);
-    if (st == WW_OK && self)
+                                   self ? x : y, share);
+    if (st == WW_OK && self && share == NULL) /* several devices: once all are done */
         ww_matrix_fill_mirror(o, out, ctx->num_threads);
     return st;
 }
@@ -727,6 +1174,85 @@ static ww_status check_inputs(const ww_dataset *d, const ww_twed_params *p)
     return WW_OK;
 }
 
+/* The block on one device; with `share`, that device's part of run_on_devices. */
+static ww_status run_device_part(ww_ctx *ctx, ww_cuda_state *s, const ww_dataset *x, const ww_dataset *y,
+                                 const ww_twed_params *p, void *out, const ww_pairwise_options *o, row_share *share)
+{
+    ww_cuda_device_guard guard = ww_cuda_enter(s);
+    ww_status st = x->dtype == WW_F32 ? run_matrix<float>(ctx, s, x, y, NULL, p, out, o, share)
+                                      : run_matrix<double>(ctx, s, x, y, NULL, p, out, o, share);
+    ww_cuda_recover(s, st);
+    ww_cuda_leave(guard);
+    if (st != WW_OK && share)
+        share->stop.store(1); /* the other devices stop at their next chunk */
+    return st;
+}
+
+static size_t dataset_max_length(const ww_dataset *d)
+{
+    size_t longest = 0;
+    for (size_t i = 0; i < d->count; i++)
+        if (series_length(d, i) > longest)
+            longest = series_length(d, i);
+    return longest;
+}
+
+/* Host data on the context's several devices (see row_share): each uploads and prepares the data
+ * itself, then takes chunks of rows until none is left. Long series (the whole-GPU strategy) stay
+ * on the first device, as one-pair calls do. */
+static ww_status run_on_devices(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p,
+                                void *out, const ww_pairwise_options *o)
+{
+    const int n = ctx->cuda_count, self = y == NULL;
+    const double pairs = (double)(o->row_end - o->row_begin) * (double)(o->col_end - o->col_begin) / (self ? 2.0 : 1.0);
+    const size_t max_x = dataset_max_length(x), max_y = self ? max_x : dataset_max_length(y);
+    row_share share;
+    share.next_row.store(o->row_begin);
+    share.done_cells.store(0);
+    share.stop.store(0);
+    share.finished.store(0);
+    share.caller = ctx->cuda;
+    share.devices = n;
+    share.strategy = choose_strategy(pairs, max_x, max_y, ctx->cuda, esize(x->dtype));
+    if (share.strategy == STRATEGY_GRID)
+        return run_device_part(ctx, ctx->cuda, x, y, p, out, o, NULL);
+    std::vector<ww_status> status((size_t)n, WW_OK);
+    std::vector<std::thread> workers;
+    try {
+        for (int d = 1; d < n; d++)
+            workers.emplace_back([&, d] {
+                status[(size_t)d] = run_device_part(ctx, ctx->cuda_devices[d], x, y, p, out, o, &share);
+                share.finished.fetch_add(1);
+            });
+    } catch (...) { /* no thread to be had: the started ones stop at their next chunk */
+        share.stop.store(1);
+        status[0] = WW_ERR_MEMORY;
+    }
+    /* the first device on the calling thread, which alone calls the progress callback */
+    if (status[0] == WW_OK)
+        status[0] = run_device_part(ctx, ctx->cuda, x, y, p, out, o, &share);
+    const uint64_t total = block_row_samples(x, o->row_begin, o->row_end) * block_column_samples(self ? x : y, o);
+    while (share.finished.load() < (int)workers.size()) {
+        if (o->progress && !share.stop.load() && o->progress(share.done_cells.load(), total, o->progress_user))
+            share.stop.store(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    for (std::thread &w : workers)
+        w.join();
+    /* a device's failure, before the cancellations it caused on the others */
+    ww_status st = WW_OK;
+    for (int d = 0; d < n && st == WW_OK; d++)
+        if (status[(size_t)d] != WW_ERR_CANCELLED)
+            st = status[(size_t)d];
+    if (st == WW_OK && share.stop.load())
+        st = WW_ERR_CANCELLED;
+    if (st == WW_OK && o->progress && o->progress(share.done_cells.load(), total, o->progress_user))
+        st = WW_ERR_CANCELLED;
+    if (st == WW_OK && self)
+        ww_matrix_fill_mirror(o, out, ctx->num_threads);
+    return st;
+}
+
 ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p,
                                 void *out, const ww_pairwise_options *opt)
 {
@@ -742,11 +1268,11 @@ ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datas
         st = check_inputs(y, p);
     if (st != WW_OK)
         return st;
-    ww_cuda_device_guard guard = ww_cuda_enter(s);
-    st = x->dtype == WW_F32 ? run_matrix<float>(ctx, x, y, NULL, p, out, opt)
-                            : run_matrix<double>(ctx, x, y, NULL, p, out, opt);
-    ww_cuda_recover(s, st);
-    ww_cuda_leave(guard);
+    /* several devices take host data only: a device pointer belongs to one GPU */
+    if (ctx->cuda_count > 1 && host)
+        st = run_on_devices(ctx, x, y, p, out, opt);
+    else
+        st = run_device_part(ctx, s, x, y, p, out, opt, NULL);
     /* backend auto: a GPU that cannot hold the problem hands host data to the CPU engine */
     if (st == WW_ERR_DEVICE_MEMORY && ctx->requested == WW_BACKEND_AUTO && x->memory == WW_HOST &&
         (y == NULL || y->memory == WW_HOST))
@@ -853,8 +1379,9 @@ ww_status ww_cuda_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_datas
     if (st != WW_OK)
         return st;
     ww_cuda_device_guard guard = ww_cuda_enter(s);
-    st = queries->dtype == WW_F32 ? run_matrix<float>(ctx, queries, &ix->host, &ci->f32, &ix->params, out, opt)
-                                  : run_matrix<double>(ctx, queries, &ix->host, &ci->f64, &ix->params, out, opt);
+    st = queries->dtype == WW_F32
+             ? run_matrix<float>(ctx, s, queries, &ix->host, &ci->f32, &ix->params, out, opt, NULL)
+             : run_matrix<double>(ctx, s, queries, &ix->host, &ci->f64, &ix->params, out, opt, NULL);
     ww_cuda_recover(s, st);
     ww_cuda_leave(guard);
     return st;
