@@ -63,7 +63,8 @@ WW_API const char *ww_strerror(ww_status status);
 /* Contexts                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 typedef enum ww_backend {
-    WW_BACKEND_AUTO = 0, /* the GPU if the library has CUDA and a device is present, else the CPU */
+    WW_BACKEND_AUTO = 0, /* the GPU if the library has CUDA and a usable device, else the CPU
+                          * (ww_ctx_create says when it fails instead) */
     WW_BACKEND_CPU = 1,
     WW_BACKEND_CUDA = 2,
 } ww_backend;
@@ -93,10 +94,15 @@ typedef struct ww_ctx_options {
     /* The GPU cost-model file written by ww_cuda_calibrate(). NULL: the file named by the
      * environment variable WW_CALIBRATION, else the per-user cache file of the GPU
      * ($XDG_CACHE_HOME/wavewarp/calibration-<gpu>.txt, or ~/.cache/...) when it exists, else the
-     * built-in H100/H200 values. A file for another GPU is ignored; a malformed one (given here or
-     * through WW_CALIBRATION, or in the cache) fails ww_ctx_create with WW_ERR_CALIBRATION, a
-     * named file that cannot be read with WW_ERR_IO. "" means the built-in values, whatever the
-     * environment and the cache hold. Read only for a CUDA context. Default NULL. */
+     * built-in H100/H200 values. A file for another GPU is ignored. A file named here or through
+     * WW_CALIBRATION that is malformed (or of a format this version does not know) fails
+     * ww_ctx_create with WW_ERR_CALIBRATION, one that cannot be read with WW_ERR_IO, whatever the
+     * backend asked for. The cache file, found rather than named, never fails a context: one that
+     * cannot be read, is malformed or of another format is ignored like one for another GPU (the
+     * built-in values are used, and ww_ctx_calibration() says why). "" means the built-in values,
+     * whatever the environment and the cache hold. Numbers are read and written with '.' as the
+     * decimal point whatever the program's locale (LC_NUMERIC). Read only when a GPU context is
+     * created (backend CUDA, or AUTO with a usable GPU). Default NULL. */
     const char *calibration;
 } ww_ctx_options;
 
@@ -104,8 +110,15 @@ WW_API ww_ctx_options ww_ctx_options_default(void);
 
 typedef struct ww_ctx ww_ctx;
 
-/* opt == NULL means ww_ctx_options_default(). With backend CUDA and no usable GPU this fails with
- * WW_ERR_NO_DEVICE (or WW_ERR_NO_CUDA); with AUTO it silently uses the CPU. */
+/* opt == NULL means ww_ctx_options_default(). Fails, whatever the backend, on bad options
+ * (WW_ERR_BACKEND, WW_ERR_NO_DEVICE or WW_ERR_NULL_POINTER for a bad device list) and for want of
+ * host memory (WW_ERR_MEMORY). With backend CUDA it also fails when the GPU context cannot be
+ * made: no usable GPU (WW_ERR_NO_DEVICE, or WW_ERR_NO_CUDA in a build without CUDA), a CUDA error,
+ * or a bad named calibration file (see ww_ctx_options.calibration). With AUTO the only GPU-side
+ * failure is that named calibration file, malformed (WW_ERR_CALIBRATION) or unreadable
+ * (WW_ERR_IO), and only where a usable GPU is present (it is not read otherwise); anything else
+ * that keeps the GPU from being used (no CUDA, no device, a device this build has no code for, a
+ * CUDA error, a device of the list failing) silently gives a CPU context. */
 WW_API ww_status ww_ctx_create(ww_ctx **out, const ww_ctx_options *opt);
 WW_API void ww_ctx_destroy(ww_ctx *ctx);
 /* The backend actually in use (never AUTO), and its name ("cpu", "cuda"). */
@@ -118,17 +131,25 @@ WW_API const char *ww_ctx_describe(const ww_ctx *ctx);
 WW_API int ww_cuda_available(void);
 /* CUDA devices visible to this process (0 without CUDA or without a GPU). */
 WW_API int ww_cuda_device_count(void);
-/* Where the GPU cost model of the context comes from: "built-in defaults", or the path of the
- * calibration file in use; "" for a CPU context. */
+/* Where the GPU cost model of the context comes from: "built-in defaults" (followed by a note in
+ * parentheses when the per-user cache file was ignored, e.g. "built-in defaults (ignored <path>:
+ * malformed or of another format)"), the path of the calibration file in use, or "measured (not
+ * saved)" after a ww_cuda_calibrate() that could not write its file; "" for a CPU context, also
+ * one that backend AUTO made after failing to set up the GPU. */
 WW_API const char *ww_ctx_calibration(const ww_ctx *ctx);
 
 /* Measures the cost-model variables of the matrix engine on the context's (first) GPU with short
  * timed runs of each strategy (a few seconds), fits them, uses them in this context from now on,
  * and writes them with the GPU's name, its multiprocessor count and the date as `key = value`
  * lines to `path` (NULL: the per-user cache file that contexts load by default; its directory is
- * created). The file is replaced atomically. `report`, when not NULL, receives the file's text
- * (truncated to report_size). WW_ERR_NO_DEVICE on a CPU context, WW_ERR_NO_CUDA in a build without
- * CUDA, WW_ERR_IO when the file cannot be written. */
+ * created). The file is replaced atomically. The whole-GPU strategy (long series, one pair at a
+ * time) is timed with the wavefront engine whatever the context's engine (the file is for every
+ * context on this GPU). `report`, when not NULL, receives the file's text (truncated to
+ * report_size). WW_ERR_NULL_POINTER for a NULL ctx, WW_ERR_NO_DEVICE on a CPU context,
+ * WW_ERR_NO_CUDA in a build without CUDA, WW_ERR_IO when the file (or the cache directory) cannot
+ * be written: the measured model is then in use in this context all the same, `report` filled,
+ * and ww_ctx_calibration() says "measured (not saved)". Another failure (of the measurement)
+ * leaves the context's model as it was. */
 WW_API ww_status ww_cuda_calibrate(ww_ctx *ctx, const char *path, char *report, size_t report_size);
 
 /* ------------------------------------------------------------------------------------------ */

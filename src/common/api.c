@@ -191,14 +191,17 @@ ww_status ww_ctx_create(ww_ctx **out, const ww_ctx_options *opt)
         if (st == WW_OK) {
             ctx->backend = WW_BACKEND_CUDA;
         } else if (o.backend == WW_BACKEND_CUDA || st == WW_ERR_CALIBRATION || st == WW_ERR_IO) {
-            /* a bad calibration file is the user's to fix, even where auto could use the CPU */
+            /* a bad calibration file the user named (the option or WW_CALIBRATION; the cache
+             * file never fails) is the user's to fix, even where auto could use the CPU */
             ww_ctx_destroy(ctx);
             return st;
         }
     }
-    if (ctx->backend == WW_BACKEND_CPU)
+    if (ctx->backend == WW_BACKEND_CPU) {
+        ctx->calibration_source[0] = '\0'; /* a CPU context has no GPU model, even after a fallback */
         snprintf(ctx->description, sizeof ctx->description, "cpu (%d thread%s, %s)", threads,
                  threads == 1 ? "" : "s", cpu_isa_name());
+    }
     *out = ctx;
     return WW_OK;
 }

@@ -1,11 +1,13 @@
 /* Calibration files of the GPU cost model: reading, writing and finding them. Compiled in every
  * build (no CUDA here), so that the format is tested on machines without a GPU. The measurement
  * itself is src/cuda/calibrate.cu. */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, fsync, fileno */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fsync, fileno, newlocale, uselocale */
 #include "internal.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__APPLE__)
+#include <xlocale.h> /* newlocale, uselocale: in <locale.h> on glibc and musl */
+#endif
 
 #define CALIBRATION_FORMAT 1 /* the `format` key; a file of a newer format is refused */
 #define MAX_LINE 1024
@@ -37,7 +42,9 @@ ww_cuda_model ww_cuda_model_default(void)
 typedef struct model_key {
     const char *name;
     size_t offset;
-    double min, max; /* accepted range: a time must be positive, a length at least 1 */
+    /* accepted range: a time must be positive; thread_max_length may be 0, which gives no
+     * (non-empty) pair to the one-thread strategy and so turns it off */
+    double min, max;
 } model_key;
 
 static const model_key model_keys[] = {
@@ -62,6 +69,36 @@ static char *trim(char *s)
     return s;
 }
 
+/* Numbers are read and written in the "C" locale whatever LC_NUMERIC the program set: strtod and
+ * printf follow it, and under de_DE they would write "1,5e-07" and refuse every file written with
+ * '.' (the files are shared between machines and programs). The calling thread alone switches, for
+ * the duration of one parse or format (uselocale; POSIX 2008: glibc, musl, macOS). */
+typedef struct c_numeric {
+    locale_t c, previous;
+} c_numeric;
+
+static int c_numeric_enter(c_numeric *g)
+{
+    g->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (g->c == (locale_t)0)
+        return 0;
+    g->previous = uselocale(g->c);
+    if (g->previous == (locale_t)0) {
+        freelocale(g->c);
+        g->c = (locale_t)0;
+        return 0;
+    }
+    return 1;
+}
+
+static void c_numeric_leave(c_numeric *g)
+{
+    if (g->c != (locale_t)0) {
+        uselocale(g->previous);
+        freelocale(g->c);
+    }
+}
+
 static int parse_number(const char *text, double *out)
 {
     char *end = NULL;
@@ -73,12 +110,9 @@ static int parse_number(const char *text, double *out)
     return 1;
 }
 
-ww_status ww_calibration_parse(const char *text, const char *gpu_name, int sm_count, ww_cuda_model *model,
-                               int *applies)
+static ww_status parse_text(const char *text, const char *gpu_name, int sm_count, ww_cuda_model *model,
+                            int *applies)
 {
-    if (text == NULL || gpu_name == NULL || model == NULL || applies == NULL)
-        return WW_ERR_NULL_POINTER;
-    *applies = 0;
     /* parsed into a copy: a malformed or foreign file leaves the caller's model as it was */
     ww_cuda_model parsed = *model;
     char file_gpu[MAX_LINE] = "";
@@ -119,7 +153,7 @@ ww_status ww_calibration_parse(const char *text, const char *gpu_name, int sm_co
             continue;
         }
         if (strcmp(key, "sm_count") == 0) {
-            if (v < 1 || v != floor(v))
+            if (v < 1 || v > INT_MAX || v != floor(v)) /* compared with an int below */
                 return WW_ERR_CALIBRATION;
             file_sm = v;
             continue;
@@ -143,6 +177,20 @@ ww_status ww_calibration_parse(const char *text, const char *gpu_name, int sm_co
     *model = parsed;
     *applies = 1;
     return WW_OK;
+}
+
+ww_status ww_calibration_parse(const char *text, const char *gpu_name, int sm_count, ww_cuda_model *model,
+                               int *applies)
+{
+    if (text == NULL || gpu_name == NULL || model == NULL || applies == NULL)
+        return WW_ERR_NULL_POINTER;
+    *applies = 0;
+    c_numeric guard;
+    if (!c_numeric_enter(&guard))
+        return WW_ERR_MEMORY; /* newlocale fails only for want of memory */
+    ww_status st = parse_text(text, gpu_name, sm_count, model, applies);
+    c_numeric_leave(&guard);
+    return st;
 }
 
 ww_status ww_calibration_load(const char *path, const char *gpu_name, int sm_count, ww_cuda_model *model,
@@ -189,6 +237,22 @@ static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
         *used += (size_t)n;
 }
 
+/* A variable's value as "%.6g" writes it in the "C" locale. Under the c_numeric guard snprintf
+ * writes '.' already; should the guard be unavailable (no memory for a locale object), the current
+ * locale's decimal point is replaced here, so the file is the same either way. */
+static void format_number(char *out, size_t size, double v)
+{
+    snprintf(out, size, "%.6g", v);
+    const struct lconv *lc = localeconv();
+    const char *point = lc && lc->decimal_point && lc->decimal_point[0] ? lc->decimal_point : ".";
+    char *at = strcmp(point, ".") != 0 ? strstr(out, point) : NULL;
+    if (at != NULL) {
+        const size_t n = strlen(point);
+        *at = '.';
+        memmove(at + 1, at + n, strlen(at + n) + 1);
+    }
+}
+
 size_t ww_calibration_format(char *buf, size_t size, const char *gpu_name, int sm_count, const ww_cuda_model *model)
 {
     char date[32] = "unknown";
@@ -201,8 +265,14 @@ size_t ww_calibration_format(char *buf, size_t size, const char *gpu_name, int s
     append(buf, size, &used, "format = %d\ngpu = %s\nsm_count = %d\ndate = %s\n", CALIBRATION_FORMAT, gpu_name,
            sm_count, date);
     ww_cuda_model copy = *model;
-    for (size_t i = 0; i < MODEL_KEY_COUNT; i++)
-        append(buf, size, &used, "%s = %.6g\n", model_keys[i].name, *model_field(&copy, &model_keys[i]));
+    c_numeric guard;
+    (void)c_numeric_enter(&guard); /* without it, format_number still writes '.' */
+    for (size_t i = 0; i < MODEL_KEY_COUNT; i++) {
+        char number[64];
+        format_number(number, sizeof number, *model_field(&copy, &model_keys[i]));
+        append(buf, size, &used, "%s = %s\n", model_keys[i].name, number);
+    }
+    c_numeric_leave(&guard);
     return used;
 }
 
@@ -291,17 +361,25 @@ ww_status ww_calibration_resolve(const char *explicit_path, const char *gpu_name
         return WW_OK;
     const char *env = getenv("WW_CALIBRATION");
     const char *named = explicit_path ? explicit_path : env && env[0] ? env : NULL;
-    char cache[4096];
-    const char *path = named;
-    if (path == NULL) {
-        struct stat st;
-        if (ww_calibration_default_path(gpu_name, 0, cache, sizeof cache) != WW_OK || stat(cache, &st) != 0)
-            return WW_OK; /* no cache file: the defaults */
-        path = cache;
-    }
     int applies = 0;
-    ww_status status = ww_calibration_load(path, gpu_name, sm_count, model, &applies);
-    if (status == WW_OK && applies)
-        snprintf(source, source_size, "%s", path);
-    return status;
+    if (named != NULL) { /* the user's choice: whatever is wrong with it is an error */
+        ww_status status = ww_calibration_load(named, gpu_name, sm_count, model, &applies);
+        if (status == WW_OK && applies)
+            snprintf(source, source_size, "%s", named);
+        return status;
+    }
+    char cache[4096];
+    struct stat st;
+    if (ww_calibration_default_path(gpu_name, 0, cache, sizeof cache) != WW_OK || stat(cache, &st) != 0)
+        return WW_OK; /* no cache file: the defaults */
+    /* The cache file was found, not chosen: one that cannot be read, is malformed or of another
+     * format (a newer version's) does not apply, and the defaults stand (`model` is untouched
+     * then); `source` says why, for ww_ctx_calibration(). */
+    ww_status status = ww_calibration_load(cache, gpu_name, sm_count, model, &applies);
+    if (status != WW_OK)
+        snprintf(source, source_size, "built-in defaults (ignored %s: %s)", cache,
+                 status == WW_ERR_CALIBRATION ? "malformed or of another format" : ww_strerror(status));
+    else if (applies)
+        snprintf(source, source_size, "%s", cache);
+    return WW_OK;
 }

@@ -69,9 +69,11 @@ typedef struct ww_cuda_model {
 ww_cuda_model ww_cuda_model_default(void);
 
 /* Calibration files (src/common/calibration.c, compiled in every build): `key = value` lines, '#'
- * comments. ww_calibration_parse fills `model` (keys it lacks keep their values) and sets
- * *applies to 1 when the file is for this GPU (same name and multiprocessor count), to 0 (model
- * untouched) when it is for another; WW_ERR_CALIBRATION when it is malformed. */
+ * comments, numbers in the "C" locale (read and written so whatever LC_NUMERIC the program set).
+ * ww_calibration_parse fills `model` (keys it lacks keep their values) and sets *applies to 1 when
+ * the file is for this GPU (same name and multiprocessor count), to 0 (model untouched) when it is
+ * for another; WW_ERR_CALIBRATION (model untouched) when it is malformed or of another format
+ * (WW_ERR_MEMORY, rarely: no memory for the "C" locale object it parses in). */
 ww_status ww_calibration_parse(const char *text, const char *gpu_name, int sm_count, ww_cuda_model *model,
                                int *applies);
 /* The same for a file: WW_ERR_IO when it cannot be read. */
@@ -83,11 +85,31 @@ size_t ww_calibration_format(char *buf, size_t size, const char *gpu_name, int s
 ww_status ww_calibration_write(const char *path, const char *text);
 /* The per-user cache file of a GPU; with create_dir, its directory is created. */
 ww_status ww_calibration_default_path(const char *gpu_name, int create_dir, char *buf, size_t size);
-/* The model of a GPU for a new context: the built-in one for "", the explicit file if given, else $WW_CALIBRATION, else the
- * cache file if it exists, else the defaults; `source` receives the file used or "built-in
- * defaults". A named file that is missing is WW_ERR_IO; one for another GPU is ignored. */
+/* The model of a GPU for a new context: the built-in one for "", the explicit file if given, else
+ * $WW_CALIBRATION, else the cache file if it exists, else the defaults; `source` receives the file
+ * used or "built-in defaults". A named file (explicit or $WW_CALIBRATION) that cannot be read is
+ * WW_ERR_IO, a malformed one WW_ERR_CALIBRATION. The cache file never fails: one that cannot be
+ * read or is malformed is ignored like one for another GPU, and `source` then reads "built-in
+ * defaults (ignored <path>: <why>)". */
 ww_status ww_calibration_resolve(const char *explicit_path, const char *gpu_name, int sm_count, ww_cuda_model *model,
                                  char *source, size_t source_size);
+
+/* Phases of one pair in the GPU block strategy's kernel (pairs_block_kernel, src/cuda/twed_pairwise.cu):
+ * `rows` (the shorter series) in strips of 32, each strip ceil((cols + 31) / phase_steps) phases
+ * long, `warps` strips at once, strip k + 1 two phases behind strip k. In 64 bits: the count is
+ * about rows * cols / 4096 with 4 warps of 32-step phases, past INT_MAX for series of about
+ * 3 million samples. Here (not in the .cu) so that the tests check it without a GPU. */
+#if defined(__CUDACC__)
+#define WW_HOST_DEVICE __host__ __device__
+#else
+#define WW_HOST_DEVICE
+#endif
+static inline WW_HOST_DEVICE long long ww_block_phases(long long rows, long long cols, int warps, int phase_steps)
+{
+    const long long strips = (rows + 31) / 32, per_strip = (cols + 31 + phase_steps - 1) / phase_steps;
+    const long long round = per_strip > 2LL * warps ? per_strip : 2LL * warps, last = strips - 1;
+    return (last / warps) * round + 2 * (last % warps) + per_strip;
+}
 
 #define WW_MAX_DEVICES 64 /* GPUs one context may be given */
 

@@ -154,6 +154,9 @@ ww_status ww_cuda_init(ww_ctx *ctx)
         for (int d = 0; d < ctx->cuda_count; d++)
             shutdown_state(ctx->cuda_devices[d]);
         ctx->cuda_count = 0;
+        /* the first device may have named its model already: no GPU, no model (backend auto goes
+         * on with the CPU, for which ww_ctx_calibration() is "") */
+        ctx->calibration_source[0] = '\0';
         return st;
     }
     ww_cuda_state *first = ctx->cuda_devices[0];
@@ -201,7 +204,8 @@ static ww_status init_on_device(ww_ctx *ctx, ww_cuda_state *s)
                                           sizeof source);
     if (st != WW_OK)
         return st;
-    if (ctx->cuda_count == 0) /* the first device's is the one ww_ctx_calibration() names */
+    if (ctx->cuda_count == 0) /* the first device's is the one ww_ctx_calibration() names; cleared
+                                 by ww_cuda_init if a later step or device fails */
         snprintf(ctx->calibration_source, sizeof ctx->calibration_source, "%s", source);
     e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {

@@ -168,14 +168,15 @@ ww_status ww_cuda_calibrate(ww_ctx *ctx, const char *path, char *report, size_t 
     ww_cuda_state *s = ctx->cuda;
     if (s == NULL)
         return WW_ERR_NO_DEVICE;
+    /* where the file goes; a failure here is a failure to write it, told once the model is
+     * measured and in use (see below) */
     char target[4096];
-    ww_status st = WW_OK;
+    ww_status write_status = WW_OK;
     if (path == NULL)
-        st = ww_calibration_default_path(s->gpu_name, 1, target, sizeof target);
+        write_status = ww_calibration_default_path(s->gpu_name, 1, target, sizeof target);
     else if (snprintf(target, sizeof target, "%s", path) >= (int)sizeof target)
-        st = WW_ERR_IO;
-    if (st != WW_OK)
-        return st;
+        write_status = WW_ERR_IO;
+    ww_status st = WW_OK;
 
     /* the largest matrix: the sweep's shortest series, rows + cols series of it */
     size_t max_rows, max_cols, max_samples = 0, max_out = 0;
@@ -212,15 +213,20 @@ ww_status ww_cuda_calibrate(ww_ctx *ctx, const char *path, char *report, size_t 
     }
 
     /* timed on the first device alone, always on the GPU (backend auto would give small matrices to
-     * the CPU); a context is used by one thread at a time, so the fields are put back after */
+     * the CPU), and the whole-GPU strategy with the wavefront engine whatever the context's engine
+     * (the file serves every context on this GPU, and they use that engine unless told otherwise);
+     * a context is used by one thread at a time, so the fields are put back after */
     const ww_backend requested = ctx->requested;
+    const ww_engine engine = ctx->engine;
     const int cuda_count = ctx->cuda_count;
     ctx->requested = WW_BACKEND_CUDA;
+    ctx->engine = WW_ENGINE_CUDA_WAVEFRONT;
     ctx->cuda_count = 1;
     calibration_run run = {ctx, values, out};
     ww_cuda_model model = s->model;
     st = measure(&run, &model);
     ctx->requested = requested;
+    ctx->engine = engine;
     ctx->cuda_count = cuda_count;
     free(values);
     free(out);
@@ -229,14 +235,18 @@ ww_status ww_cuda_calibrate(ww_ctx *ctx, const char *path, char *report, size_t 
 
     char text[2048];
     ww_calibration_format(text, sizeof text, s->gpu_name, s->sm_count, &model);
-    if ((st = ww_calibration_write(target, text)) != WW_OK)
-        return st;
-    /* from now on in this context, on every device that is the same GPU */
+    if (write_status == WW_OK)
+        write_status = ww_calibration_write(target, text);
+    /* from now on in this context, on every device that is the same GPU, written or not (the
+     * measurement is no less valid for a full disk) */
     for (int d = 0; d < ctx->cuda_count; d++)
         if (strcmp(ctx->cuda_devices[d]->gpu_name, s->gpu_name) == 0 && ctx->cuda_devices[d]->sm_count == s->sm_count)
             ctx->cuda_devices[d]->model = model;
-    snprintf(ctx->calibration_source, sizeof ctx->calibration_source, "%s", target);
+    if (write_status == WW_OK)
+        snprintf(ctx->calibration_source, sizeof ctx->calibration_source, "%s", target);
+    else
+        snprintf(ctx->calibration_source, sizeof ctx->calibration_source, "measured (not saved)");
     if (report && report_size > 0)
         snprintf(report, report_size, "%s", text);
-    return WW_OK;
+    return write_status;
 }

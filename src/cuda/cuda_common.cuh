@@ -43,7 +43,6 @@ struct ww_cuda_state {
     void *pinned;              /* page-locked staging for host inputs and the result */
     size_t pinned_bytes;
     void *pairwise;            /* the matrix engine's buffers (twed_pairwise.cu) */
-    unsigned long long wavefront_calls; /* numbers the wavefront engine's hand-over values */
 };
 
 ww_status ww_pinned_reserve(ww_cuda_state *s, size_t bytes);

@@ -6,16 +6,18 @@
  *               thread owns R consecutive rows and sweeps the columns in blocks of C, computing an
  *               R x C tile of the matrix in registers per step. Tiles pass down between lanes by
  *               warp shuffles, between warps through shared memory (a barrier every few steps),
- *               and between bands through a row buffer in global memory whose values carry a tag,
- *               so the whole matrix is one launch and nothing waits on the host. Bands are taken
- *               in order from an atomic counter: a band only ever waits for an earlier band, which
- *               is already running, so any grid size is deadlock-free. Two row buffers suffice:
- *               band b+2 can only overwrite column c of band b's buffer after band b+1 has
- *               consumed it (band b+2 reaching column c needs band b+1's bottom row at column c).
+ *               and between bands through one row buffer in global memory whose values carry a
+ *               check of the band and call that wrote them, so the whole matrix is one launch and
+ *               nothing waits on the host. Bands are taken in order from an atomic counter: a band
+ *               only ever waits for an earlier band, which is already running, so any grid size
+ *               is deadlock-free.
  */
 #include "cuda_common.cuh"
 
+#include <atomic>
+#include <chrono>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +30,17 @@
 
 /* Prepared series are padded: SERIES_PAD_FRONT samples before sample 0, so that sample 1 (the
  * first of every column block) is 32-byte aligned for vector loads, and SERIES_PAD_BACK samples
- * after sample n (copies of it), so that the last block never reads past the data. The front
- * padding and sample 0 have zero values and stamps and an infinite deletion cost (the recurrence
- * never deletes sample 0): the wavefront engine's tiles before column 1 read them and come out
- * infinite, which is the boundary column D(i, 0) without a branch. */
+ * after sample n, so that the last block never reads past the data. The padding lets the
+ * wavefront engine compute whole tiles without a branch for the matrix's edges:
+ *  - in front: zero values and stamps and an infinite deletion cost (sample 0's too: the recurrence
+ *    never deletes it). Tiles before column 1 come out infinite: the boundary column D(i, 0).
+ *  - behind: infinite values (so no match reaches them) and a zero deletion cost. A column (row)
+ *    past the end then repeats the last one exactly: D(i, nb + 1) = min(D(i, nb), D(i - 1, nb + 1)
+ *    + delete_a(i)), and the second term is never smaller, since the recurrence already took every
+ *    chain of deletions down column nb, rounding included. So D(na, nb) can be read at any row
+ *    >= na and column >= nb, e.g. at the last cell of the last tile. (A match between two padded
+ *    samples is inf - inf = NaN, which twed_cell's comparisons drop: it only ever compares the
+ *    match candidate as `match < m`.) */
 #define SERIES_PAD_FRONT 3
 #define SERIES_PAD_BACK 8
 
@@ -50,10 +59,9 @@ template <typename Tin> __global__ void prepare_values_kernel(prepare_job<Tin> j
     for (size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x; s <= j.n + SERIES_PAD_BACK;
          s += (size_t)gridDim.x * blockDim.x) {
         double *dst = j.out_values + s * dim;
-        if (s > j.n) { /* padding: a copy of sample n, checked there */
-            const Tin *last = j.values + (j.n - 1) * dim;
+        if (s > j.n) { /* padding behind: see SERIES_PAD_BACK */
             for (size_t k = 0; k < dim; k++)
-                dst[k] = (double)last[k];
+                dst[k] = infinity_of<double>();
             j.out_stamps[s] = j.stamps ? (double)j.stamps[j.n - 1] : (double)j.n;
             continue;
         }
@@ -184,11 +192,20 @@ static ww_status run_diagonal(ww_cuda_state *s, const device_series<T> &a, const
 
 #define WAVEFRONT_WARPS 4 /* one warp per scheduler of a multiprocessor; a band has 128 * R rows */
 #define WAVEFRONT_THREADS (32 * WAVEFRONT_WARPS)
-#define SYNC_STEPS 4                /* steps between two block barriers */
+#ifndef WW_WAVEFRONT_SYNC_STEPS /* a build option, for the benchmark's comparison */
+#define WW_WAVEFRONT_SYNC_STEPS 4
+#endif
+#define SYNC_STEPS WW_WAVEFRONT_SYNC_STEPS /* steps between two block barriers */
 #define WARP_SKEW (31 + SYNC_STEPS) /* steps a warp runs behind the warp above (see below) */
 #define XFER_SLOTS 16               /* blocks of a warp's bottom row kept for the warp below */
-#define TOP_STAGE 16                /* blocks of the row above the band fetched at a time */
-#define TOP_SLOTS (2 * TOP_STAGE)
+#ifndef WW_WAVEFRONT_TOP_STAGE /* a build option, for the benchmark's comparison */
+#define WW_WAVEFRONT_TOP_STAGE 16
+#endif
+/* blocks of the row above the band fetched at a time: a stage of 16 is fetched a stage ahead and
+ * checked half a stage later; a stage of SYNC_STEPS is fetched an interval ahead, checked just
+ * before use */
+#define TOP_STAGE WW_WAVEFRONT_TOP_STAGE
+#define TOP_SLOTS 32
 
 /* The bottom row of a band travels to the next band through global memory as (value, check)
  * pairs, check = id ^ bits(value), where id numbers the band and the call. A reader takes a pair
@@ -238,9 +255,9 @@ template <int C> __device__ __forceinline__ void load_block(const double *p, dou
  * S - l - w * WARP_SKEW at block step S. Warps meet at a barrier every SYNC_STEPS steps, so the
  * warp above must be SYNC_STEPS steps ahead of the natural pipeline: WARP_SKEW = 31 + SYNC_STEPS.
  * Global memory is read only for the columns (vector loads of the block's C values, L1 hits: all
- * lanes walk the same series) and, by warp 0, for the row above the band: TOP_STAGE blocks are
- * fetched at once, one per lane, and checked half a stage later, so that their latency is hidden;
- * warp 0 waits there only if the band above is really behind.
+ * lanes walk the same series) and, by warp 0, for the row above the band: each interval's blocks
+ * are fetched one interval ahead, one per lane, so that their latency is hidden; warp 0 waits
+ * only if the band above is really behind.
  * Tiles outside the matrix are computed anyway, which keeps the loop free of branches: before
  * column 1 they read the padding in front of sample 0, whose infinite deletion costs make them
  * infinite (the boundary column, see SERIES_PAD_FRONT); past the last column or row they read
@@ -252,7 +269,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
     __shared__ double top[TOP_SLOTS][C];                    /* the row above the band */
     __shared__ unsigned band_shared;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int na = (int)w.a.length, nb = (int)w.b.length, blocks = w.column_blocks;
+    const int na = (int)w.a.length, blocks = w.column_blocks;
     const size_t dim = w.a.dim;
     const double inf = infinity_of<double>();
     const double nu = w.nu;
@@ -274,7 +291,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         int a_row[R + 1];
 #pragma unroll
         for (int r = 0; r <= R; r++) {
-            a_row[r] = min(row0 - 1 + r, na);
+            a_row[r] = min(row0 - 1 + r, na + 1); /* rows past na: the padding, which repeats row na */
             a_val[r] = DIM1 ? w.a.values[a_row[r]] : 0.0;
             a_t[r] = w.a.stamps[a_row[r]];
             if (r > 0)
@@ -293,9 +310,8 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
 #pragma unroll
         for (int c = 0; c < C; c++)
             d_bottom[c] = inf;
-        /* D(na, nb) is computed by this thread in a known tile, if at all */
-        const int result_k = na >= row0 && na < row0 + R ? na - row0 : -1;
-        const int result_block = (nb - 1) / C, result_c = (nb - 1) % C;
+        /* D(na, nb) = the last cell of the last tile of the last band (see SERIES_PAD_BACK) */
+        const bool result_thread = band + 1 == w.nbands && threadIdx.x == WAVEFRONT_THREADS - 1;
         const int skew = warp * WARP_SKEW + lane; /* this thread's block at step S is S - skew */
         const unsigned long long in_id = (w.call << 24) | (band - 1), out_id = (w.call << 24) | band;
         handover *const publish = band + 1 < w.nbands && threadIdx.x == WAVEFRONT_THREADS - 1 ? w.rows : NULL;
@@ -363,12 +379,17 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
             load_block<C>(w.b.delete_cost + col0, next_del);
         }
         for (int s0 = 0; s0 < steps; s0 += SYNC_STEPS) {
-            /* stage k (blocks k*TOP_STAGE ..) is fetched at step (k - 1) * TOP_STAGE and checked
-             * half a stage later, before lane 0 needs it */
-            if (warp == 0 && (s0 & (TOP_STAGE - 1)) == TOP_STAGE / 2)
-                top_commit(s0 + TOP_STAGE / 2);
-            else if (warp == 0 && (s0 & (TOP_STAGE - 1)) == 0 && s0 > 0)
+            /* the row above the band: each stage is fetched ahead and checked (a wait only if the
+             * band above is behind) before lane 0 needs it (see TOP_STAGE) */
+            if (warp == 0 && TOP_STAGE > SYNC_STEPS) {
+                if ((s0 & (TOP_STAGE - 1)) == TOP_STAGE / 2)
+                    top_commit(s0 + TOP_STAGE / 2);
+                else if ((s0 & (TOP_STAGE - 1)) == 0 && s0 > 0)
+                    top_fetch(s0 + TOP_STAGE);
+            } else if (warp == 0 && s0 > 0) {
+                top_commit(s0);
                 top_fetch(s0 + TOP_STAGE);
+            }
 #pragma unroll
             for (int i = 0; i < SYNC_STEPS; i++) {
                 const int j = s0 + i - skew;
@@ -392,11 +413,14 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
 #pragma unroll
                 for (int c = 0; c < C; c++)
                     above[c] = __shfl_up_sync(FULL_MASK, d_bottom[c], 1);
-                if (lane == 0) {
+                { /* lane 0: from shared memory (every lane reads the same address: a broadcast,
+                   * and no branch, which would split the unrolled steps' basic block) */
                     const double *src = warp == 0 ? top[j & (TOP_SLOTS - 1)] : xfer[warp - 1][j & (XFER_SLOTS - 1)];
 #pragma unroll
-                    for (int c = 0; c < C; c++)
-                        above[c] = src[c];
+                    for (int c = 0; c < C; c++) {
+                        const double edge = src[c];
+                        above[c] = lane == 0 ? edge : above[c];
+                    }
                 }
 
                 /* match parts of rows row0 - 1 .. row0 + R - 1 against the tile's columns */
@@ -407,7 +431,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                     for (int c = 0; c < C; c++) {
                         const double dist =
                             DIM1 ? fabs(a_val[r] - b_val[c])
-                                 : lp_distance(w.a.values + (size_t)a_row[r] * dim, w.b.values + (size_t)(col0 + c) * dim,
+                                 : lp_distance(w.a.values + (size_t)a_row[r] * dim, w.b.values + (ptrdiff_t)(col0 + c) * (ptrdiff_t)dim,
                                                dim, degree);
                         mm[r][c] = match_part(dist, a_t[r], b_t[c], nu);
                     }
@@ -446,14 +470,8 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                                make_double2(v, __longlong_as_double((long long)handover_check(v, out_id))));
                     }
                 }
-                if (__builtin_expect(j == result_block && result_k >= 0, 0)) {
-#pragma unroll
-                    for (int k = 0; k < R; k++)
-#pragma unroll
-                        for (int c = 0; c < C; c++)
-                            if (k == result_k && c == result_c)
-                                w.result->value = d[k][c];
-                }
+                if (result_thread && j == blocks - 1)
+                    w.result->value = d[R - 1][C - 1];
             }
             __syncthreads();
         }
@@ -488,6 +506,21 @@ template <int R, bool DIM1> static ww_status launch_wavefront(ww_cuda_state *s, 
     return WW_OK;
 }
 
+/* Numbers the calls of the whole process (not of a context: buffers move between contexts
+ * through the allocator), starting from a value that differs between processes, so that a
+ * hand-over pair left in memory by any earlier call never carries the id a band waits for. 40
+ * bits: never wraps in practice. */
+static unsigned long long next_wavefront_call(void)
+{
+    static std::atomic<unsigned long long> counter(
+        ((unsigned long long)std::chrono::steady_clock::now().time_since_epoch().count() * 0x9E3779B97F4A7C15ull) >> 25);
+    unsigned long long call;
+    do
+        call = ++counter & ((1ull << 40) - 1);
+    while (call == 0); /* zero (cleared memory) must never be a valid id's call */
+    return call;
+}
+
 static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a, const device_series<double> &b,
                                double nu, int degree, pair_result *result)
 {
@@ -499,9 +532,13 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
     if (a.length + 2 * band_rows >= (size_t)INT32_MAX || b.length + 1024 >= (size_t)INT32_MAX)
         return WW_ERR_OVERFLOW;
     const size_t row_bytes = blocks * TILE_COLUMNS * sizeof(handover);
+    const size_t had = s->work.bytes;
     ww_status st = ww_device_reserve(&s->work, row_bytes + 256);
     if (st != WW_OK)
         return st;
+    /* a new buffer may hold another context's hand-over pairs: zeros fail every check */
+    if (s->work.bytes != had)
+        WW_CUDA_TRY(cudaMemsetAsync(s->work.ptr, 0, s->work.bytes, s->stream));
     wavefront_args w;
     w.a = a;
     w.b = b;
@@ -509,7 +546,7 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
     w.degree = degree;
     w.column_blocks = (int)blocks;
     w.rows = (handover *)s->work.ptr;
-    w.call = ++s->wavefront_calls; /* >= 1: never-written (zero) memory fails every check */
+    w.call = next_wavefront_call();
     w.next_band = (unsigned *)((char *)s->work.ptr + row_bytes);
     w.nbands = (unsigned)nbands;
     w.result = result;

@@ -16,6 +16,7 @@
 #include "cuda_common.cuh"
 
 #include <float.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -524,12 +525,14 @@ __global__ void __launch_bounds__(128) pairs_staged_kernel(device_set<T> x, devi
 #define BLOCK_WARPS 4
 #define BLOCK_PHASE_STEPS 32
 
-/* Phases of one pair in the block kernel (rows: the shorter series). */
-__host__ __device__ __forceinline__ int block_phases(int rows, int cols, int warps)
+/* Phases of one pair in the block kernel (rows: the shorter series), in 64 bits (ww_block_phases,
+ * internal.h): an int overflows for series of about 3 million samples. The cost model gives the
+ * strategy no more than BLOCK_PHASES_MAX phases (it would not win there anyway); the kernel counts
+ * them in 64 bits all the same, for a forced strategy. */
+#define BLOCK_PHASES_MAX ((long long)INT_MAX)
+__host__ __device__ __forceinline__ long long block_phases(long long rows, long long cols, int warps)
 {
-    const int strips = (rows + 31) / 32, per_strip = (cols + 31 + BLOCK_PHASE_STEPS - 1) / BLOCK_PHASE_STEPS;
-    const int round = per_strip > 2 * warps ? per_strip : 2 * warps, last = strips - 1;
-    return (last / warps) * round + 2 * (last % warps) + per_strip;
+    return ww_block_phases(rows, cols, warps, BLOCK_PHASE_STEPS);
 }
 
 template <typename T, typename Tout, bool DIM1>
@@ -558,13 +561,18 @@ __global__ void __launch_bounds__(BLOCK_WARPS * 32) pairs_block_kernel(device_se
         const T *av = rs.values + rs.base[ri] * dim, *at = rs.stamps + rs.base[ri], *adel = rs.delete_cost + rs.base[ri];
         const T *bv = cs.values + cs.base[ci] * dim, *bt = cs.stamps + cs.base[ci], *bdel = cs.delete_cost + cs.base[ci];
         const int strips = (na + 31) / 32, per_strip = (nb + 31 + BLOCK_PHASE_STEPS - 1) / BLOCK_PHASE_STEPS;
-        const int round = per_strip > 2 * W ? per_strip : 2 * W, phases = block_phases(na, nb, W);
+        const int round = per_strip > 2 * W ? per_strip : 2 * W;
+        const long long phases = block_phases(na, nb, W); /* past INT_MAX for ~3 million samples */
         /* this warp's strip: its state lives across the phases of the strip */
         int r0 = 1, r = 1;
         T a = 0, ta = 0, da = 0, d1 = inf, m1 = 0, above_prev_d = inf, above_prev_m = 0;
-        for (int phase = 0; phase < phases; phase++) {
-            const int rel = phase - 2 * w, q = rel >= 0 ? rel / round : 0, u = rel - q * round, k = q * W + w;
-            if (rel >= 0 && k < strips && u < per_strip) { /* uniform in the warp: shuffles are safe */
+        /* the phase counted in 64 bits; this warp's strip k = q W + w and its phase u in the current
+         * round, counted along in int (no division; both stay below strips and round): u < 0 until
+         * the warp's first strip starts, two phases per warp after the block's */
+        int q = 0, u = -2 * w;
+        for (long long phase = 0; phase < phases; phase++) {
+            const int k = q * W + w;
+            if (u >= 0 && k < strips && u < per_strip) { /* uniform in the warp: shuffles are safe */
                 if (u == 0) {
                     r0 = 32 * k + 1;
                     r = r0 + lane <= na ? r0 + lane : na; /* lanes past na repeat row na, unused */
@@ -611,6 +619,10 @@ __global__ void __launch_bounds__(BLOCK_WARPS * 32) pairs_block_kernel(device_se
                     out[pair] = (Tout)d1; /* D(na, nb) */
             }
             __syncthreads(); /* this phase's row buffer writes are seen by the next phases */
+            if (++u == round) { /* round >= 2 W > 2 w: a negative u reaches 0 first */
+                u = 0;
+                q++;
+            }
         }
     }
 }
@@ -875,7 +887,8 @@ size_t ww_cuda_warps_in_flight(const ww_cuda_state *s, size_t longest, size_t el
 double ww_cuda_block_strategy_steps(const ww_cuda_state *s, double pairs, size_t rows, size_t cols, size_t elem_size)
 {
     const double blocks = (double)block_strategy_blocks(s->sm_count, cols > rows ? cols : rows, elem_size);
-    return ceil(pairs / blocks) * block_phases((int)rows, (int)cols, BLOCK_WARPS) * (double)BLOCK_PHASE_STEPS;
+    return ceil(pairs / blocks) * (double)block_phases((long long)rows, (long long)cols, BLOCK_WARPS) *
+           (double)BLOCK_PHASE_STEPS;
 }
 
 static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, const ww_cuda_state *s,
@@ -902,10 +915,12 @@ static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, c
     const double warps = (double)warp_strategy_warps(sm_count, longest, elem_size);
     const double t_warp = ceil(pairs / warps) * ceil(rows / 32.0) * (cols + 31.0) * m.warp_step_seconds;
     const double t_grid = pairs * (m.grid_pair_seconds + (rows + cols) * m.grid_step_seconds);
-    /* one block per pair: phases of BLOCK_PHASE_STEPS steps, pairs spread over the blocks in flight */
+    /* one block per pair: phases of BLOCK_PHASE_STEPS steps, pairs spread over the blocks in flight;
+     * not past BLOCK_PHASES_MAX phases (the longest pair has the most: the count grows with both) */
     const double t_block = ww_cuda_block_strategy_steps(s, pairs, (size_t)rows, (size_t)cols, elem_size) *
                            m.block_step_seconds;
-    if (t_block < t_warp && t_block < t_grid)
+    const bool block_fits = block_phases((long long)rows, (long long)cols, BLOCK_WARPS) <= BLOCK_PHASES_MAX;
+    if (block_fits && t_block < t_warp && t_block < t_grid)
         return STRATEGY_BLOCK;
     return t_warp < t_grid ? STRATEGY_WARP : STRATEGY_GRID;
 }
@@ -1216,15 +1231,21 @@ static ww_status run_on_devices(ww_ctx *ctx, const ww_dataset *x, const ww_datas
     share.strategy = choose_strategy(pairs, max_x, max_y, ctx->cuda, esize(x->dtype));
     if (share.strategy == STRATEGY_GRID)
         return run_device_part(ctx, ctx->cuda, x, y, p, out, o, NULL);
-    std::vector<ww_status> status((size_t)n, WW_OK);
+    /* empty vectors allocate nothing and cannot throw; every allocation is inside the try, so no
+     * exception leaves this extern "C" entry point (std::terminate) */
+    std::vector<ww_status> status;
     std::vector<std::thread> workers;
     try {
+        status.assign((size_t)n, WW_OK);
+        workers.reserve((size_t)n - 1);
         for (int d = 1; d < n; d++)
             workers.emplace_back([&, d] {
                 status[(size_t)d] = run_device_part(ctx, ctx->cuda_devices[d], x, y, p, out, o, &share);
                 share.finished.fetch_add(1);
             });
-    } catch (...) { /* no thread to be had: the started ones stop at their next chunk */
+    } catch (...) { /* no memory or no thread to be had: the started ones stop at their next chunk */
+        if (status.empty())
+            return WW_ERR_MEMORY; /* nothing started */
         share.stop.store(1);
         status[0] = WW_ERR_MEMORY;
     }
