@@ -136,13 +136,34 @@ static void restore_env(const char *name, const char *saved)
         unsetenv(name);
 }
 
+/* The two variables that choose a calibration file, saved before a test changes them (and
+ * WW_CALIBRATION unset), restored after. */
+typedef struct calibration_env {
+    char *xdg_cache_home, *ww_calibration;
+} calibration_env;
+
+static calibration_env calibration_env_save(void)
+{
+    calibration_env e;
+    e.xdg_cache_home = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    e.ww_calibration = getenv("WW_CALIBRATION") ? strdup(getenv("WW_CALIBRATION")) : NULL;
+    unsetenv("WW_CALIBRATION");
+    return e;
+}
+
+static void calibration_env_restore(calibration_env e)
+{
+    restore_env("XDG_CACHE_HOME", e.xdg_cache_home);
+    restore_env("WW_CALIBRATION", e.ww_calibration);
+    free(e.xdg_cache_home);
+    free(e.ww_calibration);
+}
+
 void test_calibration_files(void)
 {
     char dir[512], path[700], cache[4096];
     CHECK(scratch_dir(dir, sizeof dir) == 0);
-    char *saved_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
-    char *saved_env = getenv("WW_CALIBRATION") ? strdup(getenv("WW_CALIBRATION")) : NULL;
-    unsetenv("WW_CALIBRATION");
+    calibration_env saved = calibration_env_save();
 
     /* write replaces atomically (no temporary left), load reads it back */
     snprintf(path, sizeof path, "%s/model.txt", dir);
@@ -219,10 +240,7 @@ void test_calibration_files(void)
     restore_env("HOME", saved_home);
     free(saved_home);
 
-    restore_env("XDG_CACHE_HOME", saved_xdg);
-    restore_env("WW_CALIBRATION", saved_env);
-    free(saved_xdg);
-    free(saved_env);
+    calibration_env_restore(saved);
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
@@ -378,9 +396,7 @@ void test_calibration_cache_never_fails(void)
 {
     char dir[512], cache[4096], source[4096];
     CHECK(scratch_dir(dir, sizeof dir) == 0);
-    char *saved_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
-    char *saved_env = getenv("WW_CALIBRATION") ? strdup(getenv("WW_CALIBRATION")) : NULL;
-    unsetenv("WW_CALIBRATION");
+    calibration_env saved = calibration_env_save();
     setenv("XDG_CACHE_HOME", dir, 1);
     CHECK_STATUS(ww_calibration_default_path("NVIDIA H200", 1, cache, sizeof cache), WW_OK);
     const ww_cuda_model defaults = ww_cuda_model_default();
@@ -434,10 +450,7 @@ void test_calibration_cache_never_fails(void)
     CHECK_STATUS(ww_calibration_resolve("", "NVIDIA H200", 132, &m, source, sizeof source), WW_OK);
     CHECK(strcmp(source, "built-in defaults") == 0);
 
-    restore_env("XDG_CACHE_HOME", saved_xdg);
-    restore_env("WW_CALIBRATION", saved_env);
-    free(saved_xdg);
-    free(saved_env);
+    calibration_env_restore(saved);
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
@@ -495,9 +508,7 @@ void test_calibration_gpu_regressions(void)
         SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
     char dir[512], cache[4096], path[700];
     CHECK(scratch_dir(dir, sizeof dir) == 0);
-    char *saved_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
-    char *saved_env = getenv("WW_CALIBRATION") ? strdup(getenv("WW_CALIBRATION")) : NULL;
-    unsetenv("WW_CALIBRATION");
+    calibration_env saved = calibration_env_save();
     setenv("XDG_CACHE_HOME", dir, 1);
 
     /* device 0 set up (and its model named), then a device that does not exist: auto takes the CPU */
@@ -546,10 +557,7 @@ void test_calibration_gpu_regressions(void)
         ww_ctx_destroy(ctx);
     }
 
-    restore_env("XDG_CACHE_HOME", saved_xdg);
-    restore_env("WW_CALIBRATION", saved_env);
-    free(saved_xdg);
-    free(saved_env);
+    calibration_env_restore(saved);
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
