@@ -144,6 +144,28 @@ void test_api_context_errors(void)
         ww_ctx_destroy(ctx);
     }
 
+    /* device lists: a bad list is refused before any device is touched, in every build; an
+     * ordinal no GPU has is NO_DEVICE (NO_CUDA in a build without CUDA) */
+    {
+        const int negative[] = {0, -1}, absent[] = {4096};
+        o = ww_ctx_options_default();
+        o.backend = WW_BACKEND_CUDA;
+        o.devices = negative, o.device_count = 2;
+        ctx = (ww_ctx *)&ctx;
+        CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_ERR_NO_DEVICE);
+        CHECK(ctx == NULL);
+        o.devices = NULL, o.device_count = 1;
+        CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_ERR_NULL_POINTER);
+        o.devices = negative, o.device_count = -1;
+        CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_ERR_NO_DEVICE);
+        o.device_count = 65; /* more than WW_MAX_DEVICES */
+        CHECK_STATUS(ww_ctx_create(&ctx, &o), WW_ERR_NO_DEVICE);
+        o.devices = absent, o.device_count = 1;
+        ww_status st = ww_ctx_create(&ctx, &o);
+        CHECK(st == WW_ERR_NO_DEVICE || st == WW_ERR_NO_CUDA);
+        CHECK(ctx == NULL);
+    }
+
     /* thread counts, names, NULL tolerance */
     for (int threads = 1; threads <= 3; threads++) {
         ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, threads);
