@@ -189,6 +189,112 @@ static void ctx_release(ww_ctx *ctx, ww_backend backend, int threads)
     Py_END_ALLOW_THREADS
 }
 
+/* Several GPUs: devices is None (the pooled context), "all", or a sequence of device ordinals
+ * (repeats allowed). Fills `list` and returns its length, 0 for None, -1 with an exception set. */
+#define MAX_DEVICES 64
+static int parse_devices(PyObject *obj, int *list)
+{
+    if (obj == Py_None)
+        return 0;
+    if (PyUnicode_Check(obj)) {
+        if (PyUnicode_CompareWithASCIIString(obj, "all") != 0) {
+            PyErr_Format(PyExc_ValueError, "devices must be None, 'all' or a sequence of GPU ordinals, not %R", obj);
+            return -1;
+        }
+        int count = ww_cuda_device_count();
+        if (count <= 0) { /* the library's own reason: no CUDA in this build, or no GPU */
+            ww_ctx_options o = ww_ctx_options_default();
+            o.backend = WW_BACKEND_CUDA;
+            ww_ctx *probe = NULL;
+            ww_status st = ww_ctx_create(&probe, &o);
+            if (st == WW_OK) {
+                ww_ctx_destroy(probe);
+                st = WW_ERR_NO_DEVICE;
+            }
+            raise_status(st);
+            return -1;
+        }
+        if (count > MAX_DEVICES)
+            count = MAX_DEVICES;
+        for (int d = 0; d < count; d++)
+            list[d] = d;
+        return count;
+    }
+    PyObject *seq = PySequence_Fast(obj, "devices must be None, 'all' or a sequence of GPU ordinals");
+    if (seq == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n < 1 || n > MAX_DEVICES) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "devices must name between 1 and %d GPUs, not %zd", MAX_DEVICES, n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        long v = PyBool_Check(item) ? -1 : PyLong_AsLong(item);
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (v < 0 || v > INT32_MAX) {
+            Py_DECREF(seq);
+            PyErr_Format(PyExc_ValueError, "devices must be GPU ordinals (integers >= 0), not %R", item);
+            return -1;
+        }
+        list[i] = (int)v;
+    }
+    Py_DECREF(seq);
+    return (int)n;
+}
+
+/* A context of its own (not pooled) on the listed GPUs; NULL with an exception set. */
+static ww_ctx *ctx_on_devices(int threads, const int *list, int count)
+{
+    ww_ctx_options opt = ww_ctx_options_default();
+    opt.backend = WW_BACKEND_CUDA;
+    opt.num_threads = threads;
+    opt.devices = list;
+    opt.device_count = count;
+    ww_ctx *ctx = NULL;
+    ww_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = ww_ctx_create(&ctx, &opt);
+    Py_END_ALLOW_THREADS
+    if (status != WW_OK) {
+        raise_status(status);
+        return NULL;
+    }
+    contexts_created++;
+    return ctx;
+}
+
+/* The context of a matrix call: pooled, or (devices given) its own, which `devices_done` destroys. */
+static ww_ctx *ctx_for_call(ww_backend *backend, int threads, PyObject *devices_obj, int *list, int *count)
+{
+    if (devices_obj != Py_None && *backend == WW_BACKEND_CPU) {
+        PyErr_SetString(PyExc_ValueError, "devices does not apply to backend 'cpu'");
+        return NULL;
+    }
+    *count = parse_devices(devices_obj, list);
+    if (*count < 0)
+        return NULL;
+    if (*count == 0)
+        return ctx_acquire(*backend, threads);
+    *backend = WW_BACKEND_CUDA;
+    return ctx_on_devices(threads, list, *count);
+}
+
+static void ctx_done(ww_ctx *ctx, ww_backend backend, int threads, int device_count)
+{
+    if (device_count == 0) {
+        ctx_release(ctx, backend, threads);
+        return;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    ww_ctx_destroy(ctx);
+    Py_END_ALLOW_THREADS
+}
+
 /* ---------------------------------------------------------------------------------- progress */
 
 /* State of the progress callback that the library calls from the calling thread while the GIL is
@@ -815,12 +921,12 @@ static int dataset_from_pack(PyObject *pack, const char *what, dataset_input *ou
     return 0;
 }
 
-/* pairwise(xpack, ypack or None, nu, lmbda, degree, backend, threads, progress) -> ndarray */
+/* pairwise(xpack, ypack or None, nu, lmbda, degree, backend, threads, progress, devices) -> ndarray */
 static PyObject *py_pairwise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "_wavewarp.pairwise takes 8 positional arguments");
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.pairwise takes 9 positional arguments");
         return NULL;
     }
     ww_twed_params params;
@@ -840,7 +946,8 @@ static PyObject *py_pairwise(PyObject *self, PyObject *const *args, Py_ssize_t n
     PyObject *out = PyArray_SimpleNew(2, dims, is_f32 ? NPY_FLOAT32 : NPY_FLOAT64);
     if (out == NULL)
         return NULL;
-    ww_ctx *ctx = ctx_acquire(backend, threads);
+    int device_list[MAX_DEVICES], device_count;
+    ww_ctx *ctx = ctx_for_call(&backend, threads, args[8], device_list, &device_count);
     if (ctx == NULL) {
         Py_DECREF(out);
         return NULL;
@@ -852,7 +959,7 @@ static PyObject *py_pairwise(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_BEGIN_ALLOW_THREADS
     status = ww_twed_pairwise(ctx, &x.ds, self_matrix ? NULL : &y.ds, &params, dst, &opt);
     Py_END_ALLOW_THREADS
-    ctx_release(ctx, backend, threads);
+    ctx_done(ctx, backend, threads, device_count);
     if (status != WW_OK) {
         Py_DECREF(out);
         return raise_after_poll(status);
@@ -860,12 +967,13 @@ static PyObject *py_pairwise(PyObject *self, PyObject *const *args, Py_ssize_t n
     return out;
 }
 
-/* knn(qpack, xpack, k, nu, lmbda, degree, backend, threads, progress) -> (indices, distances) */
+/* knn(qpack, xpack, k, nu, lmbda, degree, backend, threads, progress, devices)
+ *   -> (indices, distances) */
 static PyObject *py_knn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 9) {
-        PyErr_SetString(PyExc_TypeError, "_wavewarp.knn takes 9 positional arguments");
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.knn takes 10 positional arguments");
         return NULL;
     }
     ww_twed_params params;
@@ -890,7 +998,8 @@ static PyObject *py_knn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *indices, *distances;
     if (knn_arrays(q.ds.count, (size_t)k, &indices, &distances) != 0)
         return NULL;
-    ww_ctx *ctx = ctx_acquire(backend, threads);
+    int device_list[MAX_DEVICES], device_count;
+    ww_ctx *ctx = ctx_for_call(&backend, threads, args[9], device_list, &device_count);
     if (ctx == NULL) {
         Py_DECREF(indices);
         Py_DECREF(distances);
@@ -904,7 +1013,7 @@ static PyObject *py_knn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_BEGIN_ALLOW_THREADS
     status = ww_twed_knn(ctx, &q.ds, &x.ds, &params, (size_t)k, idx, dist, &opt);
     Py_END_ALLOW_THREADS
-    ctx_release(ctx, backend, threads);
+    ctx_done(ctx, backend, threads, device_count);
     if (status != WW_OK) {
         Py_DECREF(indices);
         Py_DECREF(distances);
@@ -1354,9 +1463,9 @@ static PyMethodDef module_methods[] = {
     {"twed", (PyCFunction)(void (*)(void))py_twed, METH_FASTCALL,
      "twed(a, b, ta, tb, nu, lmbda, degree, backend, threads): see wavewarp.twed"},
     {"pairwise", (PyCFunction)(void (*)(void))py_pairwise, METH_FASTCALL,
-     "pairwise(xpack, ypack, nu, lmbda, degree, backend, threads, progress): see wavewarp.twed_pairwise"},
+     "pairwise(xpack, ypack, nu, lmbda, degree, backend, threads, progress, devices): see wavewarp.twed_pairwise"},
     {"knn", (PyCFunction)(void (*)(void))py_knn, METH_FASTCALL,
-     "knn(qpack, xpack, k, nu, lmbda, degree, backend, threads, progress): see wavewarp.twed_knn"},
+     "knn(qpack, xpack, k, nu, lmbda, degree, backend, threads, progress, devices): see wavewarp.twed_knn"},
     {"index_create", (PyCFunction)(void (*)(void))py_index_create, METH_FASTCALL,
      "index_create(xpack, nu, lmbda, degree, backend, threads) -> Index: see wavewarp.TwedIndex"},
     {"cuda_available", py_cuda_available, METH_NOARGS,

@@ -339,3 +339,31 @@ def test_errors_leave_the_module_usable(rng):
         with pytest.raises(ValueError):
             wavewarp.twed(a, np.array([np.nan]))
     assert wavewarp.twed(a, a) == 0.0
+
+
+# --------------------------------------------------------------------------- several GPUs
+
+
+@pytest.mark.parametrize("bad", ["some", [], [-1], [0, "x"], [True], 3.5, list(range(65))])
+def test_devices_argument_errors(bad):
+    with pytest.raises((ValueError, TypeError)):
+        wavewarp.twed_pairwise(_X, devices=bad)
+    with pytest.raises((ValueError, TypeError)):
+        wavewarp.twed_knn(_X, _X, 1, devices=bad)
+
+
+def test_devices_do_not_apply_to_the_cpu():
+    with pytest.raises(ValueError, match="does not apply"):
+        wavewarp.twed_pairwise(_X, backend="cpu", devices=[0])
+    with pytest.raises(ValueError, match="does not apply"):
+        wavewarp.twed_knn(_X, _X, 1, backend="cpu", devices="all")
+
+
+def test_devices_without_gpu_is_a_wavewarp_error():
+    if wavewarp.cuda_available():
+        pytest.skip("a GPU is usable here: devices work (test_gpu.py)")
+    for devices in ([0], [0, 0], "all"):
+        with pytest.raises(wavewarp.WavewarpError, match="CUDA|GPU"):
+            wavewarp.twed_pairwise(_X, devices=devices)
+        with pytest.raises(wavewarp.WavewarpError, match="CUDA|GPU"):
+            wavewarp.twed_knn(_X, _X, 2, devices=devices)

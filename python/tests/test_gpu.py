@@ -217,3 +217,23 @@ def test_gpu_array_written_on_another_stream(gpu, rng):
             dev = (src * 2.0) / 2.0
             got = wavewarp.twed(dev, src)
     assert got == pytest.approx(0.0, abs=1e-9)
+
+
+# ------------------------------------------------------------------------------- several GPUs
+
+
+@pytest.mark.skipif(not wavewarp.cuda_available(), reason="needs a usable GPU")
+@pytest.mark.parametrize("devices", [[0, 0], "all"])
+def test_devices_match_the_cpu(devices, rng):
+    """Host data spread over a device list (the same GPU twice runs the multi-device path)."""
+    series = [rng.normal(size=(n, 3)) for n in rng.integers(1, 300, size=40)]
+    got = wavewarp.twed_pairwise(series, devices=devices)
+    want = wavewarp.twed_pairwise(series, backend="cpu")
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    queries = series[:5]
+    got_y = wavewarp.twed_pairwise(queries, series, devices=devices)
+    np.testing.assert_allclose(got_y, wavewarp.twed_pairwise(queries, series, backend="cpu"), rtol=1e-12, atol=1e-12)
+    idx, dist = wavewarp.twed_knn(queries, series, 3, devices=devices)
+    idx_cpu, dist_cpu = wavewarp.twed_knn(queries, series, 3, backend="cpu")
+    np.testing.assert_array_equal(idx, idx_cpu)
+    np.testing.assert_allclose(dist, dist_cpu, rtol=1e-12)

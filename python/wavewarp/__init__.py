@@ -41,7 +41,7 @@ constraint: with a window the two differ (aeon's result is then >= ours).
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -57,6 +57,9 @@ from ._wavewarp import pairwise as _pairwise
 from ._wavewarp import twed as _twed
 
 __version__ = "0.1.0"
+
+#: ``None`` (one GPU), ``"all"`` or GPU ordinals, e.g. ``(0, 1)``
+Devices = Optional[Union[str, Sequence[int]]]
 
 __all__ = [
     "twed",
@@ -141,6 +144,7 @@ def twed_pairwise(
     backend: str = "auto",
     threads: Optional[int] = None,
     progress: Progress = False,
+    devices: Devices = None,
 ) -> np.ndarray:
     """Matrix of TWED distances between the series of X and those of Y (or of X).
 
@@ -161,6 +165,10 @@ def twed_pairwise(
     progress : bool or callable
         True draws a progress bar on standard error; a callable is called as
         ``progress(done_cells, total_cells)`` about every 0.1 s. Off by default.
+    devices : None, "all" or sequence of int
+        Several GPUs of this host: the matrix's rows are spread over them (host data; GPU
+        arrays stay on the first). Implies ``backend="cuda"``; the call then makes its own
+        context instead of reusing one. None (default): one GPU, as chosen by ``backend``.
 
     Returns
     -------
@@ -187,7 +195,7 @@ def twed_pairwise(
         raise ValueError("tY given without Y")
     callback, bar = _progress_callback(progress, "wavewarp.twed_pairwise")
     try:
-        return _pairwise(x_pack, y_pack, nu, lmbda, degree, backend, threads, callback)
+        return _pairwise(x_pack, y_pack, nu, lmbda, degree, backend, threads, callback, devices)
     finally:
         if bar is not None:
             bar.close()
@@ -206,6 +214,7 @@ def twed_knn(
     backend: str = "auto",
     threads: Optional[int] = None,
     progress: Progress = False,
+    devices: Devices = None,
 ) -> Tuple[np.ndarray, np.ndarray]:
     """The k series of X nearest to each query, by TWED.
 
@@ -219,7 +228,7 @@ def twed_knn(
         Neighbours per query, 1 <= k <= number of series in X.
     tqueries, tX : optional
         Time stamps, as in :func:`twed_pairwise`.
-    nu, lmbda, degree, backend, threads, progress
+    nu, lmbda, degree, backend, threads, progress, devices
         As in :func:`twed_pairwise`.
 
     Returns
@@ -248,7 +257,7 @@ def twed_knn(
         raise ValueError(f"k must be between 1 and the number of series in X ({x_pack.count}), not {k}")
     callback, bar = _progress_callback(progress, "wavewarp.twed_knn")
     try:
-        indices, distances = _knn(q_pack, x_pack, int(k), nu, lmbda, degree, backend, threads, callback)
+        indices, distances = _knn(q_pack, x_pack, int(k), nu, lmbda, degree, backend, threads, callback, devices)
     finally:
         if bar is not None:
             bar.close()

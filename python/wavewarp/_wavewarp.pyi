@@ -1,5 +1,5 @@
 # Type stub of the C extension module (python/src/_wavewarp.c). Use the wrappers in wavewarp/.
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -15,9 +15,11 @@ ProgressFn = Optional[Callable[[int, int], Any]]
 def twed(a: Any, b: Any, ta: Any, tb: Any, nu: float, lmbda: float, degree: int, backend: str,
          threads: Optional[int]) -> float: ...
 def pairwise(xpack: Pack, ypack: Optional[Pack], nu: float, lmbda: float, degree: int, backend: str,
-             threads: Optional[int], progress: ProgressFn) -> np.ndarray: ...
+             threads: Optional[int], progress: ProgressFn,
+             devices: Optional[Union[str, Sequence[int]]]) -> np.ndarray: ...
 def knn(qpack: Pack, xpack: Pack, k: int, nu: float, lmbda: float, degree: int, backend: str,
-        threads: Optional[int], progress: ProgressFn) -> Tuple[np.ndarray, np.ndarray]: ...
+        threads: Optional[int], progress: ProgressFn,
+        devices: Optional[Union[str, Sequence[int]]]) -> Tuple[np.ndarray, np.ndarray]: ...
 def index_create(xpack: Pack, nu: float, lmbda: float, degree: int, backend: str,
                  threads: Optional[int]) -> Index: ...
 
