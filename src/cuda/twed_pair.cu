@@ -255,8 +255,8 @@ template <int C> __device__ __forceinline__ void load_block(const double *p, dou
  * S - l - w * WARP_SKEW at block step S. Warps meet at a barrier every SYNC_STEPS steps, so the
  * warp above must be SYNC_STEPS steps ahead of the natural pipeline: WARP_SKEW = 31 + SYNC_STEPS.
  * Global memory is read only for the columns (vector loads of the block's C values, L1 hits: all
- * lanes walk the same series) and, by warp 0, for the row above the band: each interval's blocks
- * are fetched one interval ahead, one per lane, so that their latency is hidden; warp 0 waits
+ * lanes walk the same series) and, by warp 0, for the row above the band: fetched in stages of
+ * TOP_STAGE blocks, one per lane, ahead of use, so that their latency is hidden; warp 0 waits
  * only if the band above is really behind.
  * Tiles outside the matrix are computed anyway, which keeps the loop free of branches: before
  * column 1 they read the padding in front of sample 0, whose infinite deletion costs make them
