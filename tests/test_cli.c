@@ -1316,9 +1316,20 @@ void test_cli_calibrate_and_devices(void)
     if (sandbox_open(&b) != 0)
         SKIP("cannot create a temporary directory");
     run_ok(&b, "generate -o sc.tsv --per-class 40 --length 60 --seed 3 --quiet");
-    cli_result r = run_cli(&b, "pairwise sc.tsv -o m.csv --devices 0,x");
-    CHECK(r.code == 2 && strstr(r.err, "--devices") != NULL);
+    const char *bad_lists[] = {"0,x", "''", ",", "-1", "0,,1", "99999999999", "1,"};
+    cli_result r;
+    for (size_t k = 0; k < sizeof bad_lists / sizeof bad_lists[0]; k++) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "pairwise sc.tsv -o m.csv --devices %s", bad_lists[k]);
+        r = run_cli(&b, "%s", cmd);
+        CHECK(r.code == 2 && strstr(r.err, "--devices") != NULL);
+        cli_result_free(&r);
+    }
+    r = run_cli(&b, "calibrate --bogus");
+    CHECK(r.code == 2 && strstr(r.err, "--bogus") != NULL);
     cli_result_free(&r);
+    const char *only_data[] = {"sc.tsv", NULL};
+    CHECK(work_holds_only(&b, only_data)); /* no output file from a refused command line */
     r = run_cli(&b, "distance sc.tsv sc.tsv --row 0 --row-b 1 --devices 0");
     CHECK(r.code == 2 && strstr(r.err, "does not apply") != NULL);
     cli_result_free(&r);
