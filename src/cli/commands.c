@@ -641,6 +641,19 @@ static void print_classification(const cli_settings *s, ww_ctx *ctx, size_t test
            s->params.nu, s->params.lambda, s->params.degree);
 }
 
+/* Everything a 1-NN run (classify, demo) holds, released in one place. */
+static void nn_run_free(nn_result *r, ww_ctx *ctx, prepared_data *ptrain, prepared_data *ptest, cli_dataset *train,
+                        cli_dataset *test)
+{
+    nn_result_free(r);
+    cli_interrupt_restore();
+    ww_ctx_destroy(ctx);
+    prepared_free(ptrain);
+    prepared_free(ptest);
+    cli_dataset_free(train);
+    cli_dataset_free(test);
+}
+
 static int require_labels(const char *path, const cli_dataset *d)
 {
     if (d->labels)
@@ -702,14 +715,8 @@ int cli_cmd_classify(const cli_settings *s)
     }
     if (rc == CLI_EXIT_OK)
         print_classification(s, ctx, test.count, train.count, &r);
-    nn_result_free(&r);
     cli_output_discard(&out);
-    cli_interrupt_restore();
-    ww_ctx_destroy(ctx);
-    prepared_free(&ptrain);
-    prepared_free(&ptest);
-    cli_dataset_free(&train);
-    cli_dataset_free(&test);
+    nn_run_free(&r, ctx, &ptrain, &ptest, &train, &test);
     return rc;
 }
 
@@ -814,13 +821,7 @@ int cli_cmd_demo(const cli_settings *s)
                    label < WW_SYNTH_CLASSES ? "," : "\n");
         }
     }
-    nn_result_free(&r);
-    cli_interrupt_restore();
-    ww_ctx_destroy(ctx);
-    prepared_free(&ptrain);
-    prepared_free(&ptest);
-    cli_dataset_free(&train);
-    cli_dataset_free(&test);
+    nn_run_free(&r, ctx, &ptrain, &ptest, &train, &test);
     return rc;
 }
 

@@ -149,13 +149,18 @@ static const option_spec options[] = {
 
 static const char *program = "wavewarp";
 
+static void print_error(const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: error: ", program);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: error: ", program);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    print_error(fmt, ap);
     va_end(ap);
 }
 
@@ -163,9 +168,7 @@ int cli_usage_error(const cli_settings *s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: error: ", program);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    print_error(fmt, ap);
     va_end(ap);
     if (s && (int)s->command < CLI_CMD_COUNT)
         fprintf(stderr, "Try '%s %s --help'.\n", program, commands[s->command].name);
