@@ -1,11 +1,14 @@
 /* GPU benchmark for distance matrices (issue 4), double and float, warm, whole-call times:
  *  1. UCI synthetic control, 600 x 600 self matrix, length 60 (host data in, host matrix out);
  *  2. one query against 60,000 series of length 28 in R^28 kept on the GPU (device dataset);
- *  3. all pairs of N series of length 28 in R^28 (host in, host out), N from the command line.
+ *  3. all pairs of N series of length 28 in R^28 (host in, host out), N from the command line;
+ *  4. a self matrix of mixed lengths, split by strategy (the default) against kept whole;
+ *  then the strategy-by-size table.
  * Usage: ww_bench_gpu_batch [output.md] [N for case 3, default 60000; 0 skips it] */
 #define _POSIX_C_SOURCE 200809L
 #include "wavewarp.h"
 #include "bench_common.h"
+#include "common/internal.h" /* ww_cuda_describe_plan */
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -253,6 +256,61 @@ int main(int argc, char **argv)
         free(m);
         free(m32);
     }
+    /* 4. Mixed lengths (dim 1): half the series of 1 to 60 samples, 5/12 of 150 to 500, 1/12 of 750 to
+     * 1,500. The default splits the matrix into rectangles by strategy, run concurrently; against it,
+     * the whole matrix with the strategy of its longest series (WW_MATRIX_GROUPS=0), and each
+     * strategy forced. */
+    if (getenv("WW_BENCH_NO_MIXED") == NULL) {
+        const size_t count = 3000, max_len = 1500;
+        size_t *offsets = malloc((count + 1) * sizeof(size_t));
+        offsets[0] = 0;
+        for (size_t i = 0; i < count; i++) {
+            const int band = rand() % 12;
+            const size_t lo = band < 6 ? 1 : band < 11 ? 150 : max_len / 2, hi = band < 6 ? 60 : band < 11 ? max_len / 3 : max_len;
+            offsets[i + 1] = offsets[i] + lo + (size_t)rand() % (hi - lo + 1);
+        }
+        double *mv = malloc(offsets[count] * sizeof(double));
+        for (size_t i = 0; i < offsets[count]; i++)
+            mv[i] = rand() / (RAND_MAX + 1.0);
+        ww_dataset x = ww_dataset_f64(mv, NULL, offsets, count, 0, 1);
+        double *m = malloc(count * count * sizeof(double));
+        char plan[2048];
+        ww_cuda_describe_plan(gpu, &x, NULL, plan, sizeof plan);
+        const double split = time_pairwise(gpu, &x, NULL, &p, m, NULL, 3);
+        /* spot check against the CPU: a few rows */
+        double worst = 0, *rowc = malloc(count * sizeof(double));
+        for (size_t i = 0; i < count; i += count / 4) {
+            ww_dataset q = ww_dataset_f64(mv + offsets[i], NULL, NULL, 1, offsets[i + 1] - offsets[i], 1);
+            ww_twed_pairwise(cpu, &q, &x, &p, rowc, NULL);
+            for (size_t j = 0; j < count; j++)
+                if (rowc[j] != 0 && j != i)
+                    worst = fmax(worst, fabs(m[i * count + j] - rowc[j]) / fabs(rowc[j]));
+        }
+        free(rowc);
+        setenv("WW_MATRIX_GROUPS", "0", 1);
+        char whole_plan[256];
+        ww_cuda_describe_plan(gpu, &x, NULL, whole_plan, sizeof whole_plan);
+        const double whole = time_pairwise(gpu, &x, NULL, &p, m, NULL, 3);
+        unsetenv("WW_MATRIX_GROUPS");
+        const char *forced[3] = {"warp", "block", "grid"};
+        double ft[3];
+        for (int k = 0; k < 3; k++) {
+            setenv("WW_MATRIX_STRATEGY", forced[k], 1);
+            ft[k] = k == 2 ? -1 : time_pairwise(gpu, &x, NULL, &p, m, NULL, 1); /* grid: hours */
+            unsetenv("WW_MATRIX_STRATEGY");
+        }
+        for (char *c = whole_plan; *c; c++)
+            if (*c == '\n')
+                *c = 0;
+        row(md, "\nMixed lengths: self matrix of %zu series of 1 to %zu samples (half of 1-60, 5/12 of 150-500, 1/12 of "
+                "750-1,500), dim 1, f64, host in and out:\n\n"
+                "| split by strategy (default) | whole, strategy of the longest (%s) | warp forced | block forced | "
+                "max rel. diff vs CPU (4 rows) |\n| --- | --- | --- | --- | --- |\n"
+                "| %.1f ms | %.1f ms | %.1f ms | %.1f ms | %.1e |\n\nThe split (rectangles by strategy, "
+                "rows x columns, longest series):\n\n```\n%s```\n",
+            count, max_len, whole_plan, split * 1e3, whole * 1e3, ft[0] * 1e3, ft[1] * 1e3, worst, plan);
+        free(m), free(mv), free(offsets);
+    }
     /* Strategy by table size (X-TED's threshold figure): time per pair of a self matrix with each
      * strategy forced (one thread, one warp, one block per pair, many pairs at once) and of the
      * whole-GPU wavefront engine (one pair at a time), dim 1, double; the last rows have few pairs,
@@ -294,11 +352,13 @@ int main(int argc, char **argv)
             }
             bench_median(times, 5);
             cand[3] = times[2];
-            /* what the library picks for this matrix: run it with the cost model and compare times */
-            const double auto_t = time_pairwise(gpu, &s, NULL, &p, m, NULL, 1) / pairs;
+            /* what the library picks for this matrix */
+            char plan[256];
+            ww_cuda_describe_plan(gpu, &s, NULL, plan, sizeof plan);
+            const char *names[4] = {"thread ", "warp ", "block ", "grid "};
             int picked = -1;
             for (int k = 0; k < 4; k++)
-                if (cand[k] >= 0 && (picked < 0 || fabs(cand[k] - auto_t) < fabs(cand[picked] - auto_t)))
+                if (strncmp(plan, names[k], strlen(names[k])) == 0)
                     picked = k;
             char cell[4][48];
             for (int k = 0; k < 4; k++) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/internal.h" /* ww_cuda_describe_plan */
 #include "golden.h"
 
 #ifdef WW_TEST_CUDA
@@ -400,7 +401,9 @@ void test_cuda_absent_is_clear(void)
 
 /* ---- distance matrices ---- */
 
-/* A random dataset of `count` series with lengths in [min_len, max_len], values in [0, 1). */
+/* A random dataset of `count` series with lengths in [min_len, max_len], values in [0, 1).
+ * min_len 0: mixed lengths, so that pairs need different strategies: half of the series of 1 to
+ * 60 samples, 5/12 of 150 to max_len / 3, 1/12 of max_len / 2 to max_len. */
 typedef struct random_set {
     double *values, *stamps;
     float *values32, *stamps32;
@@ -415,8 +418,15 @@ static random_set make_set(ww_rng *r, size_t count, size_t min_len, size_t max_l
     s.dim = dim;
     s.offsets = malloc((count + 1) * sizeof(size_t));
     s.offsets[0] = 0;
-    for (size_t i = 0; i < count; i++)
-        s.offsets[i + 1] = s.offsets[i] + min_len + ww_rng_below(r, max_len - min_len + 1);
+    for (size_t i = 0; i < count; i++) {
+        size_t lo = min_len, hi = max_len;
+        if (min_len == 0) {
+            const uint64_t band = ww_rng_below(r, 12);
+            lo = band < 6 ? 1 : band < 11 ? 150 : max_len / 2;
+            hi = band < 6 ? 60 : band < 11 ? max_len / 3 : max_len;
+        }
+        s.offsets[i + 1] = s.offsets[i] + lo + ww_rng_below(r, hi - lo + 1);
+    }
     size_t total = s.offsets[count];
     s.values = malloc(total * dim * sizeof(double));
     s.stamps = malloc(total * sizeof(double));
@@ -929,5 +939,112 @@ void test_cuda_multi_device(void)
 #endif
         ww_ctx_destroy(gpu);
     }
+    ww_ctx_destroy(cpu);
+}
+
+/* Mixed lengths: the matrix is split into rectangles by strategy, computed concurrently through
+ * gathered views of the uploaded sets. Every entry of self, cross and block matrices, of an
+ * index's queries and of the several-device path still equals the CPU engine (NaN-poisoned
+ * outputs), progress is monotone and ends at its total, and a cancel stops every lane. */
+void test_cuda_pairwise_groups(void)
+{
+    REQUIRE_GPU();
+    unsetenv("WW_MATRIX_STRATEGY");
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
+    ww_rng r = {5150};
+    random_set xs = make_set(&r, 160, 0, 1500, 1), ys = make_set(&r, 70, 0, 1500, 1);
+    ww_dataset x = ww_dataset_f64(xs.values, xs.stamps, xs.offsets, xs.count, 0, 1);
+    ww_dataset y = ww_dataset_f64(ys.values, ys.stamps, ys.offsets, ys.count, 0, 1);
+    char plan[2048];
+    const int rectangles = ww_cuda_describe_plan(gpu, &x, NULL, plan, sizeof plan);
+    fprintf(stderr, "  plan of a mixed-length self matrix (%d rectangles):\n%s", rectangles, plan);
+    CHECK(rectangles >= 3 && strstr(plan, "thread ") != NULL &&
+          (strstr(plan, "warp ") != NULL || strstr(plan, "block ") != NULL));
+    CHECK(strstr(plan, "(whole)") == NULL);
+    /* equal lengths and a forced strategy leave the block whole */
+    ww_dataset equal = ww_dataset_f64(xs.values, NULL, NULL, 40, 30, 1);
+    CHECK(ww_cuda_describe_plan(gpu, &equal, NULL, plan, sizeof plan) == 1 && strstr(plan, "(whole)") != NULL);
+    setenv("WW_MATRIX_STRATEGY", "warp", 1);
+    CHECK(ww_cuda_describe_plan(gpu, &x, NULL, plan, sizeof plan) == 1 && strstr(plan, "warp ") != NULL);
+    unsetenv("WW_MATRIX_STRATEGY");
+
+    /* self, cross, whole and blocks; dims 1 and 3 */
+    const size_t cases[][4] = {{150, 0, 1500, 1}, {90, 0, 900, 3}};
+    matrices_match_cpu(gpu, cpu, cases, 2, 60606);
+
+    /* an index of mixed lengths queried by mixed lengths, whole and as a block */
+    ww_twed_params p = {0.3, 0.8, 2};
+    ww_index *ix = NULL;
+    CHECK_STATUS(ww_index_create(gpu, &x, &p, &ix), WW_OK);
+    const size_t rows = y.count, cols = x.count;
+    double *want = malloc(rows * cols * sizeof(double)), *got = malloc(rows * cols * sizeof(double));
+    CHECK_STATUS(ww_twed_pairwise(cpu, &y, &x, &p, want, NULL), WW_OK);
+    for (size_t k = 0; k < rows * cols; k++)
+        got[k] = NAN;
+    if (ix) {
+        CHECK_STATUS(ww_index_pairwise(gpu, ix, &y, got, NULL), WW_OK);
+        size_t bad = 0;
+        for (size_t k = 0; k < rows * cols; k++)
+            bad += !(fabs(got[k] - want[k]) <= 1e-12 * fmax(1.0, fabs(want[k])));
+        CHECK(bad == 0);
+        ww_pairwise_options o = ww_pairwise_options_default();
+        o.row_begin = 3, o.row_end = rows - 2, o.col_begin = 7, o.col_end = cols - 11, o.out_stride = cols;
+        for (size_t k = 0; k < rows * cols; k++)
+            got[k] = NAN;
+        CHECK_STATUS(ww_index_pairwise(gpu, ix, &y, got, &o), WW_OK);
+        bad = 0;
+        for (size_t i = 0; i < o.row_end - o.row_begin; i++)
+            for (size_t j = 0; j < cols; j++) {
+                const double v = got[i * cols + j], w = want[(o.row_begin + i) * cols + o.col_begin + j];
+                bad += j >= o.col_end - o.col_begin ? !isnan(v) : !(fabs(v - w) <= 1e-12 * fmax(1.0, fabs(w)));
+            }
+        CHECK(bad == 0);
+        ww_index_destroy(ix);
+    }
+    free(want), free(got);
+
+#ifdef WW_TEST_CUDA
+    /* progress over all lanes from the calling thread; a cancel stops them all; the context works after */
+    double *m = malloc(x.count * x.count * sizeof(double));
+    progress_log log = {0, 0, 0, 0, 0};
+    ww_pairwise_options po = ww_pairwise_options_default();
+    po.progress = log_progress;
+    po.progress_user = &log;
+    CHECK_STATUS(ww_twed_pairwise(gpu, &x, NULL, &p, m, &po), WW_OK);
+    const uint64_t samples = xs.offsets[xs.count];
+    CHECK(log.calls >= 1 && !log.overshoot && !log.backwards);
+    CHECK(log.last_done == log.total && log.total == samples * samples);
+    int calls = 0;
+    po.progress = cancel_after_first;
+    po.progress_user = &calls;
+    CHECK_STATUS(ww_twed_pairwise(gpu, &x, NULL, &p, m, &po), WW_ERR_CANCELLED);
+    CHECK(calls >= 1);
+    double *want_self = malloc(x.count * x.count * sizeof(double));
+    CHECK_STATUS(ww_twed_pairwise(cpu, &x, NULL, &p, want_self, NULL), WW_OK);
+    for (size_t k = 0; k < x.count * x.count; k++)
+        m[k] = NAN;
+    CHECK_STATUS(ww_twed_pairwise(gpu, &x, NULL, &p, m, NULL), WW_OK);
+    size_t bad = 0;
+    for (size_t k = 0; k < x.count * x.count; k++)
+        bad += !(fabs(m[k] - want_self[k]) <= 1e-12 * fmax(1.0, fabs(want_self[k])));
+    CHECK(bad == 0);
+    free(m), free(want_self);
+#endif
+
+    /* several devices (0,0 runs everywhere): rectangles' rows shared between them */
+    int devices[2] = {0, 0};
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CUDA;
+    o.devices = devices;
+    o.device_count = 2;
+    ww_ctx *two = NULL;
+    CHECK_STATUS(ww_ctx_create(&two, &o), WW_OK);
+    if (two) {
+        matrices_match_cpu(two, cpu, cases, 1, 70707);
+        ww_ctx_destroy(two);
+    }
+    free_set(&xs);
+    free_set(&ys);
+    ww_ctx_destroy(gpu);
     ww_ctx_destroy(cpu);
 }

@@ -183,6 +183,10 @@ ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datas
                                 const ww_pairwise_options *opt);
 ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index *ix);
 void ww_cuda_index_destroy(ww_index *ix);
+/* How ww_cuda_twed_pairwise would split the whole matrix of x against y (NULL: x itself) into
+ * rectangles by strategy, one line each ("warp 40 x 120, longest 600 x 2000"), for tests and
+ * benchmarks. Returns the number of rectangles, -1 without a GPU. */
+int ww_cuda_describe_plan(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, char *buf, size_t size);
 ww_status ww_cuda_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_dataset *queries, void *out,
                                  const ww_pairwise_options *opt);
 

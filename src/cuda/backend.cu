@@ -49,23 +49,23 @@ ww_status ww_device_reserve(ww_device_buffer *b, size_t bytes)
     return WW_OK;
 }
 
-ww_status ww_pinned_reserve(ww_cuda_state *s, size_t bytes)
+ww_status ww_pinned_reserve(void **pinned, size_t *pinned_bytes, size_t bytes)
 {
-    if (bytes <= s->pinned_bytes)
+    if (bytes <= *pinned_bytes)
         return WW_OK;
-    if (s->pinned) {
-        cudaFreeHost(s->pinned);
-        s->pinned = NULL;
-        s->pinned_bytes = 0;
+    if (*pinned) {
+        cudaFreeHost(*pinned);
+        *pinned = NULL;
+        *pinned_bytes = 0;
     }
     size_t rounded = (bytes + 4095) & ~(size_t)4095;
-    cudaError_t e = cudaMallocHost(&s->pinned, rounded);
+    cudaError_t e = cudaMallocHost(pinned, rounded);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        s->pinned = NULL;
+        *pinned = NULL;
         return e == cudaErrorMemoryAllocation ? WW_ERR_MEMORY : ww_cuda_status(e);
     }
-    s->pinned_bytes = rounded;
+    *pinned_bytes = rounded;
     return WW_OK;
 }
 

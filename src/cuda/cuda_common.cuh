@@ -45,7 +45,8 @@ struct ww_cuda_state {
     void *pairwise;            /* the matrix engine's buffers (twed_pairwise.cu) */
 };
 
-ww_status ww_pinned_reserve(ww_cuda_state *s, size_t bytes);
+/* A grow-only page-locked host allocation (*pinned, *pinned_bytes) of at least `bytes`. */
+ww_status ww_pinned_reserve(void **pinned, size_t *pinned_bytes, size_t bytes);
 
 __global__ void ww_cuda_probe_kernel(void);
 

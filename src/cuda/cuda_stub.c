@@ -26,6 +26,13 @@ ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_p
     return WW_ERR_NO_CUDA;
 }
 void ww_cuda_index_destroy(ww_index *ix) { (void)ix; }
+int ww_cuda_describe_plan(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, char *buf, size_t size)
+{
+    (void)ctx, (void)x, (void)y;
+    if (size)
+        buf[0] = 0;
+    return -1;
+}
 ww_status ww_cuda_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_dataset *queries, void *out,
                                  const ww_pairwise_options *opt)
 {

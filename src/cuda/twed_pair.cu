@@ -581,7 +581,7 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
         if (in[k]->stamps)
             host_bytes += (in[k]->length * sizeof(Tin) + 255) & ~(size_t)255;
     }
-    ww_status st = ww_pinned_reserve(s, host_bytes + sizeof(pair_result));
+    ww_status st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, host_bytes + sizeof(pair_result));
     if (st == WW_OK && host_bytes)
         st = ww_device_reserve(&s->input, host_bytes);
     /* each prepared array holds the padded samples and is rounded up to 4 doubles (32 bytes) */

@@ -5,10 +5,15 @@
  * block's shared series and the row buffers in shared memory, else row buffers in local memory);
  * longer pairs by one warp each (strips of 32 rows swept along anti-diagonals), by one block each
  * (a warp per strip, strips pipelined), or, when there are few of them, one after the other by the
- * single-pair wavefront engine, which spreads one table over the whole GPU. choose_strategy() is the cost model; its variables are built in (measured on
- * an H200) or calibrated on the GPU at hand (ww_cuda_calibrate, src/cuda/calibrate.cu).
+ * single-pair wavefront engine, which spreads one table over the whole GPU. choose_strategy() is
+ * the cost model; its variables are built in (measured on an H200) or calibrated on the GPU at
+ * hand (ww_cuda_calibrate, src/cuda/calibrate.cu).
  *
- * The matrix is computed in chunks of rows: each chunk's block of the output is computed into
+ * A batch of mixed lengths is split into rectangles of pairs by strategy (pair_plan), each seen by
+ * the kernels through gathered views of the uploaded sets; the strategies run concurrently, each
+ * on a stream ("lane") of its own, and on every device of the context.
+ *
+ * A rectangle is computed in chunks of rows: each chunk's block of the output is computed into
  * device memory and copied to the caller's matrix, so device memory stays bounded whatever the
  * matrix size, and progress/cancellation are reported between chunks.
  *
@@ -17,11 +22,16 @@
 
 #include <float.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -87,11 +97,17 @@ __global__ void prepare_set_kernel(prepare_set_job<Tin, T> j, T nu, T lambda, in
     }
 }
 
+/* A chunk of rows of a rectangle of the output. Indices are those of the kernels' sets: the
+ * caller's own, or, when the rectangle is a group of pairs (pair_plan), positions in gathered
+ * views whose original indices are row_origin[] and col_origin[]. */
 struct block_geometry {
     size_t row_begin, row_end; /* rows of this chunk */
-    size_t block_row_begin, block_row_end, col_begin, col_end; /* the caller's whole block */
+    size_t col_begin, col_end; /* columns of the rectangle */
     size_t width;              /* output row length in the device buffer */
+    /* the self matrix's mirror rule works on original indices and the caller's whole block */
     int self;
+    const size_t *row_origin, *col_origin; /* NULL: indices are original */
+    size_t block_row_begin, block_row_end, block_col_begin, block_col_end;
 };
 
 /* Same rule as the CPU engine: in the self matrix, (i, j) is computed unless it is on the diagonal
@@ -100,9 +116,14 @@ __device__ __forceinline__ bool entry_needed(const block_geometry &g, size_t i, 
 {
     if (!g.self)
         return true;
+    if (g.row_origin) {
+        i = g.row_origin[i];
+        j = g.col_origin[j];
+    }
     if (i == j)
         return false;
-    bool mirror_in_block = j >= g.block_row_begin && j < g.block_row_end && i >= g.col_begin && i < g.col_end;
+    bool mirror_in_block =
+        j >= g.block_row_begin && j < g.block_row_end && i >= g.block_col_begin && i < g.block_col_end;
     return !(mirror_in_block && j < i);
 }
 
@@ -715,6 +736,12 @@ static size_t series_length(const ww_dataset *d, size_t i)
     return d->offsets ? d->offsets[i + 1] - d->offsets[i] : d->length;
 }
 
+/* Where series i starts in the prepared layout: its samples plus one sentinel per series before it. */
+static size_t prepared_base(const ww_dataset *d, size_t i)
+{
+    return (d->offsets ? d->offsets[i] : i * d->length) + i;
+}
+
 /* Samples of series [begin, end) of a dataset, and of the block's columns. */
 static uint64_t block_row_samples(const ww_dataset *d, size_t begin, size_t end)
 {
@@ -731,10 +758,25 @@ struct set_buffers {
     ww_device_buffer raw, offsets, base, length, prepared;
 };
 
+/* What one strategy's chunks need on a device: a stream of its own (the strategies of one matrix
+ * run concurrently), output buffers for two chunks in flight on the device and in pinned memory,
+ * and the warp and block strategies' row buffers. */
+struct chunk_lane {
+    cudaStream_t stream;
+    ww_device_buffer out, scratch;
+    void *pinned;
+    size_t pinned_bytes;
+    cudaEvent_t copied[2]; /* a chunk has reached pinned memory */
+};
+
+/* Lanes for the thread, warp and block strategies; the whole-GPU strategy runs on the pair engine
+ * (the state's own stream and buffers). */
+#define CHUNK_LANES 3
+
 struct pairwise_state {
     set_buffers x, y;
-    ww_device_buffer out, warp_scratch;
-    cudaEvent_t copied[2]; /* a chunk has reached pinned memory */
+    ww_device_buffer views; /* the pair groups' gathered views (see pair_plan) */
+    chunk_lane lanes[CHUNK_LANES];
 };
 
 /* The context owns one pairwise_state; allocated on first use. */
@@ -751,16 +793,37 @@ void ww_cuda_pairwise_release(ww_cuda_state *s)
     if (ps == NULL)
         return;
     ww_device_buffer *all[] = {&ps->x.raw, &ps->x.offsets, &ps->x.base, &ps->x.length, &ps->x.prepared,
-                               &ps->y.raw, &ps->y.offsets, &ps->y.base, &ps->y.length, &ps->y.prepared, &ps->out,
-                               &ps->warp_scratch};
+                               &ps->y.raw, &ps->y.offsets, &ps->y.base, &ps->y.length, &ps->y.prepared, &ps->views};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         if (all[k]->ptr)
             cudaFree(all[k]->ptr);
-    for (int k = 0; k < 2; k++)
-        if (ps->copied[k])
-            cudaEventDestroy(ps->copied[k]);
+    for (int l = 0; l < CHUNK_LANES; l++) {
+        chunk_lane *lane = &ps->lanes[l];
+        if (lane->out.ptr)
+            cudaFree(lane->out.ptr);
+        if (lane->scratch.ptr)
+            cudaFree(lane->scratch.ptr);
+        if (lane->pinned)
+            cudaFreeHost(lane->pinned);
+        for (int k = 0; k < 2; k++)
+            if (lane->copied[k])
+                cudaEventDestroy(lane->copied[k]);
+        if (lane->stream)
+            cudaStreamDestroy(lane->stream);
+    }
     free(ps);
     s->pairwise = NULL;
+}
+
+/* The lane's stream and events, created on first use. */
+static ww_status lane_ready(chunk_lane *lane)
+{
+    if (lane->stream == NULL)
+        WW_CUDA_TRY(cudaStreamCreateWithFlags(&lane->stream, cudaStreamNonBlocking));
+    for (int k = 0; k < 2; k++)
+        if (lane->copied[k] == NULL)
+            WW_CUDA_TRY(cudaEventCreateWithFlags(&lane->copied[k], cudaEventDisableTiming));
+    return WW_OK;
 }
 
 template <typename T>
@@ -845,7 +908,8 @@ static ww_status upload_set(ww_cuda_state *s, const ww_dataset *d, const ww_twed
     return WW_OK;
 }
 
-enum strategy { STRATEGY_THREAD, STRATEGY_WARP, STRATEGY_GRID, STRATEGY_BLOCK };
+/* In the order of the pairs they suit, shortest first: a pair is as hard as its longer series. */
+enum strategy { STRATEGY_THREAD, STRATEGY_WARP, STRATEGY_BLOCK, STRATEGY_GRID };
 
 /* X-TED's cost model, reduced to the strategies above the one-thread kernel: the time of the block
  * with one warp per pair (pairs spread over the warps the GPU holds at once) against one pair at a
@@ -891,15 +955,21 @@ double ww_cuda_block_strategy_steps(const ww_cuda_state *s, double pairs, size_t
            (double)BLOCK_PHASE_STEPS;
 }
 
+/* ww_cuda_calibrate forces each strategy in turn (s->forced_strategy); WW_MATRIX_STRATEGY=thread|warp|
+ * block|grid forces one, for tests and benchmarks. */
+static const char *forced_strategy_name(const ww_cuda_state *s)
+{
+    return s->forced_strategy ? s->forced_strategy : getenv("WW_MATRIX_STRATEGY");
+}
+
+/* The strategy for `pairs` pairs of series of at most max_x and max_y samples; `forced`: a name
+ * from forced_strategy_name(), or NULL. */
 static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, const ww_cuda_state *s,
-                                     size_t elem_size)
+                                     size_t elem_size, const char *forced)
 {
     const size_t longest = max_x > max_y ? max_x : max_y;
     const ww_cuda_model &m = s->model;
     const int sm_count = s->sm_count;
-    /* ww_cuda_calibrate forces each in turn; WW_MATRIX_STRATEGY=thread|warp|block|grid forces one, for
-     * tests and benchmarks */
-    const char *forced = s->forced_strategy ? s->forced_strategy : getenv("WW_MATRIX_STRATEGY");
     if (forced && strcmp(forced, "warp") == 0)
         return STRATEGY_WARP;
     if (forced && strcmp(forced, "grid") == 0)
@@ -925,46 +995,236 @@ static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, c
     return t_warp < t_grid ? STRATEGY_WARP : STRATEGY_GRID;
 }
 
-/* Several GPUs (ww_ctx_options.devices): one host thread per device, each taking the next chunk of
- * rows of the caller's block from `next_row` until none is left, so that a faster (or less busy)
- * device takes more. Rows are disjoint, so every element is written by one device; the self
- * matrix's mirror is filled once, after all have finished. Only the calling thread (the first
- * device's) calls the progress callback; the others count their cells in `done_cells` and stop
- * at their next chunk once `stop` is set (a cancel, or a failure elsewhere). */
-struct row_share {
-    std::atomic<size_t> next_row;
+/* ------------------------------------------------------------------------------------------ */
+/* Groups of pairs by strategy                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A rectangle of the caller's block that one strategy computes. `whole`: the block itself, in the
+ * caller's indices. Otherwise `rows` and `cols` list its series (original indices, increasing),
+ * and the kernels address them through views of the uploaded sets gathered in that order. */
+struct sub_block {
+    enum strategy strategy;
+    bool whole;
+    std::vector<size_t> rows, cols;
+    std::vector<uint64_t> row_samples; /* samples of the first k rows, k = 0 .. row_count (progress) */
+    uint64_t col_samples;
+    size_t row_count, col_count, max_row, max_col;
+    size_t first_row, first_col; /* the kernels' index of the first row and column */
+};
+
+/* X-TED's dynamic strategy on a block: each series gets a kind, the strategy the cost model picks
+ * for a pair of two series of its length (given the block's pair count, so that throughput
+ * counts); the rows of kind a against the columns of kind b make a rectangle, which gets the
+ * strategy the model picks for its own pairs and lengths (a short series against a long one is
+ * not a block's work: its strips are few), and the strategies run concurrently. A block whose
+ * series are all of one kind (or a forced strategy) stays whole, as do equal-length datasets. */
+struct pair_plan {
+    std::vector<sub_block> blocks;
+    uint64_t total_cells; /* DP cells of the block, as the CPU engine counts them for progress */
+};
+
+static bool known_strategy(const char *name)
+{
+    return name && (!strcmp(name, "thread") || !strcmp(name, "warp") || !strcmp(name, "block") || !strcmp(name, "grid"));
+}
+
+/* The strategy of each series of [begin, end) of d (into kinds), a bit per strategy seen, the longest. */
+static unsigned series_kinds(const ww_dataset *d, size_t begin, size_t end, double pairs, const ww_cuda_state *s,
+                             size_t elem_size, std::vector<unsigned char> *kinds, size_t *longest)
+{
+    kinds->resize(end - begin);
+    size_t last = SIZE_MAX;
+    unsigned char kind = 0, seen = 0;
+    *longest = 0;
+    for (size_t i = begin; i < end; i++) {
+        const size_t n = series_length(d, i);
+        if (n != last) { /* equal lengths in a row are common: one model call for the run */
+            kind = (unsigned char)choose_strategy(pairs, n, n, s, elem_size, NULL);
+            last = n;
+        }
+        (*kinds)[i - begin] = kind;
+        seen |= (unsigned char)(1u << kind);
+        if (n > *longest)
+            *longest = n;
+    }
+    return seen;
+}
+
+static ww_status make_plan(const ww_cuda_state *s, const ww_dataset *x, const ww_dataset *y,
+                           const ww_pairwise_options *o, int self, size_t elem_size, pair_plan *plan)
+{
+    try {
+        const size_t rows = o->row_end - o->row_begin, cols = o->col_end - o->col_begin;
+        plan->blocks.clear();
+        plan->total_cells = block_row_samples(x, o->row_begin, o->row_end) * block_column_samples(y, o);
+        if (rows == 0 || cols == 0)
+            return WW_OK;
+        const double pairs = (double)rows * (double)cols / (self ? 2.0 : 1.0);
+        const char *forced = forced_strategy_name(s);
+        std::vector<unsigned char> row_kind, col_kind;
+        size_t max_x = x->offsets ? 0 : x->length, max_y = y->offsets ? 0 : y->length;
+        unsigned seen = 0;
+        /* WW_MATRIX_GROUPS=0 keeps the block whole (benchmarks: the gain of the split) */
+        const char *groups = getenv("WW_MATRIX_GROUPS");
+        const bool split = !known_strategy(forced) && !(groups && strcmp(groups, "0") == 0);
+        if (split && (x->offsets || y->offsets)) {
+            seen = series_kinds(x, o->row_begin, o->row_end, pairs, s, elem_size, &row_kind, &max_x);
+            seen |= series_kinds(y, o->col_begin, o->col_end, pairs, s, elem_size, &col_kind, &max_y);
+        } else if (x->offsets || y->offsets) {
+            std::vector<unsigned char> unused;
+            series_kinds(x, o->row_begin, o->row_end, pairs, s, elem_size, &unused, &max_x);
+            series_kinds(y, o->col_begin, o->col_end, pairs, s, elem_size, &unused, &max_y);
+        }
+        if ((seen & (seen - 1)) == 0) { /* one strategy (or none computed: equal lengths, forced) */
+            sub_block b;
+            b.strategy = choose_strategy(pairs, max_x, max_y, s, elem_size, forced);
+            b.whole = true;
+            b.col_samples = block_column_samples(y, o);
+            b.row_count = rows, b.col_count = cols, b.max_row = max_x, b.max_col = max_y;
+            b.first_row = o->row_begin, b.first_col = o->col_begin;
+            plan->blocks.push_back(std::move(b));
+            return WW_OK;
+        }
+        /* the series of kind a (rows) against those of kind b (columns) */
+        auto add = [&](unsigned a, unsigned b) {
+            sub_block blk;
+            blk.whole = false;
+            blk.first_row = blk.first_col = 0;
+            blk.max_row = blk.max_col = 0;
+            blk.col_samples = 0;
+            blk.row_samples.push_back(0);
+            for (size_t r = 0; r < rows; r++)
+                if (row_kind[r] == a) {
+                    const size_t n = series_length(x, o->row_begin + r);
+                    blk.rows.push_back(o->row_begin + r);
+                    blk.row_samples.push_back(blk.row_samples.back() + n);
+                    blk.max_row = n > blk.max_row ? n : blk.max_row;
+                }
+            for (size_t c = 0; c < cols; c++)
+                if (col_kind[c] == b) {
+                    const size_t n = series_length(y, o->col_begin + c);
+                    blk.cols.push_back(o->col_begin + c);
+                    blk.col_samples += n;
+                    blk.max_col = n > blk.max_col ? n : blk.max_col;
+                }
+            if (blk.rows.empty() || blk.cols.empty())
+                return;
+            blk.row_count = blk.rows.size(), blk.col_count = blk.cols.size();
+            const double block_pairs = (double)blk.row_count * (double)blk.col_count / (self ? 2.0 : 1.0);
+            blk.strategy = choose_strategy(block_pairs, blk.max_row, blk.max_col, s, elem_size, NULL);
+            plan->blocks.push_back(std::move(blk));
+        };
+        for (unsigned a = STRATEGY_THREAD; a <= STRATEGY_GRID; a++)
+            for (unsigned b = STRATEGY_THREAD; b <= STRATEGY_GRID; b++)
+                add(a, b);
+        return WW_OK;
+    } catch (const std::bad_alloc &) {
+        return WW_ERR_MEMORY;
+    }
+}
+
+/* Work shared by the threads of one call: the strategies' lanes on each device, and the devices.
+ * Each rectangle's rows are taken in chunks from its counter, so that a faster device takes more;
+ * rows are disjoint, so every element is written once, and the self matrix's mirror is filled
+ * after all have finished. Only the calling thread calls the progress callback; the others count
+ * their cells in done_cells and stop at their next chunk once `stop` is set (a cancel, or a
+ * failure anywhere). */
+struct work_share {
+    const pair_plan *plan;
+    std::unique_ptr<std::atomic<size_t>[]> next_row; /* per rectangle: rows taken, from 0 */
     std::atomic<uint64_t> done_cells;
     std::atomic<int> stop;
-    std::atomic<int> finished; /* threads other than the calling one that have returned */
-    const ww_cuda_state *caller;
-    enum strategy strategy; /* chosen once, for all devices */
+    uint64_t reported; /* done_cells when the callback was last called (calling thread only) */
+    std::thread::id caller;
     int devices;
 };
 
-/* Counts a drained chunk's cells; the calling thread reports progress. WW_ERR_CANCELLED: stop. */
-static ww_status share_progress(row_share *share, const ww_cuda_state *s, uint64_t cells, uint64_t total,
-                                const ww_pairwise_options *o)
+/* On the calling thread: passes the cells done so far to the callback; a nonzero answer stops all. */
+static void report_progress(work_share *share, const ww_pairwise_options *o)
 {
-    const uint64_t done = share->done_cells.fetch_add(cells) + cells;
-    if (s == share->caller && o->progress && !share->stop.load() && o->progress(done, total, o->progress_user))
+    if (std::this_thread::get_id() != share->caller || !o->progress || share->stop.load())
+        return;
+    share->reported = share->done_cells.load();
+    if (o->progress(share->reported, share->plan->total_cells, o->progress_user))
         share->stop.store(1);
+}
+
+/* Counts finished cells. WW_ERR_CANCELLED: stop. */
+static ww_status count_progress(work_share *share, uint64_t cells, const ww_pairwise_options *o)
+{
+    share->done_cells.fetch_add(cells);
+    report_progress(share, o);
     return share->stop.load() ? WW_ERR_CANCELLED : WW_OK;
 }
 
-/* The next chunk's first row: in turn on one device, from the shared counter on several. */
-static size_t next_chunk_row(row_share *share, size_t previous, size_t rows_per_chunk)
+/* Runs work(k) for k in [0, n): k = 0 on the calling thread, the others on threads of their own;
+ * while it waits for them, the calling thread reports progress. Returns a failure before the
+ * cancellations it caused on the others, then WW_ERR_CANCELLED if the work was stopped. */
+template <typename Work>
+static ww_status run_workers(int n, work_share *share, const ww_pairwise_options *o, Work work)
 {
-    return share ? share->next_row.fetch_add(rows_per_chunk) : previous + rows_per_chunk;
+    /* every allocation is inside the try, so no exception leaves the extern "C" entry points */
+    if (n <= 0)
+        return WW_OK;
+    std::vector<ww_status> status;
+    std::vector<std::thread> threads;
+    std::mutex lock;
+    std::condition_variable done;
+    int finished = 0;
+    try {
+        status.assign((size_t)n, WW_OK);
+        threads.reserve((size_t)n - 1);
+        for (int k = 1; k < n; k++)
+            threads.emplace_back([&, k] {
+                const ww_status st = work(k);
+                if (st != WW_OK)
+                    share->stop.store(1);
+                std::lock_guard<std::mutex> guard(lock);
+                status[(size_t)k] = st;
+                finished++;
+                done.notify_all();
+            });
+    } catch (...) { /* no memory or no thread to be had: the started ones stop at their next chunk */
+        share->stop.store(1);
+        if (status.empty())
+            return WW_ERR_MEMORY; /* nothing started */
+        status[0] = WW_ERR_MEMORY;
+    }
+    if (status[0] == WW_OK && (status[0] = work(0)) != WW_OK)
+        share->stop.store(1);
+    for (;;) {
+        {
+            std::unique_lock<std::mutex> wait(lock);
+            done.wait_for(wait, std::chrono::milliseconds(5), [&] { return finished == (int)threads.size(); });
+            if (finished == (int)threads.size())
+                break;
+        }
+        report_progress(share, o);
+    }
+    for (std::thread &t : threads)
+        t.join();
+    ww_status st = WW_OK;
+    for (size_t k = 0; k < status.size() && st == WW_OK; k++)
+        if (status[k] != WW_ERR_CANCELLED)
+            st = status[k];
+    if (st == WW_OK && share->stop.load())
+        st = WW_ERR_CANCELLED;
+    return st;
 }
 
+/* One rectangle by the thread, warp or block strategy on `lane`: chunks of its rows are computed
+ * into device memory, copied to pinned memory and from there into the caller's matrix. */
 template <typename T, typename Tout>
-static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const device_set<T> &dy, int self,
-                                   const ww_twed_params *p, void *out, const ww_pairwise_options *o,
-                                   uint64_t cells_per_pair, enum strategy strategy, size_t longest,
-                                   const ww_dataset *hx, const ww_dataset *hy, row_share *share)
+static ww_status run_chunks(ww_cuda_state *s, chunk_lane *lane, const device_set<T> &dx, const device_set<T> &dy,
+                            const size_t *row_origin, const size_t *col_origin, int self, const ww_twed_params *p,
+                            void *out, const ww_pairwise_options *o, const ww_dataset *hx, work_share *share,
+                            size_t block_index)
 {
-    pairwise_state *ps = state_of(s);
-    const size_t width = o->col_end - o->col_begin;
+    const sub_block &sb = share->plan->blocks[block_index];
+    const enum strategy strategy = sb.strategy;
+    const size_t width = sb.col_count, rows = sb.row_count;
+    const size_t longest = sb.max_row > sb.max_col ? sb.max_row : sb.max_col;
+    const uint64_t cells_per_pair = (uint64_t)sb.max_row * sb.max_col;
     size_t rows_per_chunk = (size_t)(CHUNK_TARGET_CELLS / (cells_per_pair ? cells_per_pair : 1) / width);
     if (rows_per_chunk > 65535 * 128) /* lanes are counted in blockIdx.y */
         rows_per_chunk = 65535 * 128;
@@ -977,64 +1237,65 @@ static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const dev
     /* and the staging buffers stay bounded whatever the series' lengths */
     if (rows_per_chunk * width * sizeof(Tout) > CHUNK_MAX_BYTES)
         rows_per_chunk = CHUNK_MAX_BYTES / (width * sizeof(Tout)) > 0 ? CHUNK_MAX_BYTES / (width * sizeof(Tout)) : 1;
-    const size_t rows = o->row_end - o->row_begin;
     if (rows_per_chunk > rows)
         rows_per_chunk = rows;
     /* several devices: chunks small enough that each gets some, and that they finish together */
-    if (share && rows_per_chunk > (rows + 4 * (size_t)share->devices - 1) / (4 * (size_t)share->devices))
-        rows_per_chunk = (rows + 4 * (size_t)share->devices - 1) / (4 * (size_t)share->devices);
+    const size_t share_rows = (rows + 4 * (size_t)share->devices - 1) / (4 * (size_t)share->devices);
+    if (share->devices > 1 && rows_per_chunk > share_rows)
+        rows_per_chunk = share_rows;
     /* Two chunks in flight: while the GPU computes chunk k+1, chunk k travels to pinned memory and
      * the host copies the previous one into the caller's matrix. */
     const size_t chunk_elems = rows_per_chunk * width;
-    ww_status st = ww_device_reserve(&ps->out, 2 * chunk_elems * sizeof(Tout));
+    ww_status st = lane_ready(lane);
     if (st == WW_OK)
-        st = ww_pinned_reserve(s, 2 * chunk_elems * sizeof(Tout));
+        st = ww_device_reserve(&lane->out, 2 * chunk_elems * sizeof(Tout));
+    if (st == WW_OK)
+        st = ww_pinned_reserve(&lane->pinned, &lane->pinned_bytes, 2 * chunk_elems * sizeof(Tout));
     if (st != WW_OK)
         return st;
-    for (int k = 0; k < 2; k++)
-        if (ps->copied[k] == NULL)
-            WW_CUDA_TRY(cudaEventCreateWithFlags(&ps->copied[k], cudaEventDisableTiming));
-    Tout *dout = (Tout *)ps->out.ptr, *pinned = (Tout *)s->pinned;
-    /* the warp strategy's row buffers: two rows (D, match parts) of the longest series per warp */
+    Tout *dout = (Tout *)lane->out.ptr, *pinned = (Tout *)lane->pinned;
+    /* the warp strategy's row buffers: two rows (D, match parts) of the longest series per warp;
+     * the block strategy's: two pairs of rows per block */
     const size_t stride = 2 * (longest + 1);
     const unsigned warp_blocks = (unsigned)((warp_strategy_warps(s->sm_count, longest, sizeof(T)) + 3) / 4);
-    T *scratch = NULL;
-    if (strategy == STRATEGY_WARP) {
-        if ((st = ww_device_reserve(&ps->warp_scratch, (size_t)warp_blocks * 4 * stride * sizeof(T))) != WW_OK)
-            return st;
-        scratch = (T *)ps->warp_scratch.ptr;
-    }
-    /* the block strategy's: two pairs of rows per block */
     const unsigned block_count = (unsigned)block_strategy_blocks(s->sm_count, longest, sizeof(T));
-    if (strategy == STRATEGY_BLOCK) {
-        if ((st = ww_device_reserve(&ps->warp_scratch, (size_t)block_count * block_scratch_stride(longest) *
-                                                           sizeof(T))) != WW_OK)
-            return st;
-        scratch = (T *)ps->warp_scratch.ptr;
-    }
-    /* progress in DP cells, as the CPU engine counts them: sum over rows of len(i) * sum of len(j) */
-    const uint64_t col_samples = block_column_samples(hy, o);
-    const uint64_t total = block_row_samples(hx, o->row_begin, o->row_end) * col_samples;
-    uint64_t done = 0;
-    /* copies chunk rows [q0, q1) from pinned buffer `buf` to the caller's matrix, reports progress */
+    size_t scratch_bytes = 0;
+    if (strategy == STRATEGY_WARP)
+        scratch_bytes = (size_t)warp_blocks * 4 * stride * sizeof(T);
+    else if (strategy == STRATEGY_BLOCK)
+        scratch_bytes = (size_t)block_count * block_scratch_stride(longest) * sizeof(T);
+    if (scratch_bytes && (st = ww_device_reserve(&lane->scratch, scratch_bytes)) != WW_OK)
+        return st;
+    T *scratch = (T *)lane->scratch.ptr;
+    /* copies chunk rows [q0, q1) from pinned buffer `buf` to the caller's matrix, counts progress
+     * in DP cells as the CPU engine does (sum over rows of len(i) * sum of len(j)) */
     auto drain = [&](size_t q0, size_t q1, int buf) -> ww_status {
-        WW_CUDA_TRY(cudaEventSynchronize(ps->copied[buf]));
+        WW_CUDA_TRY(cudaEventSynchronize(lane->copied[buf]));
         const Tout *src = pinned + (size_t)buf * chunk_elems;
-        for (size_t r = q0; r < q1; r++)
-            memcpy((Tout *)out + (r - o->row_begin) * o->out_stride, src + (r - q0) * width, width * sizeof(Tout));
-        done += block_row_samples(hx, q0, q1) * col_samples;
-        if (share)
-            return share_progress(share, s, block_row_samples(hx, q0, q1) * col_samples, total, o);
-        if (o->progress && o->progress(done, total, o->progress_user))
-            return WW_ERR_CANCELLED;
-        return WW_OK;
+        for (size_t q = q0; q < q1; q++) {
+            const Tout *line = src + (q - q0) * width;
+            Tout *dst = (Tout *)out + ((sb.whole ? q : sb.rows[q]) - o->row_begin) * o->out_stride;
+            if (sb.whole) {
+                memcpy(dst, line, width * sizeof(Tout));
+                continue;
+            }
+            for (size_t c = 0; c < width; c++)
+                dst[sb.cols[c] - o->col_begin] = line[c];
+        }
+        const uint64_t row_samples =
+            sb.whole ? block_row_samples(hx, q0, q1) : sb.row_samples[q1] - sb.row_samples[q0];
+        return count_progress(share, row_samples * sb.col_samples, o);
     };
+    const size_t end_row = sb.first_row + rows;
+    std::atomic<size_t> &taken = share->next_row[block_index];
     size_t prev0 = 0, prev1 = 0;
     int buf = 0, have_prev = 0;
-    for (size_t r0 = share ? next_chunk_row(share, 0, rows_per_chunk) : o->row_begin; r0 < o->row_end;
-         r0 = next_chunk_row(share, r0, rows_per_chunk)) {
-        const size_t r1 = r0 + rows_per_chunk < o->row_end ? r0 + rows_per_chunk : o->row_end;
-        block_geometry g = {r0, r1, o->row_begin, o->row_end, o->col_begin, o->col_end, width, self};
+    for (size_t r0 = sb.first_row + taken.fetch_add(rows_per_chunk); r0 < end_row;
+         r0 = sb.first_row + taken.fetch_add(rows_per_chunk)) {
+        const size_t r1 = r0 + rows_per_chunk < end_row ? r0 + rows_per_chunk : end_row;
+        const block_geometry g = {r0,         r1,          sb.first_col, sb.first_col + width,
+                                  width,      self,        row_origin,   col_origin,
+                                  o->row_begin, o->row_end, o->col_begin, o->col_end};
         /* lanes over the longer side of the chunk, so that warps are full (one query against a set) */
         pair_map map = {r1 - r0 >= width || width > (size_t)65535 * 128};
         const size_t lane_count = map.lanes_are_rows ? r1 - r0 : width, shared_count = map.lanes_are_rows ? width : r1 - r0;
@@ -1042,24 +1303,28 @@ static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const dev
         Tout *d = dout + (size_t)buf * chunk_elems;
         if (strategy == STRATEGY_WARP) {
             if (dx.dim == 1)
-                pairs_warp_kernel<T, Tout, true><<<warp_blocks, 128, 0, s->stream>>>(dx, dy, g, nu, p->degree,
-                                                                                     scratch, stride, d);
+                pairs_warp_kernel<T, Tout, true><<<warp_blocks, 128, 0, lane->stream>>>(dx, dy, g, nu, p->degree,
+                                                                                        scratch, stride, d);
             else
-                pairs_warp_kernel<T, Tout, false><<<warp_blocks, 128, 0, s->stream>>>(dx, dy, g, nu, p->degree,
-                                                                                      scratch, stride, d);
+                pairs_warp_kernel<T, Tout, false><<<warp_blocks, 128, 0, lane->stream>>>(dx, dy, g, nu, p->degree,
+                                                                                         scratch, stride, d);
         } else if (strategy == STRATEGY_BLOCK) {
-            st = launch_block_pairs<T, Tout>(s->stream, dx, dy, g, nu, p->degree, block_count, scratch,
+            st = launch_block_pairs<T, Tout>(lane->stream, dx, dy, g, nu, p->degree, block_count, scratch,
                                              block_scratch_stride(longest), d);
         } else {
-            st = launch_thread_pairs<T, Tout>(s->stream, dx, dy, g, nu, p->degree, map, longest, lane_count,
+            st = launch_thread_pairs<T, Tout>(lane->stream, dx, dy, g, nu, p->degree, map, longest, lane_count,
                                               shared_count, d);
         }
         if (st != WW_OK)
-            return st;
-        WW_CUDA_TRY(cudaGetLastError());
-        WW_CUDA_TRY(cudaMemcpyAsync(pinned + (size_t)buf * chunk_elems, d, (r1 - r0) * width * sizeof(Tout),
-                                    cudaMemcpyDeviceToHost, s->stream));
-        WW_CUDA_TRY(cudaEventRecord(ps->copied[buf], s->stream));
+            break;
+        cudaError_t e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(pinned + (size_t)buf * chunk_elems, d, (r1 - r0) * width * sizeof(Tout),
+                                cudaMemcpyDeviceToHost, lane->stream);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(lane->copied[buf], lane->stream);
+        if ((st = ww_cuda_status(e)) != WW_OK)
+            break;
         if (have_prev && (st = drain(prev0, prev1, buf ^ 1)) != WW_OK)
             break;
         prev0 = r0, prev1 = r1, have_prev = 1;
@@ -1067,21 +1332,26 @@ static ww_status run_chunks(ww_cuda_state *s, const device_set<T> &dx, const dev
     }
     if (st == WW_OK && have_prev)
         st = drain(prev0, prev1, buf ^ 1);
-    if (st != WW_OK)
-        cudaStreamSynchronize(s->stream); /* leave no copy in flight into buffers we own */
+    if (st != WW_OK) { /* leave no copy in flight into buffers we own, and no error for the next call */
+        cudaStreamSynchronize(lane->stream);
+        cudaGetLastError();
+    }
     return st;
 }
 
-/* Long series: every needed entry through the single-pair engine (which fills the GPU). */
-static ww_status run_pairs_one_by_one(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, int self,
-                                      const ww_twed_params *p, void *out, const ww_pairwise_options *o)
+/* One rectangle of long series: every needed entry through the single-pair engine, which fills the
+ * GPU by itself (on the context's first device, its own stream and buffers). */
+static ww_status run_grid_block(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, int self,
+                                const ww_twed_params *p, void *out, const ww_pairwise_options *o, work_share *share,
+                                size_t block_index)
 {
-    const uint64_t col_samples = block_column_samples(y, o);
-    const uint64_t total = block_row_samples(x, o->row_begin, o->row_end) * col_samples;
-    uint64_t done = 0;
-    for (size_t i = o->row_begin; i < o->row_end; i++) {
-        for (size_t j = o->col_begin; j < o->col_end; j++) {
-            bool mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
+    const sub_block &sb = share->plan->blocks[block_index];
+    std::atomic<size_t> &taken = share->next_row[block_index];
+    for (size_t q = taken.fetch_add(1); q < sb.row_count; q = taken.fetch_add(1)) {
+        const size_t i = sb.whole ? sb.first_row + q : sb.rows[q];
+        for (size_t c = 0; c < sb.col_count; c++) {
+            const size_t j = sb.whole ? sb.first_col + c : sb.cols[c];
+            const bool mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
             double v = 0;
             if (!self || (i != j && !(mirror_in_block && j < i))) {
                 ww_series a, b;
@@ -1091,15 +1361,15 @@ static ww_status run_pairs_one_by_one(ww_ctx *ctx, const ww_dataset *x, const ww
                 if (st != WW_OK)
                     return st;
             }
-            size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
+            const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
             if (o->out_dtype == WW_F32)
                 ((float *)out)[at] = (float)v;
             else
                 ((double *)out)[at] = v;
         }
-        done += (uint64_t)series_length(x, i) * col_samples;
-        if (o->progress && o->progress(done, total, o->progress_user))
-            return WW_ERR_CANCELLED;
+        ww_status st = count_progress(share, (uint64_t)series_length(x, i) * sb.col_samples, o);
+        if (st != WW_OK)
+            return st;
     }
     return WW_OK;
 }
@@ -1111,16 +1381,95 @@ template <typename T> struct prepared_columns {
     size_t max_length;
 };
 
-/* The block on device `s`; with `share`, only the rows this device takes (run_on_devices). */
+/* A rectangle's sets as its kernels see them: the uploaded sets, or gathered views of them. */
+template <typename T> struct block_views {
+    device_set<T> x, y;
+    const size_t *row_origin, *col_origin; /* NULL for a whole block */
+};
+
+/* Views of the plan's rectangles on one device: for each, its series' bases and lengths in its
+ * order, and their original indices (for the mirror rule); one upload for all. */
 template <typename T>
-static ww_status run_matrix(ww_ctx *ctx, ww_cuda_state *s, const ww_dataset *x, const ww_dataset *y,
-                            const prepared_columns<T> *cols, const ww_twed_params *p, void *out,
-                            const ww_pairwise_options *o, row_share *share)
+static ww_status make_views(ww_cuda_state *s, pairwise_state *ps, const pair_plan &plan, const ww_dataset *hx,
+                            const ww_dataset *hy, const device_set<T> &dx, const device_set<T> &dy,
+                            std::vector<block_views<T>> *views)
+{
+    try {
+        const block_views<T> whole = {dx, dy, NULL, NULL};
+        views->assign(plan.blocks.size(), whole);
+        size_t words = 0, ints = 0;
+        for (const sub_block &b : plan.blocks)
+            if (!b.whole) {
+                words += 2 * (b.row_count + b.col_count); /* bases and origins */
+                ints += b.row_count + b.col_count;        /* lengths */
+            }
+        if (words == 0)
+            return WW_OK;
+        std::vector<size_t> host(words + (ints + 1) / 2); /* the ints after the words */
+        size_t *word = host.data();
+        int *length = (int *)(host.data() + words);
+        struct at { size_t row_base, row_origin, col_base, col_origin, row_length, col_length; };
+        std::vector<at> where(plan.blocks.size());
+        size_t w = 0, n = 0;
+        for (size_t k = 0; k < plan.blocks.size(); k++) {
+            const sub_block &b = plan.blocks[k];
+            if (b.whole)
+                continue;
+            at &a = where[k];
+            a.row_base = w, a.row_origin = w + b.row_count, a.row_length = n;
+            for (size_t r = 0; r < b.row_count; r++) {
+                word[w + r] = prepared_base(hx, b.rows[r]);
+                word[w + b.row_count + r] = b.rows[r];
+                length[n + r] = (int)series_length(hx, b.rows[r]);
+            }
+            w += 2 * b.row_count, n += b.row_count;
+            a.col_base = w, a.col_origin = w + b.col_count, a.col_length = n;
+            for (size_t c = 0; c < b.col_count; c++) {
+                word[w + c] = prepared_base(hy, b.cols[c]);
+                word[w + b.col_count + c] = b.cols[c];
+                length[n + c] = (int)series_length(hy, b.cols[c]);
+            }
+            w += 2 * b.col_count, n += b.col_count;
+        }
+        ww_status st = ww_device_reserve(&ps->views, host.size() * sizeof(size_t));
+        if (st != WW_OK)
+            return st;
+        /* pageable memory, so the copy is complete when the stream is */
+        WW_CUDA_TRY(cudaMemcpyAsync(ps->views.ptr, host.data(), host.size() * sizeof(size_t), cudaMemcpyHostToDevice,
+                                    s->stream));
+        WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
+        const size_t *dword = (const size_t *)ps->views.ptr;
+        const int *dlength = (const int *)(dword + words);
+        for (size_t k = 0; k < plan.blocks.size(); k++) {
+            if (plan.blocks[k].whole)
+                continue;
+            block_views<T> &v = (*views)[k];
+            v.x.base = dword + where[k].row_base;
+            v.x.length = dlength + where[k].row_length;
+            v.y.base = dword + where[k].col_base;
+            v.y.length = dlength + where[k].col_length;
+            v.row_origin = dword + where[k].row_origin;
+            v.col_origin = dword + where[k].col_origin;
+        }
+        return WW_OK;
+    } catch (const std::bad_alloc &) {
+        return WW_ERR_MEMORY;
+    }
+}
+
+/* The plan on device `s`: the sets uploaded and prepared, then one lane per strategy present, run
+ * concurrently (the whole-GPU strategy only on the first device, as one-pair calls run there). */
+template <typename T>
+static ww_status run_device_typed(ww_ctx *ctx, ww_cuda_state *s, const ww_dataset *x, const ww_dataset *y,
+                                  const prepared_columns<T> *cols, const ww_twed_params *p, void *out,
+                                  const ww_pairwise_options *o, work_share *share)
 {
     pairwise_state *ps = state_of(s);
     if (ps == NULL)
         return WW_ERR_MEMORY;
+    const pair_plan &plan = *share->plan;
     const int self = y == NULL;
+    const ww_dataset *hy = self ? x : y;
     ww_status st = ww_device_reserve(&s->result, 64);
     if (st != WW_OK)
         return st;
@@ -1133,31 +1482,47 @@ static ww_status run_matrix(ww_ctx *ctx, ww_cuda_state *s, const ww_dataset *x, 
         st = upload_set<T>(s, y, p, &ps->y, dflags, &dy, &max_y);
     if (st != WW_OK)
         return st;
-    if (self) {
+    if (self)
         dy = dx;
-        max_y = max_x;
-    } else if (cols) {
+    else if (cols)
         dy = cols->set;
-        max_y = cols->max_length;
-    }
     /* bad values anywhere stop the call before anything is written */
     if ((st = ww_cuda_read_flags(s, dflags)) != WW_OK)
         return st;
-
-    const double pairs = (double)(o->row_end - o->row_begin) * (double)(o->col_end - o->col_begin) / (self ? 2.0 : 1.0);
-    const enum strategy strategy = share ? share->strategy : choose_strategy(pairs, max_x, max_y, s, sizeof(T));
-    const size_t longest = max_x > max_y ? max_x : max_y;
-    if (strategy == STRATEGY_GRID)
-        st = run_pairs_one_by_one(ctx, x, self ? x : y, self, p, out, o);
-    else if (o->out_dtype == WW_F32)
-        st = run_chunks<T, float>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y, strategy, longest, x,
-                                  self ? x : y, share);
-    else
-        st = run_chunks<T, double>(s, dx, dy, self, p, out, o, (uint64_t)max_x * max_y, strategy, longest, x,
-                                   self ? x : y, share);
-    if (st == WW_OK && self && share == NULL) /* several devices: once all are done */
-        ww_matrix_fill_mirror(o, out, ctx->num_threads);
-    return st;
+    std::vector<block_views<T>> views;
+    if ((st = make_views<T>(s, ps, plan, x, hy, dx, dy, &views)) != WW_OK)
+        return st;
+    enum strategy lanes[STRATEGY_GRID + 1];
+    int lane_count = 0;
+    for (int k = STRATEGY_THREAD; k <= STRATEGY_GRID; k++) {
+        if (k == STRATEGY_GRID && s != ctx->cuda)
+            continue;
+        for (const sub_block &b : plan.blocks)
+            if (b.strategy == k) {
+                lanes[lane_count++] = (enum strategy)k;
+                break;
+            }
+    }
+    return run_workers(lane_count, share, o, [&](int k) -> ww_status {
+        const enum strategy lane = lanes[k];
+        const ww_cuda_device_guard guard = ww_cuda_enter(s); /* a new thread starts on device 0 */
+        ww_status r = WW_OK;
+        for (size_t b = 0; b < plan.blocks.size() && r == WW_OK; b++) {
+            const block_views<T> &v = views[b];
+            if (plan.blocks[b].strategy != lane)
+                continue;
+            if (lane == STRATEGY_GRID)
+                r = run_grid_block(ctx, x, hy, self, p, out, o, share, b);
+            else if (o->out_dtype == WW_F32)
+                r = run_chunks<T, float>(s, &ps->lanes[lane], v.x, v.y, v.row_origin, v.col_origin, self, p, out, o, x,
+                                         share, b);
+            else
+                r = run_chunks<T, double>(s, &ps->lanes[lane], v.x, v.y, v.row_origin, v.col_origin, self, p, out, o,
+                                          x, share, b);
+        }
+        ww_cuda_leave(guard);
+        return r;
+    });
 }
 
 /* Small work on the host is done sooner by the CPU engine than by a GPU round trip. */
@@ -1189,89 +1554,79 @@ static ww_status check_inputs(const ww_dataset *d, const ww_twed_params *p)
     return WW_OK;
 }
 
-/* The block on one device; with `share`, that device's part of run_on_devices. */
+/* The plan's part on one device. */
 static ww_status run_device_part(ww_ctx *ctx, ww_cuda_state *s, const ww_dataset *x, const ww_dataset *y,
-                                 const ww_twed_params *p, void *out, const ww_pairwise_options *o, row_share *share)
+                                 const prepared_columns<float> *c32, const prepared_columns<double> *c64,
+                                 const ww_twed_params *p, void *out, const ww_pairwise_options *o, work_share *share)
 {
     ww_cuda_device_guard guard = ww_cuda_enter(s);
-    ww_status st = x->dtype == WW_F32 ? run_matrix<float>(ctx, s, x, y, NULL, p, out, o, share)
-                                      : run_matrix<double>(ctx, s, x, y, NULL, p, out, o, share);
+    ww_status st = x->dtype == WW_F32 ? run_device_typed<float>(ctx, s, x, y, c32, p, out, o, share)
+                                      : run_device_typed<double>(ctx, s, x, y, c64, p, out, o, share);
     ww_cuda_recover(s, st);
     ww_cuda_leave(guard);
-    if (st != WW_OK && share)
-        share->stop.store(1); /* the other devices stop at their next chunk */
     return st;
 }
 
-static size_t dataset_max_length(const ww_dataset *d)
+/* The block of x against y (NULL: x itself) on the context's first `devices` devices, each
+ * uploading and preparing the data itself; `c32`/`c64`: the columns already on the first device
+ * (an index), or NULL. */
+static ww_status run_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
+                              const prepared_columns<float> *c32, const prepared_columns<double> *c64,
+                              const ww_twed_params *p, void *out, const ww_pairwise_options *o, int devices)
 {
-    size_t longest = 0;
-    for (size_t i = 0; i < d->count; i++)
-        if (series_length(d, i) > longest)
-            longest = series_length(d, i);
-    return longest;
-}
-
-/* Host data on the context's several devices (see row_share): each uploads and prepares the data
- * itself, then takes chunks of rows until none is left. Long series (the whole-GPU strategy) stay
- * on the first device, as one-pair calls do. */
-static ww_status run_on_devices(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p,
-                                void *out, const ww_pairwise_options *o)
-{
-    const int n = ctx->cuda_count, self = y == NULL;
-    const double pairs = (double)(o->row_end - o->row_begin) * (double)(o->col_end - o->col_begin) / (self ? 2.0 : 1.0);
-    const size_t max_x = dataset_max_length(x), max_y = self ? max_x : dataset_max_length(y);
-    row_share share;
-    share.next_row.store(o->row_begin);
+    const int self = y == NULL;
+    pair_plan plan;
+    work_share share;
+    ww_status st = make_plan(ctx->cuda, x, self ? x : y, o, self, esize(x->dtype), &plan);
+    if (st != WW_OK || plan.blocks.empty())
+        return st;
+    bool all_grid = true;
+    for (const sub_block &b : plan.blocks)
+        all_grid = all_grid && b.strategy == STRATEGY_GRID;
+    share.plan = &plan;
+    share.next_row.reset(new (std::nothrow) std::atomic<size_t>[plan.blocks.size()]);
+    if (!share.next_row)
+        return WW_ERR_MEMORY;
+    for (size_t b = 0; b < plan.blocks.size(); b++)
+        share.next_row[b].store(0);
     share.done_cells.store(0);
     share.stop.store(0);
-    share.finished.store(0);
-    share.caller = ctx->cuda;
-    share.devices = n;
-    share.strategy = choose_strategy(pairs, max_x, max_y, ctx->cuda, esize(x->dtype));
-    if (share.strategy == STRATEGY_GRID)
-        return run_device_part(ctx, ctx->cuda, x, y, p, out, o, NULL);
-    /* empty vectors allocate nothing and cannot throw; every allocation is inside the try, so no
-     * exception leaves this extern "C" entry point (std::terminate) */
-    std::vector<ww_status> status;
-    std::vector<std::thread> workers;
-    try {
-        status.assign((size_t)n, WW_OK);
-        workers.reserve((size_t)n - 1);
-        for (int d = 1; d < n; d++)
-            workers.emplace_back([&, d] {
-                status[(size_t)d] = run_device_part(ctx, ctx->cuda_devices[d], x, y, p, out, o, &share);
-                share.finished.fetch_add(1);
-            });
-    } catch (...) { /* no memory or no thread to be had: the started ones stop at their next chunk */
-        if (status.empty())
-            return WW_ERR_MEMORY; /* nothing started */
-        share.stop.store(1);
-        status[0] = WW_ERR_MEMORY;
-    }
-    /* the first device on the calling thread, which alone calls the progress callback */
-    if (status[0] == WW_OK)
-        status[0] = run_device_part(ctx, ctx->cuda, x, y, p, out, o, &share);
-    const uint64_t total = block_row_samples(x, o->row_begin, o->row_end) * block_column_samples(self ? x : y, o);
-    while (share.finished.load() < (int)workers.size()) {
-        if (o->progress && !share.stop.load() && o->progress(share.done_cells.load(), total, o->progress_user))
-            share.stop.store(1);
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    for (std::thread &w : workers)
-        w.join();
-    /* a device's failure, before the cancellations it caused on the others */
-    ww_status st = WW_OK;
-    for (int d = 0; d < n && st == WW_OK; d++)
-        if (status[(size_t)d] != WW_ERR_CANCELLED)
-            st = status[(size_t)d];
-    if (st == WW_OK && share.stop.load())
-        st = WW_ERR_CANCELLED;
-    if (st == WW_OK && o->progress && o->progress(share.done_cells.load(), total, o->progress_user))
+    share.reported = 0;
+    share.caller = std::this_thread::get_id();
+    share.devices = all_grid ? 1 : devices; /* long series stay on the first device */
+    st = run_workers(share.devices, &share, o, [&](int d) {
+        return run_device_part(ctx, d == 0 ? ctx->cuda : ctx->cuda_devices[d], x, y, c32, c64, p, out, o, &share);
+    });
+    /* the callback sees the end (once) */
+    if (st == WW_OK && o->progress && share.reported != share.done_cells.load() &&
+        o->progress(share.done_cells.load(), plan.total_cells, o->progress_user))
         st = WW_ERR_CANCELLED;
     if (st == WW_OK && self)
         ww_matrix_fill_mirror(o, out, ctx->num_threads);
     return st;
+}
+
+int ww_cuda_describe_plan(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, char *buf, size_t size)
+{
+    static const char *const names[] = {"thread", "warp", "block", "grid"};
+    if (size)
+        buf[0] = 0;
+    if (ctx == NULL || ctx->cuda == NULL || x == NULL)
+        return -1;
+    ww_pairwise_options o = ww_pairwise_options_default();
+    o.row_end = x->count;
+    o.col_end = y ? y->count : x->count;
+    pair_plan plan;
+    if (make_plan(ctx->cuda, x, y ? y : x, &o, y == NULL, esize(x->dtype), &plan) != WW_OK)
+        return -1;
+    size_t used = 0;
+    for (const sub_block &b : plan.blocks) {
+        const int n = snprintf(size > used ? buf + used : NULL, size > used ? size - used : 0, "%s %zu x %zu, longest %zu x %zu%s\n",
+                               names[b.strategy], b.row_count, b.col_count, b.max_row, b.max_col,
+                               b.whole ? " (whole)" : "");
+        used += n > 0 ? (size_t)n : 0;
+    }
+    return (int)plan.blocks.size();
 }
 
 ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p,
@@ -1290,13 +1645,9 @@ ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datas
     if (st != WW_OK)
         return st;
     /* several devices take host data only: a device pointer belongs to one GPU */
-    if (ctx->cuda_count > 1 && host)
-        st = run_on_devices(ctx, x, y, p, out, opt);
-    else
-        st = run_device_part(ctx, s, x, y, p, out, opt, NULL);
+    st = run_pairwise(ctx, x, y, NULL, NULL, p, out, opt, ctx->cuda_count > 1 && host ? ctx->cuda_count : 1);
     /* backend auto: a GPU that cannot hold the problem hands host data to the CPU engine */
-    if (st == WW_ERR_DEVICE_MEMORY && ctx->requested == WW_BACKEND_AUTO && x->memory == WW_HOST &&
-        (y == NULL || y->memory == WW_HOST))
+    if (st == WW_ERR_DEVICE_MEMORY && ctx->requested == WW_BACKEND_AUTO && host)
         return ww_cpu_twed_pairwise(ctx, x, y, p, out, opt);
     return st;
 }
@@ -1395,15 +1746,9 @@ ww_status ww_cuda_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_datas
                                  const ww_pairwise_options *opt)
 {
     const cuda_index *ci = (const cuda_index *)ix->device;
-    ww_cuda_state *s = ctx->cuda;
     ww_status st = check_inputs(queries, &ix->params);
     if (st != WW_OK)
         return st;
-    ww_cuda_device_guard guard = ww_cuda_enter(s);
-    st = queries->dtype == WW_F32
-             ? run_matrix<float>(ctx, s, queries, &ix->host, &ci->f32, &ix->params, out, opt, NULL)
-             : run_matrix<double>(ctx, s, queries, &ix->host, &ci->f64, &ix->params, out, opt, NULL);
-    ww_cuda_recover(s, st);
-    ww_cuda_leave(guard);
+    st = run_pairwise(ctx, queries, &ix->host, &ci->f32, &ci->f64, &ix->params, out, opt, 1);
     return st;
 }
