@@ -135,9 +135,13 @@ __device__ __forceinline__ T diagonal_cell(const device_series<T> &a, const devi
                      cell_match_part(a, b, i, j, nu, degree), cell_match_part(a, b, i - 1, j - 1, nu, degree));
 }
 
+/* A call's result and its state on the device. It travels to the device with the input series, in
+ * the same copy: value NaN (the poison: an engine that fails to write it is caught), no flags, the
+ * band dispenser at 0. */
 struct pair_result {
     double value;
     int flags;
+    unsigned next_band; /* the wavefront engine's band dispenser */
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -533,7 +537,7 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
         return WW_ERR_OVERFLOW;
     const size_t row_bytes = blocks * TILE_COLUMNS * sizeof(handover);
     const size_t had = s->work.bytes;
-    ww_status st = ww_device_reserve(&s->work, row_bytes + 256);
+    ww_status st = ww_device_reserve(&s->work, row_bytes);
     if (st != WW_OK)
         return st;
     /* a new buffer may hold another context's hand-over pairs: zeros fail every check */
@@ -547,10 +551,9 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
     w.column_blocks = (int)blocks;
     w.rows = (handover *)s->work.ptr;
     w.call = next_wavefront_call();
-    w.next_band = (unsigned *)((char *)s->work.ptr + row_bytes);
+    w.next_band = &result->next_band;
     w.nbands = (unsigned)nbands;
     w.result = result;
-    WW_CUDA_TRY(cudaMemsetAsync(w.next_band, 0, sizeof(unsigned), s->stream));
     if (a.dim > 1)
         return launch_wavefront<2, false>(s, w);
     return R == 2 ? launch_wavefront<2, true>(s, w) : launch_wavefront<4, true>(s, w);
@@ -581,9 +584,11 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
         if (in[k]->stamps)
             host_bytes += (in[k]->length * sizeof(Tin) + 255) & ~(size_t)255;
     }
-    ww_status st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, host_bytes + sizeof(pair_result));
-    if (st == WW_OK && host_bytes)
-        st = ww_device_reserve(&s->input, host_bytes);
+    /* pinned: the inputs, the result's initial state, the result read back */
+    const size_t result_at = host_bytes, readback_at = host_bytes + 256;
+    ww_status st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, readback_at + sizeof(pair_result));
+    if (st == WW_OK)
+        st = ww_device_reserve(&s->input, result_at + sizeof(pair_result));
     /* each prepared array holds the padded samples and is rounded up to 4 doubles (32 bytes) */
     size_t padded[2], prep_elems = 0;
     for (int k = 0; k < 2; k++) {
@@ -592,8 +597,6 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
     }
     if (st == WW_OK)
         st = ww_device_reserve(&s->prepared, prep_elems * sizeof(double));
-    if (st == WW_OK)
-        st = ww_device_reserve(&s->result, sizeof(pair_result));
     if (st != WW_OK)
         return st;
 
@@ -613,13 +616,13 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
             dev_stamps[k] = (const Tin *)in[k]->stamps;
         }
     }
-    if (host_bytes)
-        WW_CUDA_TRY(cudaMemcpyAsync(s->input.ptr, pinned, host_bytes, cudaMemcpyHostToDevice, s->stream));
-
-    pair_result *dres = (pair_result *)s->result.ptr;
-    /* poison the result with NaN (all-ones bytes) so an engine that fails to write it is caught */
-    WW_CUDA_TRY(cudaMemsetAsync(&dres->value, 0xff, sizeof dres->value, s->stream));
-    WW_CUDA_TRY(cudaMemsetAsync(&dres->flags, 0, sizeof dres->flags, s->stream));
+    pair_result *init = (pair_result *)(pinned + result_at), *dres = (pair_result *)((char *)s->input.ptr + result_at);
+    init->value = NAN;
+    init->flags = 0;
+    init->next_band = 0;
+    /* one copy: the host series (if any) and the result's initial state behind them */
+    WW_CUDA_TRY(cudaMemcpyAsync(s->input.ptr, pinned, result_at + sizeof(pair_result), cudaMemcpyHostToDevice,
+                                s->stream));
     device_series<double> ds[2];
     prepare_job<Tin> jobs[2];
     double *prep = (double *)s->prepared.ptr;
@@ -656,7 +659,7 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
     }
     if (st != WW_OK)
         return st;
-    pair_result *hres = (pair_result *)(pinned + host_bytes);
+    pair_result *hres = (pair_result *)(pinned + readback_at);
     WW_CUDA_TRY(cudaMemcpyAsync(hres, dres, sizeof(pair_result), cudaMemcpyDeviceToHost, s->stream));
     WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
     if ((st = ww_flags_status(hres->flags)) != WW_OK)
