@@ -317,7 +317,7 @@ int main(int argc, char **argv)
      * where one warp per pair leaves most of the GPU idle. WW_BENCH_NO_TABLE=1 skips it. */
     if (getenv("WW_BENCH_NO_TABLE") == NULL) {
         row(md, "\nStrategy by table size (time per pair of a self matrix, dim 1, f64; * = the one the cost model "
-                "picks for that matrix):\n\n"
+                "picks for that matrix, from `ww_cuda_describe_plan`):\n\n"
                 "| series length | series | one thread per pair | one warp per pair | one block per pair | "
                 "whole GPU per pair (wavefront) |\n"
                 "| --- | --- | --- | --- | --- | --- |\n");
