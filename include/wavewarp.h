@@ -226,7 +226,9 @@ WW_API ww_status ww_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b,
                          const ww_twed_params *p, double *out);
 
 /* Called now and then from the calling thread during long calls: `done` of `total` cells so far.
- * Return non-zero to cancel; the call then returns WW_ERR_CANCELLED (output contents undefined). */
+ * Return non-zero to cancel; the call then returns WW_ERR_CANCELLED (output contents undefined).
+ * The call's context is busy meanwhile (on the GPU, other threads of the call use it): the callback
+ * must not call the library with the same context. */
 typedef int (*ww_progress_fn)(uint64_t done_cells, uint64_t total_cells, void *user);
 
 typedef struct ww_pairwise_options {

@@ -1020,7 +1020,7 @@ struct sub_block {
  * series are all of one kind (or a forced strategy) stays whole, as do equal-length datasets. */
 struct pair_plan {
     std::vector<sub_block> blocks;
-    uint64_t total_cells; /* DP cells of the block, as the CPU engine counts them for progress */
+    uint64_t total_cells; /* the progress total: sum over rows of len(i) times sum over columns of len(j) */
 };
 
 static bool known_strategy(const char *name)
@@ -1139,12 +1139,16 @@ struct work_share {
     int devices;
 };
 
-/* On the calling thread: passes the cells done so far to the callback; a nonzero answer stops all. */
+/* On the calling thread: passes the cells done so far to the callback (when they changed); a
+ * nonzero answer stops all. */
 static void report_progress(work_share *share, const ww_pairwise_options *o)
 {
     if (std::this_thread::get_id() != share->caller || !o->progress || share->stop.load())
         return;
-    share->reported = share->done_cells.load();
+    const uint64_t done = share->done_cells.load();
+    if (done == share->reported)
+        return;
+    share->reported = done;
     if (o->progress(share->reported, share->plan->total_cells, o->progress_user))
         share->stop.store(1);
 }
@@ -1292,6 +1296,10 @@ static ww_status run_chunks(ww_cuda_state *s, chunk_lane *lane, const device_set
     int buf = 0, have_prev = 0;
     for (size_t r0 = sb.first_row + taken.fetch_add(rows_per_chunk); r0 < end_row;
          r0 = sb.first_row + taken.fetch_add(rows_per_chunk)) {
+        if (share->stop.load()) { /* a cancel or a failure elsewhere: launch nothing more */
+            st = WW_ERR_CANCELLED;
+            break;
+        }
         const size_t r1 = r0 + rows_per_chunk < end_row ? r0 + rows_per_chunk : end_row;
         const block_geometry g = {r0,         r1,          sb.first_col, sb.first_col + width,
                                   width,      self,        row_origin,   col_origin,
@@ -1354,6 +1362,8 @@ static ww_status run_grid_block(ww_ctx *ctx, const ww_dataset *x, const ww_datas
             const bool mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
             double v = 0;
             if (!self || (i != j && !(mirror_in_block && j < i))) {
+                if (share->stop.load()) /* a long pair each: stop between them */
+                    return WW_ERR_CANCELLED;
                 ww_series a, b;
                 ww_dataset_series(x, i, &a);
                 ww_dataset_series(y, j, &b);
