@@ -609,6 +609,10 @@ __global__ void __launch_bounds__(BLOCK_WARPS * 32) pairs_block_kernel(device_se
                 const T *in_d = buffers + ((k + 1) & 1) * 2 * L, *in_m = in_d + L;
                 T *out_d = buffers + (k & 1) * 2 * L, *out_m = out_d + L;
                 const int s_end = (u + 1) * BLOCK_PHASE_STEPS < nb + 31 ? (u + 1) * BLOCK_PHASE_STEPS : nb + 31;
+                /* The step is pairs_warp_kernel's (edge from the row buffer or row 0). Folded into
+                 * one device function shared by the two kernels, on an H200 (same run, A/B), the
+                 * block kernel ran 4-7% slower (the warp kernel the same), so each keeps its copy:
+                 * a change to one is a change to both. */
                 for (int s = u * BLOCK_PHASE_STEPS; s < s_end; s++) {
                     const int c = s - lane + 1;
                     const bool active = c >= 1 && c <= nb;
