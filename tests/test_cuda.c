@@ -447,6 +447,36 @@ static void free_set(random_set *s)
     free(s->values), free(s->stamps), free(s->values32), free(s->stamps32), free(s->offsets);
 }
 
+/* A block of the matrix (rows from a third down to the last but one, columns from a quarter on)
+ * into a NaN-poisoned buffer five columns wider, f32 output: the entries that differ from `want`
+ * (the CPU's whole matrix, rows x cols) by more than 1e-6 relative, plus those written outside
+ * the block. */
+static size_t block_f32_mismatches(ww_ctx *gpu, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p,
+                                   const double *want, size_t rows, size_t cols)
+{
+    ww_pairwise_options o = ww_pairwise_options_default();
+    o.row_begin = rows / 3;
+    o.row_end = rows - 1;
+    o.col_begin = cols / 4;
+    o.col_end = cols;
+    o.out_stride = cols + 5;
+    o.out_dtype = WW_F32;
+    const size_t brows = o.row_end - o.row_begin, bcols = o.col_end - o.col_begin;
+    float *blk = malloc(brows * o.out_stride * sizeof(float));
+    for (size_t k = 0; k < brows * o.out_stride; k++)
+        blk[k] = NAN;
+    CHECK_STATUS(ww_twed_pairwise(gpu, x, y, p, blk, &o), WW_OK);
+    size_t bad = 0;
+    for (size_t i = 0; i < brows; i++)
+        for (size_t j = 0; j < o.out_stride; j++) {
+            const float v = blk[i * o.out_stride + j];
+            const double w = want[(o.row_begin + i) * cols + o.col_begin + j];
+            bad += j >= bcols ? !isnan(v) : !(fabs(v - w) <= 1e-6 * fmax(1.0, fabs(w)));
+        }
+    free(blk);
+    return bad;
+}
+
 /* Every entry of GPU matrices (self and cross, whole and blocks, f64 and f32 output) equals the
  * CPU engine to 1e-12; poisoned outputs show that every entry is written and nothing outside. */
 static void pairwise_matches_cpu(const char *strategy)
@@ -481,28 +511,8 @@ static void pairwise_matches_cpu(const char *strategy)
             CHECK_STATUS(ww_twed_pairwise(gpu, &x, yy, &p, got, NULL), WW_OK);
             for (size_t k = 0; k < rows * cols; k++)
                 CHECK_CLOSE(got[k], want[k], 1e-12);
-            /* a block in a wider buffer, f32 output */
-            ww_pairwise_options o = ww_pairwise_options_default();
-            o.row_begin = rows / 3;
-            o.row_end = rows - 1;
-            o.col_begin = cols / 4;
-            o.col_end = cols;
-            o.out_stride = cols + 5;
-            o.out_dtype = WW_F32;
-            size_t brows = o.row_end - o.row_begin, bcols = o.col_end - o.col_begin;
-            float *blk = malloc(brows * o.out_stride * sizeof(float));
-            for (size_t k = 0; k < brows * o.out_stride; k++)
-                blk[k] = NAN;
-            CHECK_STATUS(ww_twed_pairwise(gpu, &x, yy, &p, blk, &o), WW_OK);
-            for (size_t i = 0; i < brows; i++)
-                for (size_t j = 0; j < o.out_stride; j++) {
-                    float v = blk[i * o.out_stride + j];
-                    if (j >= bcols)
-                        CHECK(isnan(v)); /* outside the block: untouched */
-                    else
-                        CHECK_CLOSE(v, want[(o.row_begin + i) * cols + o.col_begin + j], 1e-6);
-                }
-            free(blk);
+            /* a block in a wider buffer, f32 output; outside the block untouched */
+            CHECK(block_f32_mismatches(gpu, &x, yy, &p, want, rows, cols) == 0);
             free(got);
             free(want);
         }
@@ -796,27 +806,8 @@ static void matrices_match_cpu(ww_ctx *gpu, ww_ctx *cpu, const size_t (*cases)[4
                 fprintf(stderr, "  case %zu (%s): %zu of %zu entries differ\n", c, cross ? "X vs Y" : "X vs X", bad,
                         rows * cols);
             CHECK(bad == 0);
-            ww_pairwise_options o = ww_pairwise_options_default();
-            o.row_begin = rows / 3;
-            o.row_end = rows - 1;
-            o.col_begin = cols / 4;
-            o.col_end = cols;
-            o.out_stride = cols + 5;
-            o.out_dtype = WW_F32;
-            size_t brows = o.row_end - o.row_begin, bcols = o.col_end - o.col_begin;
-            float *blk = malloc(brows * o.out_stride * sizeof(float));
-            for (size_t k = 0; k < brows * o.out_stride; k++)
-                blk[k] = NAN;
-            CHECK_STATUS(ww_twed_pairwise(gpu, &x, yy, &p, blk, &o), WW_OK);
-            bad = 0;
-            for (size_t i = 0; i < brows; i++)
-                for (size_t j = 0; j < o.out_stride; j++) {
-                    const float v = blk[i * o.out_stride + j];
-                    const double w = want[(o.row_begin + i) * cols + o.col_begin + j];
-                    bad += j >= bcols ? !isnan(v) : !(fabs(v - w) <= 1e-6 * fmax(1.0, fabs(w)));
-                }
-            CHECK(bad == 0);
-            free(blk), free(got), free(want);
+            CHECK(block_f32_mismatches(gpu, &x, yy, &p, want, rows, cols) == 0);
+            free(got), free(want);
         }
         free_set(&xs);
         free_set(&ys);
