@@ -127,22 +127,30 @@ int main(int argc, char **argv)
             fflush(md);
         }
     }
-    /* tile shapes of the wavefront engine (rows x columns per thread), for wavefront_tile() */
-    const char *tiles[] = {"2x4", "4x4"};
-    const char *sweep = "\n| n | 2x4 | 4x4 |\n| --- | --- | --- |\n";
+    /* tile shapes of the wavefront engine (rows x columns per thread, steps between barriers): the
+     * choice by size (auto) against each shape forced (WW_WAVEFRONT_TILE, see dim1_shapes) */
+    const char *tiles[] = {NULL, "3x1s16", "4x1s16", "8x1s16", "8x2s8", "4x4s4"};
+    const int ntiles = (int)(sizeof tiles / sizeof tiles[0]);
+    const char *sweep = "\n| n | auto | 3x1s16 | 4x1s16 | 8x1s16 | 8x2s8 | 4x4s4 (before) |\n"
+                        "| --- | --- | --- | --- | --- | --- | --- |\n";
     printf("%s", sweep);
     if (md)
-        fprintf(md, "\nTile shapes of the wavefront engine, R rows x C columns per thread (f64, time of the call):\n%s",
+        fprintf(md,
+                "\nTile shapes of the wavefront engine, R rows x C columns per thread and S steps between "
+                "barriers (RxCsS; f64, time of the call):\n%s",
                 sweep);
-    for (int lg = 10; lg <= max_log2; lg += 2) {
+    for (int lg = 10; lg <= max_log2; lg++) {
         size_t n = (size_t)1 << lg;
         int reps = lg <= 14 ? 11 : (lg <= 16 ? 3 : 1);
         ww_series A = ww_series_f64(a, NULL, n, 1), B = ww_series_f64(b, NULL, n, 1);
         char line[512];
         int at = snprintf(line, sizeof line, "| %zu |", n);
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < ntiles; k++) {
             char c[32];
-            setenv("WW_WAVEFRONT_TILE", tiles[k], 1);
+            if (tiles[k])
+                setenv("WW_WAVEFRONT_TILE", tiles[k], 1);
+            else
+                unsetenv("WW_WAVEFRONT_TILE");
             double v = NAN;
             double t = time_call(fast, &A, &B, &p, reps, &v);
             cell(c, sizeof c, t);

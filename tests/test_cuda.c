@@ -141,17 +141,20 @@ void test_cuda_wide_dims(void)
 }
 
 /* The wavefront engine with every tile shape, on pairs around band and block boundaries (a band is
- * 128 * R rows, a block C columns) and on a large pair (many bands, both row buffers reused). */
+ * 128 * R rows: 384, 512 or 1024; a block C columns) and on a large pair (many bands, both row
+ * buffers reused). */
 void test_cuda_wavefront_band_sizes(void)
 {
     REQUIRE_GPU();
     ww_rng r = {77};
-    const size_t sizes[][2] = {{20011, 19997}, {513, 511}, {512, 512}, {1, 9}, {129, 7}, {4097, 3}, {1025, 1030}};
+    const size_t sizes[][2] = {{20011, 19997}, {513, 511}, {512, 512}, {1, 9},     {129, 7},
+                               {4097, 3},      {1025, 1030}, {384, 385}, {767, 769}, {2049, 2047}};
     const size_t maxn = 20011;
     double *va = malloc(maxn * sizeof(double)), *vb = malloc(maxn * sizeof(double));
     double *ta = malloc(maxn * sizeof(double)), *tb = malloc(maxn * sizeof(double));
     ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
-    const char *tiles[] = {"2x4", "4x4"};
+    const char *tiles[] = {"3x1s16", "4x1s16", "8x1s16", "8x2s8", "4x4s4"};
+    const int ntiles = (int)(sizeof tiles / sizeof tiles[0]);
     for (size_t q = 0; q < sizeof sizes / sizeof sizes[0]; q++) {
         const size_t n = sizes[q][0], m = sizes[q][1];
         fill_random(&r, va, n, ta, n, (int)(q & 1));
@@ -160,7 +163,7 @@ void test_cuda_wavefront_band_sizes(void)
         ww_twed_params p = {q & 1 ? 0.5 : 1.0, 1.0, 2};
         double want = NAN;
         CHECK_STATUS(ww_twed(cpu, &a, &b, &p, &want), WW_OK);
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < ntiles; k++) {
             setenv("WW_WAVEFRONT_TILE", tiles[k], 1);
             ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_WAVEFRONT, 0);
             for (int rep = 0; rep < (q == 0 ? 3 : 1); rep++) { /* a race shows as a result that moves */

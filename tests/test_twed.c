@@ -222,3 +222,35 @@ void test_index_gpu(void)
         SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
     index_checks(WW_BACKEND_CUDA);
 }
+
+#include "common/twed_recurrence.h"
+
+/* The regrouped cells of the GPU wavefront engine (up or left taken last) must give exactly
+ * ww_twed_cell's value: on random inputs, on ties, infinities (the matrix's boundary) and a NaN
+ * match part (inf - inf between padding samples, which must lose), in both precisions. */
+void test_twed_cell_groupings(void)
+{
+    ww_rng r = {2026};
+    const double specials[] = {0.0, 1.0, 0.5, INFINITY};
+    for (int it = 0; it < 20000; it++) {
+        double in[7];
+        for (int k = 0; k < 7; k++)
+            in[k] = it < 4096 ? specials[(it >> (2 * (k % 6))) & 3] + (k == 6 && (it & 1) ? 0.25 : 0.0)
+                              : floor(ww_rng_uniform(&r) * 8.0) / 4.0; /* coarse: many ties */
+        if (it % 97 == 5)
+            in[5] = NAN; /* a match part between padding samples */
+        const double want = ww_twed_cell_f64(in[0], in[1], in[2], in[3], in[4], in[5], in[6]);
+        const double up_last = ww_twed_cell_up_last_f64(in[0], in[1], in[2], in[3], in[4], in[5], in[6]);
+        const double left_last = ww_twed_cell_left_last_f64(in[0], in[1], in[2], in[3], in[4], in[5], in[6]);
+        CHECK(memcmp(&want, &up_last, sizeof want) == 0);
+        CHECK(memcmp(&want, &left_last, sizeof want) == 0);
+        float f[7];
+        for (int k = 0; k < 7; k++)
+            f[k] = (float)in[k];
+        const float wantf = ww_twed_cell_f32(f[0], f[1], f[2], f[3], f[4], f[5], f[6]);
+        const float upf = ww_twed_cell_up_last_f32(f[0], f[1], f[2], f[3], f[4], f[5], f[6]);
+        const float leftf = ww_twed_cell_left_last_f32(f[0], f[1], f[2], f[3], f[4], f[5], f[6]);
+        CHECK(memcmp(&wantf, &upf, sizeof wantf) == 0);
+        CHECK(memcmp(&wantf, &leftf, sizeof wantf) == 0);
+    }
+}

@@ -4,13 +4,14 @@
  *               memory cycled by pointer, one kernel launch per anti-diagonal. Baseline only.
  *  wavefront  - the rows are cut into bands of 128*R rows, one thread block of 4 warps per band. A
  *               thread owns R consecutive rows and sweeps the columns in blocks of C, computing an
- *               R x C tile of the matrix in registers per step. Tiles pass down between lanes by
- *               warp shuffles, between warps through shared memory (a barrier every few steps),
- *               and between bands through one row buffer in global memory whose values carry a
- *               check of the band and call that wrote them, so the whole matrix is one launch and
- *               nothing waits on the host. Bands are taken in order from an atomic counter: a band
- *               only ever waits for an earlier band, which is already running, so any grid size
- *               is deadlock-free.
+ *               R x C tile of the matrix in registers per step (the shape follows the pair's
+ *               size: 3 x 1 to 8 x 1 while the bands fit on the GPU at once, 8 x 2 beyond). Tiles
+ *               pass down between lanes by warp shuffles, between warps through shared memory (a
+ *               barrier every few steps), and between bands through one row buffer in global
+ *               memory whose values carry a check of the band and call that wrote them, so the
+ *               whole matrix is one launch and nothing waits on the host. Bands are taken in order
+ *               from an atomic counter: a band only ever waits for an earlier band, which is
+ *               already running, so any grid size is deadlock-free.
  */
 #include "cuda_common.cuh"
 
@@ -19,6 +20,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,8 +53,11 @@ template <typename Tin> struct prepare_job {
 };
 
 /* Values and stamps to double with sentinel sample 0; non-finite values and decreasing stamps raise
- * flags. blockIdx.y selects the series (0 = a, 1 = b). */
-template <typename Tin> __global__ void prepare_values_kernel(prepare_job<Tin> ja, prepare_job<Tin> jb, int *flags)
+ * flags. blockIdx.y selects the series (0 = a, 1 = b). For dim 1 the deletion costs too (small
+ * pairs pay for every launch): the thread of sample s converts sample s - 1 again, the same
+ * conversion, so the same value, and the distance of two samples is |x - y| in every engine. */
+template <typename Tin>
+__global__ void prepare_values_kernel(prepare_job<Tin> ja, prepare_job<Tin> jb, double nu, double lambda, int *flags)
 {
     const prepare_job<Tin> &j = blockIdx.y == 0 ? ja : jb;
     const size_t dim = j.dim;
@@ -63,6 +68,8 @@ template <typename Tin> __global__ void prepare_values_kernel(prepare_job<Tin> j
             for (size_t k = 0; k < dim; k++)
                 dst[k] = infinity_of<double>();
             j.out_stamps[s] = j.stamps ? (double)j.stamps[j.n - 1] : (double)j.n;
+            if (dim == 1)
+                j.out_delete[s] = 0;
             continue;
         }
         if (s == 0) { /* the sentinel and the front padding */
@@ -70,6 +77,8 @@ template <typename Tin> __global__ void prepare_values_kernel(prepare_job<Tin> j
                 for (size_t k = 0; k < dim; k++)
                     dst[k - e * dim] = 0;
                 j.out_stamps[-e] = 0;
+                if (dim == 1)
+                    j.out_delete[-e] = infinity_of<double>();
             }
             continue;
         }
@@ -86,10 +95,16 @@ template <typename Tin> __global__ void prepare_values_kernel(prepare_job<Tin> j
         j.out_stamps[s] = t;
         if (bad)
             atomicOr(flags, bad);
+        if (dim == 1) {
+            const double prev = s >= 2 ? (double)src[-1] : 0.0;
+            const double t_prev = s >= 2 ? (j.stamps ? (double)j.stamps[s - 2] : (double)(s - 1)) : 0.0;
+            j.out_delete[s] = delete_cost(lp_distance(dst, &prev, 1, 2), t, t_prev, nu, lambda);
+        }
     }
 }
 
-/* Deletion costs, from the converted values (a second launch: sample s needs sample s - 1). */
+/* Deletion costs for dim > 1, from the converted values (a second launch: sample s needs sample
+ * s - 1). */
 template <typename Tin> __global__ void prepare_costs_kernel(prepare_job<Tin> ja, prepare_job<Tin> jb, double nu,
                                                              double lambda, int degree)
 {
@@ -196,19 +211,14 @@ static ww_status run_diagonal(ww_cuda_state *s, const device_series<T> &a, const
 
 #define WAVEFRONT_WARPS 4 /* one warp per scheduler of a multiprocessor; a band has 128 * R rows */
 #define WAVEFRONT_THREADS (32 * WAVEFRONT_WARPS)
-#ifndef WW_WAVEFRONT_SYNC_STEPS /* a build option, for the benchmark's comparison */
-#define WW_WAVEFRONT_SYNC_STEPS 4
-#endif
-#define SYNC_STEPS WW_WAVEFRONT_SYNC_STEPS /* steps between two block barriers */
-#define WARP_SKEW (31 + SYNC_STEPS) /* steps a warp runs behind the warp above (see below) */
-#define XFER_SLOTS 16               /* blocks of a warp's bottom row kept for the warp below */
-#ifndef WW_WAVEFRONT_TOP_STAGE /* a build option, for the benchmark's comparison */
-#define WW_WAVEFRONT_TOP_STAGE 16
-#endif
+/* A warp runs 31 + SYNC steps behind the warp above, SYNC being the steps between two block
+ * barriers (a template parameter: small tiles want rarer barriers). The warps' bottom rows wait in
+ * a ring of 2 * SYNC blocks at least: block j + slots is written after block j was read. */
+#define XFER_SLOTS(sync) ((sync) > 8 ? 2 * (sync) : 16)
 /* blocks of the row above the band fetched at a time: a stage of 16 is fetched a stage ahead and
- * checked half a stage later; a stage of SYNC_STEPS is fetched an interval ahead, checked just
- * before use */
-#define TOP_STAGE WW_WAVEFRONT_TOP_STAGE
+ * checked half a stage later (SYNC < 16), or fetched an interval ahead and checked just before use
+ * (SYNC = 16) */
+#define TOP_STAGE 16
 #define TOP_SLOTS 32
 
 /* The bottom row of a band travels to the next band through global memory as (value, check)
@@ -242,22 +252,27 @@ struct wavefront_args {
 /* C consecutive values from 16-byte aligned memory (the prepared layout guarantees it). */
 template <int C> __device__ __forceinline__ void load_block(const double *p, double *v)
 {
+    if constexpr (C == 1) {
+        v[0] = __ldg(p);
+    } else {
 #pragma unroll
-    for (int c = 0; c < C; c += 2) {
-        const double2 x = __ldg((const double2 *)(p + c));
-        v[c] = x.x;
-        v[c + 1] = x.y;
+        for (int c = 0; c < C; c += 2) {
+            const double2 x = __ldg((const double2 *)(p + c));
+            v[c] = x.x;
+            v[c + 1] = x.y;
+        }
     }
 }
 
 /* Thread t of a band owns R consecutive rows and sweeps the columns in blocks of C: at each step it
  * computes an R x C tile of D in registers (R + C - 1 dependent levels, up to min(R, C) cells
- * independent at each), which divides the number of steps, the latency-bound part, by C.
+ * independent at each). Small pairs are bound by the latency of a step and want narrow tiles and
+ * rare barriers; large ones by the work of a step and want wider tiles (see dim1_shapes).
  * A tile needs the tile above it (same columns, one step earlier): inside a warp it comes from the
  * lane above by shuffles; lane 0 reads it from shared memory, where lane 31 of the warp above left
  * it, or for warp 0 from the row above the band. Lane l of warp w handles column block
- * S - l - w * WARP_SKEW at block step S. Warps meet at a barrier every SYNC_STEPS steps, so the
- * warp above must be SYNC_STEPS steps ahead of the natural pipeline: WARP_SKEW = 31 + SYNC_STEPS.
+ * S - l - w * WARP_SKEW at block step S. Warps meet at a barrier every SYNC steps, so the warp
+ * above must be SYNC steps ahead of the natural pipeline: WARP_SKEW = 31 + SYNC.
  * Global memory is read only for the columns (vector loads of the block's C values, L1 hits: all
  * lanes walk the same series) and, by warp 0, for the row above the band: fetched in stages of
  * TOP_STAGE blocks, one per lane, ahead of use, so that their latency is hidden; warp 0 waits
@@ -266,11 +281,13 @@ template <int C> __device__ __forceinline__ void load_block(const double *p, dou
  * column 1 they read the padding in front of sample 0, whose infinite deletion costs make them
  * infinite (the boundary column, see SERIES_PAD_FRONT); past the last column or row they read
  * clamped data and their values only flow into other outside cells. */
-template <int R, int C, bool DIM1>
+template <int R, int C, int SYNC, bool DIM1>
 __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefront_args w)
 {
-    __shared__ double xfer[WAVEFRONT_WARPS][XFER_SLOTS][C]; /* warps' bottom rows, per block */
-    __shared__ double top[TOP_SLOTS][C];                    /* the row above the band */
+    static_assert(SYNC <= TOP_STAGE && (SYNC & (SYNC - 1)) == 0, "SYNC: a power of two up to TOP_STAGE");
+    constexpr int WARP_SKEW = 31 + SYNC, SLOTS = XFER_SLOTS(SYNC);
+    __shared__ double xfer[WAVEFRONT_WARPS][SLOTS][C]; /* warps' bottom rows, per block */
+    __shared__ double top[TOP_SLOTS][C];               /* the row above the band */
     __shared__ unsigned band_shared;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int na = (int)w.a.length, blocks = w.column_blocks;
@@ -321,7 +338,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         handover *const publish = band + 1 < w.nbands && threadIdx.x == WAVEFRONT_THREADS - 1 ? w.rows : NULL;
         /* lane 0 of warp w > 0 reads the warp above's blocks < 0 before that warp has written them:
          * they are outside the matrix, infinite */
-        for (int k = threadIdx.x; k < WAVEFRONT_WARPS * XFER_SLOTS * C; k += WAVEFRONT_THREADS)
+        for (int k = threadIdx.x; k < WAVEFRONT_WARPS * SLOTS * C; k += WAVEFRONT_THREADS)
             (&xfer[0][0][0])[k] = inf;
 
         /* warp 0: the row above the band, TOP_STAGE blocks per stage (one block per lane) */
@@ -382,10 +399,10 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
             load_block<C>(w.b.stamps + col0, next_t);
             load_block<C>(w.b.delete_cost + col0, next_del);
         }
-        for (int s0 = 0; s0 < steps; s0 += SYNC_STEPS) {
+        for (int s0 = 0; s0 < steps; s0 += SYNC) {
             /* the row above the band: each stage is fetched ahead and checked (a wait only if the
              * band above is behind) before lane 0 needs it (see TOP_STAGE) */
-            if (warp == 0 && TOP_STAGE > SYNC_STEPS) {
+            if (warp == 0 && TOP_STAGE > SYNC) {
                 if ((s0 & (TOP_STAGE - 1)) == TOP_STAGE / 2)
                     top_commit(s0 + TOP_STAGE / 2);
                 else if ((s0 & (TOP_STAGE - 1)) == 0 && s0 > 0)
@@ -395,7 +412,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                 top_fetch(s0 + TOP_STAGE);
             }
 #pragma unroll
-            for (int i = 0; i < SYNC_STEPS; i++) {
+            for (int i = 0; i < SYNC; i++) {
                 const int j = s0 + i - skew;
                 const int col0 = tile_columns(j);
                 double b_val[C], b_t[C], b_del[C];
@@ -419,7 +436,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                     above[c] = __shfl_up_sync(FULL_MASK, d_bottom[c], 1);
                 { /* lane 0: from shared memory (every lane reads the same address: a broadcast,
                    * and no branch, which would split the unrolled steps' basic block) */
-                    const double *src = warp == 0 ? top[j & (TOP_SLOTS - 1)] : xfer[warp - 1][j & (XFER_SLOTS - 1)];
+                    const double *src = warp == 0 ? top[j & (TOP_SLOTS - 1)] : xfer[warp - 1][j & (SLOTS - 1)];
 #pragma unroll
                     for (int c = 0; c < C; c++) {
                         const double edge = src[c];
@@ -448,7 +465,15 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                         const double left = c == 0 ? d_left[k] : d[k][c - 1];
                         const double diag = k == 0 ? (c == 0 ? corner : above[c - 1]) : (c == 0 ? d_left[k - 1] : d[k - 1][c - 1]);
                         const double before = c == 0 ? m_left[k] : mm[k][c - 1];
-                        d[k][c] = twed_cell(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
+                        /* the input computed last is taken last: `up` in the first column (from
+                         * the lane above, or the row above in this tile), `left` in the rest of
+                         * the first row; inside the tile both come from the same level */
+                        if (c == 0)
+                            d[k][c] = ww_twed_cell_up_last_f64(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
+                        else if (k == 0)
+                            d[k][c] = ww_twed_cell_left_last_f64(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
+                        else
+                            d[k][c] = twed_cell(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
                     }
 #pragma unroll
                 for (int k = 0; k < R; k++)
@@ -464,7 +489,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                 if (lane == 31 && warp < WAVEFRONT_WARPS - 1) {
 #pragma unroll
                     for (int c = 0; c < C; c++)
-                        xfer[warp][j & (XFER_SLOTS - 1)][c] = d[R - 1][c];
+                        xfer[warp][j & (SLOTS - 1)][c] = d[R - 1][c];
                 }
                 if (publish && j >= 0 && j < blocks) {
 #pragma unroll
@@ -482,32 +507,67 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
     }
 }
 
-/* Tile shapes (rows x columns per thread): 4 x 4 keeps one warp per scheduler busy with 16 cells a
- * step (bench/results/gpu.md compares others). dim > 1 reads the sample vectors per cell from
- * memory (L1) and takes 2 x 4, whose registers leave room for the distance loop. WW_WAVEFRONT_TILE
- * ("2x4" or "4x4") overrides the choice for dim 1, for benchmarks and tests. */
-static int wavefront_tile_rows(size_t dim)
-{
-    if (dim > 1)
-        return 2;
-    const char *env = getenv("WW_WAVEFRONT_TILE");
-    return env && strcmp(env, "2x4") == 0 ? 2 : 4;
-}
-#define TILE_COLUMNS 4
+/* A tile shape: R rows x C columns per thread, SYNC steps between two barriers. */
+struct wavefront_shape {
+    int rows, cols, sync;
+    ww_status (*launch)(ww_cuda_state *s, const wavefront_args &w);
+};
 
-template <int R, bool DIM1> static ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args &w)
+template <int R, int C, int SYNC, bool DIM1> static ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args &w)
 {
-    int per_sm = 0;
-    WW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wavefront_kernel<R, TILE_COLUMNS, DIM1>,
-                                                              WAVEFRONT_THREADS, 0));
-    if (per_sm < 1)
-        per_sm = 1;
-    size_t grid = (size_t)per_sm * s->sm_count;
-    if (grid > w.nbands)
-        grid = w.nbands;
-    wavefront_kernel<R, TILE_COLUMNS, DIM1><<<(unsigned)grid, WAVEFRONT_THREADS, 0, s->stream>>>(w);
+    size_t grid = w.nbands;
+    if (grid > (size_t)s->sm_count) { /* more bands than multiprocessors: as many as fit at once */
+        int per_sm = 0;
+        WW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wavefront_kernel<R, C, SYNC, DIM1>,
+                                                                  WAVEFRONT_THREADS, 0));
+        if (per_sm < 1)
+            per_sm = 1;
+        if (grid > (size_t)per_sm * s->sm_count)
+            grid = (size_t)per_sm * s->sm_count;
+    }
+    wavefront_kernel<R, C, SYNC, DIM1><<<(unsigned)grid, WAVEFRONT_THREADS, 0, s->stream>>>(w);
     WW_CUDA_TRY(cudaGetLastError());
     return WW_OK;
+}
+
+/* dim 1, by the rows of the pair (bench/results/gpu.md has the sweep that chose them). One
+ * thread block runs a band of 128 * R rows on one multiprocessor, and the critical path is about
+ * n / C + (n / R) (31 + SYNC) / 32 steps: narrow tiles (C = 1) and rare barriers make a step short
+ * enough to win while the bands fit on the GPU at once, so the smallest R that fits them is best;
+ * past two bands per multiprocessor the GPU is full and wider tiles, more work per step, win. */
+static const wavefront_shape dim1_shapes[] = {
+    {3, 1, 16, launch_wavefront<3, 1, 16, true>}, /* bands <= multiprocessors */
+    {4, 1, 16, launch_wavefront<4, 1, 16, true>}, /* the same */
+    {8, 1, 16, launch_wavefront<8, 1, 16, true>}, /* bands <= 2 x multiprocessors */
+    {8, 2, 8, launch_wavefront<8, 2, 8, true>},   /* more */
+    {4, 4, 4, launch_wavefront<4, 4, 4, true>},   /* the shape of earlier versions, for the benchmark */
+};
+/* dim > 1 reads the sample vectors per cell from memory (L1): 2 x 4, whose registers leave room
+ * for the distance loop */
+static const wavefront_shape dimn_shape = {2, 4, 4, launch_wavefront<2, 4, 4, false>};
+
+/* The shape for a pair whose longer series has `rows` samples. WW_WAVEFRONT_TILE ("RxCsSYNC",
+ * dim 1 only: one of dim1_shapes) overrides the choice, for benchmarks and tests. */
+static const wavefront_shape *wavefront_pick(size_t dim, size_t rows, int sm_count)
+{
+    if (dim > 1)
+        return &dimn_shape;
+    const char *env = getenv("WW_WAVEFRONT_TILE");
+    if (env) {
+        int r = 0, c = 0, sync = 0;
+        if (sscanf(env, "%dx%ds%d", &r, &c, &sync) == 3)
+            for (const wavefront_shape &k : dim1_shapes)
+                if (k.rows == r && k.cols == c && k.sync == sync)
+                    return &k;
+    }
+    const size_t sms = sm_count > 0 ? (size_t)sm_count : 1;
+    for (int k = 0; k < 3; k++) {
+        const size_t band_rows = (size_t)WAVEFRONT_THREADS * dim1_shapes[k].rows;
+        const size_t fit = dim1_shapes[k].rows == 8 ? 2 * sms : sms;
+        if ((rows + band_rows - 1) / band_rows <= fit)
+            return &dim1_shapes[k];
+    }
+    return &dim1_shapes[3];
 }
 
 /* Numbers the calls of the whole process (not of a context: buffers move between contexts
@@ -528,14 +588,14 @@ static unsigned long long next_wavefront_call(void)
 static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a, const device_series<double> &b,
                                double nu, int degree, pair_result *result)
 {
-    const int R = wavefront_tile_rows(a.dim);
-    const size_t band_rows = (size_t)WAVEFRONT_THREADS * R;
+    const wavefront_shape *shape = wavefront_pick(a.dim, a.length, s->sm_count);
+    const size_t band_rows = (size_t)WAVEFRONT_THREADS * shape->rows;
     const size_t nbands = (a.length + band_rows - 1) / band_rows;
-    const size_t blocks = (b.length + TILE_COLUMNS - 1) / TILE_COLUMNS;
+    const size_t blocks = (b.length + shape->cols - 1) / shape->cols;
     /* the kernel indexes rows, columns and steps with int */
     if (a.length + 2 * band_rows >= (size_t)INT32_MAX || b.length + 1024 >= (size_t)INT32_MAX)
         return WW_ERR_OVERFLOW;
-    const size_t row_bytes = blocks * TILE_COLUMNS * sizeof(handover);
+    const size_t row_bytes = blocks * shape->cols * sizeof(handover);
     const size_t had = s->work.bytes;
     ww_status st = ww_device_reserve(&s->work, row_bytes);
     if (st != WW_OK)
@@ -554,9 +614,7 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
     w.next_band = &result->next_band;
     w.nbands = (unsigned)nbands;
     w.result = result;
-    if (a.dim > 1)
-        return launch_wavefront<2, false>(s, w);
-    return R == 2 ? launch_wavefront<2, true>(s, w) : launch_wavefront<4, true>(s, w);
+    return shape->launch(s, w);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -646,8 +704,10 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
     unsigned pblocks = (unsigned)((longest + 256) / 256);
     if (pblocks > 4096)
         pblocks = 4096;
-    prepare_values_kernel<Tin><<<dim3(pblocks, 2), 256, 0, s->stream>>>(jobs[0], jobs[1], &dres->flags);
-    prepare_costs_kernel<Tin><<<dim3(pblocks, 2), 256, 0, s->stream>>>(jobs[0], jobs[1], p->nu, p->lambda, p->degree);
+    prepare_values_kernel<Tin><<<dim3(pblocks, 2), 256, 0, s->stream>>>(jobs[0], jobs[1], p->nu, p->lambda, &dres->flags);
+    if (dim > 1)
+        prepare_costs_kernel<Tin>
+            <<<dim3(pblocks, 2), 256, 0, s->stream>>>(jobs[0], jobs[1], p->nu, p->lambda, p->degree);
     WW_CUDA_TRY(cudaGetLastError());
 
     /* TWED is symmetric: the longer series gives the rows, so more bands run at once. */
