@@ -40,7 +40,7 @@ typedef enum ww_status {
     WW_ERR_EMPTY = 2,          /* a series has length 0, or a dataset has no series */
     WW_ERR_SHAPE = 3,          /* dim == 0, inconsistent offsets, block outside the matrix, k too big */
     WW_ERR_NONFINITE = 4,      /* a value is NaN or infinite */
-    WW_ERR_STAMPS = 5,         /* stamps not finite or decreasing */
+    WW_ERR_STAMPS = 5,         /* stamps not finite, decreasing or beyond half the type's range */
     WW_ERR_PARAM = 6,          /* nu < 0, lambda < 0, degree < 1, or a non-finite parameter */
     WW_ERR_DTYPE = 7,          /* unknown dtype, or mixed dtypes where one is required */
     WW_ERR_MEMORY = 8,         /* host out of memory */
@@ -159,7 +159,8 @@ typedef enum ww_dtype { WW_F64 = 0, WW_F32 = 1 } ww_dtype;
 typedef enum ww_memory { WW_HOST = 0, WW_DEVICE = 1 } ww_memory;
 
 /* One series: `length` samples in R^dim, row-major (sample-major: values[t*dim + k]).
- * stamps: NULL means 1, 2, ..., length; else `length` finite non-decreasing values of `dtype`.
+ * stamps: NULL means 1, 2, ..., length; else `length` finite non-decreasing values of `dtype`, at
+ *         most half its largest value in magnitude (so that every difference of two is finite).
  * memory: where values and stamps live. WW_DEVICE requires the CUDA backend and pointers to memory
  * of the context's GPU (anything else is WW_ERR_MEMORY_KIND); the data must be complete when the
  * call is made: the library works on a stream of its own, which does not wait for the caller's. */

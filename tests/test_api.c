@@ -3,6 +3,8 @@
  * the plain pair computation. Contexts are created with backend CPU so that these hold in any build. */
 #include "ww_test.h"
 
+#include <float.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -380,6 +382,28 @@ void test_api_twed_errors(void)
         sf.stamps = ft5;
         EXPECT_PAIR(ctx, &sd, &b, &p, WW_OK);
         EXPECT_PAIR(ctx, &sf, &fsb, &p, WW_OK);
+        /* Regression (review): stamps whose difference overflows gave an infinite cost, NaN when
+         * multiplied by nu = 0, and engines that group their minimums differently disagreed on
+         * it. Beyond half the type's range a stamp is refused; at half it works, even with nu = 0. */
+        ww_twed_params p0 = p;
+        p0.nu = 0;
+        double t6[N] = {-1e308, 0, 1, 2, 3, 4}, t7[N] = {0, 1, 2, 3, 4, 1e308};
+        float ft6[N] = {0, 1, 2, 3, 4, 3e38f};
+        sf.stamps = ft6;
+        EXPECT_PAIR(ctx, &sf, &fsb, &p0, WW_ERR_STAMPS);
+        CHECK_STATUS(ww_series_check(&sf), WW_ERR_STAMPS);
+        sd.stamps = t6;
+        EXPECT_PAIR(ctx, &sd, &b, &p0, WW_ERR_STAMPS);
+        EXPECT_PAIR(ctx, &b, &sd, &p0, WW_ERR_STAMPS);
+        CHECK_STATUS(ww_series_check(&sd), WW_ERR_STAMPS);
+        sd.stamps = t7;
+        EXPECT_PAIR(ctx, &sd, &b, &p0, WW_ERR_STAMPS);
+        double t8[N] = {-DBL_MAX / 2, 0, 1, 2, 3, DBL_MAX / 2};
+        float ft8[N] = {-FLT_MAX / 2, 0, 1, 2, 3, FLT_MAX / 2};
+        sd.stamps = t8;
+        sf.stamps = ft8;
+        EXPECT_PAIR(ctx, &sd, &b, &p0, WW_OK);
+        EXPECT_PAIR(ctx, &sf, &fsb, &p0, WW_OK);
     }
 
     /* parameters */
@@ -693,6 +717,9 @@ void test_api_pairwise_errors(void)
         xt2[4] = -100; /* series 2 starts below where series 1 ended: fine */
         bt.stamps = xt2;
         EXPECT_PAIRWISE(ctx, &bt, NULL, &p, NULL, WW_OK);
+        xt2[7] = 1e308; /* beyond half the range (see test_api_twed_errors) */
+        EXPECT_PAIRWISE(ctx, &bt, NULL, &p, NULL, WW_ERR_STAMPS);
+        CHECK_STATUS(ww_dataset_check(&bt), WW_ERR_STAMPS);
         /* y's stamps are 0,1,2 per series: equal across series boundaries */
         EXPECT_PAIRWISE(ctx, &y, NULL, &p, NULL, WW_OK);
     }

@@ -284,6 +284,11 @@ void test_cuda_device_pointers(void)
     double back = hta[10] - 5.0;
     cudaMemcpy(dta + 11, &back, sizeof(double), cudaMemcpyHostToDevice);
     CHECK_STATUS(ww_twed(gpu, &da_s, &db_s, &p, &got), WW_ERR_STAMPS);
+    /* a stamp beyond half the range on the device (see test_api_twed_errors) */
+    cudaMemcpy(dta, hta, na * sizeof(double), cudaMemcpyHostToDevice);
+    double huge = 1e308;
+    cudaMemcpy(dta + na - 1, &huge, sizeof(double), cudaMemcpyHostToDevice);
+    CHECK_STATUS(ww_twed(gpu, &da_s, &db_s, &p, &got), WW_ERR_STAMPS);
     /* and the context still works afterwards */
     cudaMemcpy(dta, hta, na * sizeof(double), cudaMemcpyHostToDevice);
     got = NAN;
@@ -377,6 +382,9 @@ void test_cuda_bad_inputs(void)
     double d = 0;
     CHECK_STATUS(ww_twed(gpu, &a, &b, NULL, &d), WW_ERR_NONFINITE);
     CHECK_STATUS(ww_twed(gpu, &b, &c, NULL, &d), WW_ERR_STAMPS);
+    double t_huge[4] = {1, 2, 3, 1e308};
+    ww_series h = ww_series_f64(ok, t_huge, 4, 1);
+    CHECK_STATUS(ww_twed(gpu, &h, &b, NULL, &d), WW_ERR_STAMPS);
     ww_series e = ww_series_f64(ok, NULL, 0, 1);
     CHECK_STATUS(ww_twed(gpu, &e, &b, NULL, &d), WW_ERR_EMPTY);
     CHECK_STATUS(ww_twed(gpu, &b, &b, NULL, &d), WW_OK);

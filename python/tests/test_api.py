@@ -270,6 +270,10 @@ _X = np.zeros((3, 8))
         (lambda: wavewarp.twed(_a, _a, nu="x"), TypeError, None),
         (lambda: wavewarp.twed(_a, _a, _a[::-1].copy(), None), ValueError, "stamps"),
         (lambda: wavewarp.twed(_a, _a, np.arange(3.0), None), ValueError, "time stamps"),
+        # beyond half the dtype's range: differences would overflow (NaN with nu = 0)
+        (lambda: wavewarp.twed(_a, _a, np.r_[np.arange(7.0), 1e308], None, nu=0.0), ValueError, "stamps"),
+        (lambda: wavewarp.twed(_a.astype(np.float32), _a.astype(np.float32),
+                               np.r_[np.arange(7.0), 3e38].astype(np.float32), None), ValueError, "stamps"),
         (lambda: wavewarp.twed(_a, _a, None, np.ones((8, 2))), ValueError, "1-D"),
         (lambda: wavewarp.twed(np.zeros((8, 2)), np.zeros((8, 3))), ValueError, "same dim"),
         (lambda: wavewarp.twed(np.zeros((2, 8, 1)), _a), ValueError, "twed_pairwise"),

@@ -95,7 +95,8 @@ def twed(
         exposing ``__cuda_array_interface__`` are read on the GPU in place (C-contiguous ones
         without any copy).
     ta, tb : array_like, optional
-        Time stamps, one per sample, finite and non-decreasing; default 1, 2, ..., length.
+        Time stamps, one per sample, finite and non-decreasing, at most half the dtype's largest
+        value in magnitude; default 1, 2, ..., length.
         Converted to the dtype of the values. Must live where the values live (host or GPU).
     nu : float
         Stiffness, >= 0: weight of the time difference of matched samples.

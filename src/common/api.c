@@ -2,6 +2,7 @@
  * engines. Every entry point checks everything a user can get wrong before any engine runs. */
 #define _POSIX_C_SOURCE 200809L /* posix_memalign */
 #include "internal.h"
+#include "twed_recurrence.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@ const char *ww_strerror(ww_status status)
     case WW_ERR_EMPTY: return "empty input: a series has length 0 or a dataset has no series";
     case WW_ERR_SHAPE: return "invalid shape: dim is 0, offsets are inconsistent, the block lies outside the matrix, or k is out of range";
     case WW_ERR_NONFINITE: return "a series value is NaN or infinite";
-    case WW_ERR_STAMPS: return "time stamps must be finite and non-decreasing";
+    case WW_ERR_STAMPS: return "time stamps must be finite, non-decreasing and at most half the largest value of their type in magnitude";
     case WW_ERR_PARAM: return "invalid parameter: need finite nu >= 0, lambda >= 0 and degree >= 1";
     case WW_ERR_DTYPE: return "unknown dtype, or the series do not share one dtype";
     case WW_ERR_MEMORY: return "out of host memory";
@@ -336,7 +337,7 @@ ww_status ww_check_values_host(const void *values, const void *stamps, size_t le
         if (stamps) {
             const double *t = (const double *)stamps;
             for (size_t i = 0; i < length; i++)
-                if (!isfinite(t[i]) || (i > 0 && t[i] < t[i - 1]))
+                if (!ww_stamp_ok_f64(t[i]) || (i > 0 && t[i] < t[i - 1]))
                     return WW_ERR_STAMPS;
         }
     } else {
@@ -347,7 +348,7 @@ ww_status ww_check_values_host(const void *values, const void *stamps, size_t le
         if (stamps) {
             const float *t = (const float *)stamps;
             for (size_t i = 0; i < length; i++)
-                if (!isfinite(t[i]) || (i > 0 && t[i] < t[i - 1]))
+                if (!ww_stamp_ok_f32(t[i]) || (i > 0 && t[i] < t[i - 1]))
                     return WW_ERR_STAMPS;
         }
     }

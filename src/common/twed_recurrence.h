@@ -14,6 +14,7 @@
 #ifndef WW_TWED_RECURRENCE_H
 #define WW_TWED_RECURRENCE_H
 
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -29,6 +30,7 @@
 #define WW_SQRT sqrt
 #define WW_POW pow
 #define WW_FMIN fmin
+#define WW_REAL_MAX DBL_MAX
 #include "twed_recurrence.inc"
 #undef WW_REAL
 #undef WW_SUFFIX
@@ -36,6 +38,7 @@
 #undef WW_SQRT
 #undef WW_POW
 #undef WW_FMIN
+#undef WW_REAL_MAX
 
 #define WW_REAL float
 #define WW_SUFFIX(name) name##_f32
@@ -43,6 +46,7 @@
 #define WW_SQRT sqrtf
 #define WW_POW powf
 #define WW_FMIN fminf
+#define WW_REAL_MAX FLT_MAX
 #include "twed_recurrence.inc"
 #undef WW_REAL
 #undef WW_SUFFIX
@@ -50,5 +54,6 @@
 #undef WW_SQRT
 #undef WW_POW
 #undef WW_FMIN
+#undef WW_REAL_MAX
 
 #endif

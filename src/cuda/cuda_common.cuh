@@ -76,6 +76,8 @@ size_t ww_cuda_warps_in_flight(const ww_cuda_state *s, size_t longest, size_t el
 double ww_cuda_block_strategy_steps(const ww_cuda_state *s, double pairs, size_t rows, size_t cols, size_t elem_size);
 
 /* Overloads that pick the float or double instance of the shared recurrence. */
+__device__ __forceinline__ bool stamp_ok(double t) { return ww_stamp_ok_f64(t); }
+__device__ __forceinline__ bool stamp_ok(float t) { return ww_stamp_ok_f32(t); }
 __device__ __forceinline__ double lp_distance(const double *x, const double *y, size_t dim, int p)
 {
     return ww_lp_distance_f64(x, y, dim, p);

@@ -90,7 +90,7 @@ __global__ void prepare_values_kernel(prepare_job<Tin> ja, prepare_job<Tin> jb, 
             dst[k] = v;
         }
         double t = j.stamps ? (double)j.stamps[s - 1] : (double)s;
-        if (j.stamps && (!isfinite(t) || (s >= 2 && t < (double)j.stamps[s - 2])))
+        if (j.stamps && (!stamp_ok(j.stamps[s - 1]) || (s >= 2 && t < (double)j.stamps[s - 2])))
             bad |= WW_FLAG_STAMPS;
         j.out_stamps[s] = t;
         if (bad)
@@ -553,12 +553,16 @@ static const wavefront_shape *wavefront_pick(size_t dim, size_t rows, int sm_cou
     if (dim > 1)
         return &dimn_shape;
     const char *env = getenv("WW_WAVEFRONT_TILE");
-    if (env) {
-        int r = 0, c = 0, sync = 0;
-        if (sscanf(env, "%dx%ds%d", &r, &c, &sync) == 3)
+    if (env && *env) {
+        int r = 0, c = 0, sync = 0, used = 0;
+        if (sscanf(env, "%3dx%3ds%3d%n", &r, &c, &sync, &used) == 3 && env[used] == '\0')
             for (const wavefront_shape &k : dim1_shapes)
                 if (k.rows == r && k.cols == c && k.sync == sync)
                     return &k;
+        static std::atomic<bool> warned(false); /* a benchmark must not measure another shape unawares */
+        if (!warned.exchange(true))
+            fprintf(stderr, "wavewarp: WW_WAVEFRONT_TILE=%s names no tile shape (3x1s16, 4x1s16, 8x1s16, 8x2s8, "
+                            "4x4s4); the shape is chosen by size\n", env);
     }
     const size_t sms = sm_count > 0 ? (size_t)sm_count : 1;
     for (int k = 0; k < 3; k++) {

@@ -79,7 +79,8 @@ __global__ void prepare_set_kernel(prepare_set_job<Tin, T> j, T nu, T lambda, in
             dst[k] = v;
         }
         T t = j.stamps ? (T)j.stamps[first + s - 1] : (T)s;
-        if (j.stamps && (!isfinite(t) || (s >= 2 && t < (T)j.stamps[first + s - 2])))
+        /* usable in the input's type and in the computing one */
+        if (j.stamps && (!stamp_ok(j.stamps[first + s - 1]) || !stamp_ok(t) || (s >= 2 && t < (T)j.stamps[first + s - 2])))
             bad |= WW_FLAG_STAMPS;
         j.out_stamps[base + s] = t;
     }
