@@ -49,8 +49,17 @@
 template <typename Tin> struct prepare_job {
     const Tin *values, *stamps; /* user layout; stamps may be NULL */
     size_t n, dim;
+    size_t width; /* of a prepared sample: dim, or more with zeros after (see prepared_width) */
     double *out_values, *out_stamps, *out_delete; /* sample 0 of each */
 };
+
+/* Prepared samples of 2 to 8 components are zero-padded to 2, 4 or 8, so that the wavefront engine
+ * can hold them in registers with a width known at compile time. The zeros change no distance:
+ * each adds |0 - 0| = 0 to a sum of non-negative terms, exactly. */
+static size_t prepared_width(size_t dim)
+{
+    return dim <= 2 ? dim : dim <= 4 ? 4 : dim <= 8 ? 8 : dim;
+}
 
 /* Values and stamps to double with sentinel sample 0; non-finite values and decreasing stamps raise
  * flags. blockIdx.y selects the series (0 = a, 1 = b). For dim 1 the deletion costs too (small
@@ -60,12 +69,12 @@ template <typename Tin>
 __global__ void prepare_values_kernel(prepare_job<Tin> ja, prepare_job<Tin> jb, double nu, double lambda, int *flags)
 {
     const prepare_job<Tin> &j = blockIdx.y == 0 ? ja : jb;
-    const size_t dim = j.dim;
+    const size_t dim = j.dim, width = j.width;
     for (size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x; s <= j.n + SERIES_PAD_BACK;
          s += (size_t)gridDim.x * blockDim.x) {
-        double *dst = j.out_values + s * dim;
+        double *dst = j.out_values + s * width;
         if (s > j.n) { /* padding behind: see SERIES_PAD_BACK */
-            for (size_t k = 0; k < dim; k++)
+            for (size_t k = 0; k < width; k++)
                 dst[k] = infinity_of<double>();
             j.out_stamps[s] = j.stamps ? (double)j.stamps[j.n - 1] : (double)j.n;
             if (dim == 1)
@@ -74,8 +83,8 @@ __global__ void prepare_values_kernel(prepare_job<Tin> ja, prepare_job<Tin> jb, 
         }
         if (s == 0) { /* the sentinel and the front padding */
             for (int e = 0; e <= SERIES_PAD_FRONT; e++) {
-                for (size_t k = 0; k < dim; k++)
-                    dst[k - e * dim] = 0;
+                for (size_t k = 0; k < width; k++)
+                    dst[k - e * width] = 0;
                 j.out_stamps[-e] = 0;
                 if (dim == 1)
                     j.out_delete[-e] = infinity_of<double>();
@@ -89,6 +98,8 @@ __global__ void prepare_values_kernel(prepare_job<Tin> ja, prepare_job<Tin> jb, 
             bad |= !isfinite(v);
             dst[k] = v;
         }
+        for (size_t k = dim; k < width; k++)
+            dst[k] = 0;
         double t = j.stamps ? (double)j.stamps[s - 1] : (double)s;
         if (j.stamps && (!stamp_ok(j.stamps[s - 1]) || (s >= 2 && t < (double)j.stamps[s - 2])))
             bad |= WW_FLAG_STAMPS;
@@ -109,7 +120,7 @@ template <typename Tin> __global__ void prepare_costs_kernel(prepare_job<Tin> ja
                                                              double lambda, int degree)
 {
     const prepare_job<Tin> &j = blockIdx.y == 0 ? ja : jb;
-    const size_t dim = j.dim;
+    const size_t width = j.width; /* the zeros after dim change no distance (prepared_width) */
     for (size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x; s <= j.n + SERIES_PAD_BACK;
          s += (size_t)gridDim.x * blockDim.x) {
         if (s == 0) {
@@ -121,8 +132,8 @@ template <typename Tin> __global__ void prepare_costs_kernel(prepare_job<Tin> ja
             j.out_delete[s] = 0;
             continue;
         }
-        const double *x = j.out_values + s * dim;
-        j.out_delete[s] = delete_cost(lp_distance(x, x - dim, dim, degree), j.out_stamps[s], j.out_stamps[s - 1], nu,
+        const double *x = j.out_values + s * width;
+        j.out_delete[s] = delete_cost(lp_distance(x, x - width, width, degree), j.out_stamps[s], j.out_stamps[s - 1], nu,
                                       lambda);
     }
 }
@@ -264,6 +275,29 @@ template <int C> __device__ __forceinline__ void load_block(const double *p, dou
     }
 }
 
+/* The values of columns col0 .. col0 + C - 1 into registers: VD = 1 as one block, VD > 1 as C
+ * vectors of VD (16-byte aligned: sample 0 is, and VD is even), VD = 0 (read per cell) none. */
+template <int C, int VD>
+__device__ __forceinline__ void load_values(const double *values, int col0, double (&v)[C][VD > 0 ? VD : 1])
+{
+    if constexpr (VD == 1) {
+        double flat[C];
+        load_block<C>(values + col0, flat);
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            v[c][0] = flat[c];
+    } else if constexpr (VD > 1) {
+#pragma unroll
+        for (int c = 0; c < C; c++)
+#pragma unroll
+            for (int k = 0; k < VD; k += 2) {
+                const double2 x = __ldg((const double2 *)(values + (ptrdiff_t)(col0 + c) * VD + k));
+                v[c][k] = x.x;
+                v[c][k + 1] = x.y;
+            }
+    }
+}
+
 /* Thread t of a band owns R consecutive rows and sweeps the columns in blocks of C: at each step it
  * computes an R x C tile of D in registers (R + C - 1 dependent levels, up to min(R, C) cells
  * independent at each). Small pairs are bound by the latency of a step and want narrow tiles and
@@ -281,9 +315,10 @@ template <int C> __device__ __forceinline__ void load_block(const double *p, dou
  * column 1 they read the padding in front of sample 0, whose infinite deletion costs make them
  * infinite (the boundary column, see SERIES_PAD_FRONT); past the last column or row they read
  * clamped data and their values only flow into other outside cells. */
-template <int R, int C, int SYNC, bool DIM1>
+template <int R, int C, int SYNC, int VD, int DEG>
 __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefront_args w)
 {
+    constexpr int VW = VD > 0 ? VD : 1; /* registers per sample value (VD = 0: read from L1) */
     static_assert(SYNC <= TOP_STAGE && (SYNC & (SYNC - 1)) == 0, "SYNC: a power of two up to TOP_STAGE");
     constexpr int WARP_SKEW = 31 + SYNC, SLOTS = XFER_SLOTS(SYNC);
     __shared__ double xfer[WAVEFRONT_WARPS][SLOTS][C]; /* warps' bottom rows, per block */
@@ -308,12 +343,14 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
 
         /* rows row0 - 1 .. row0 + R - 1: the row above this thread's first, then its own */
         const int row0 = (int)band * (WAVEFRONT_THREADS * R) + 1 + (int)threadIdx.x * R;
-        double a_val[R + 1], a_t[R + 1], a_del[R];
+        double a_val[R + 1][VW], a_t[R + 1], a_del[R];
         int a_row[R + 1];
 #pragma unroll
         for (int r = 0; r <= R; r++) {
             a_row[r] = min(row0 - 1 + r, na + 1); /* rows past na: the padding, which repeats row na */
-            a_val[r] = DIM1 ? w.a.values[a_row[r]] : 0.0;
+#pragma unroll
+            for (int k = 0; k < VW; k++)
+                a_val[r][k] = VD > 0 ? w.a.values[(size_t)a_row[r] * VW + k] : 0.0;
             a_t[r] = w.a.stamps[a_row[r]];
             if (r > 0)
                 a_del[r - 1] = w.a.delete_cost[a_row[r]];
@@ -391,11 +428,10 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         auto tile_columns = [&](int j) { /* first column of block j: blocks < 0 read the padding */
             return 1 + min(max(j, -1), blocks - 1) * C;
         };
-        double next_val[C], next_t[C], next_del[C];
+        double next_val[C][VW], next_t[C], next_del[C];
         {
             const int col0 = tile_columns(-skew);
-            if (DIM1)
-                load_block<C>(w.b.values + col0, next_val);
+            load_values<C, VD>(w.b.values, col0, next_val);
             load_block<C>(w.b.stamps + col0, next_t);
             load_block<C>(w.b.delete_cost + col0, next_del);
         }
@@ -415,17 +451,18 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
             for (int i = 0; i < SYNC; i++) {
                 const int j = s0 + i - skew;
                 const int col0 = tile_columns(j);
-                double b_val[C], b_t[C], b_del[C];
+                double b_val[C][VW], b_t[C], b_del[C];
 #pragma unroll
                 for (int c = 0; c < C; c++) {
-                    b_val[c] = next_val[c];
+#pragma unroll
+                    for (int k = 0; k < VW; k++)
+                        b_val[c][k] = next_val[c][k];
                     b_t[c] = next_t[c];
                     b_del[c] = next_del[c];
                 }
                 {
                     const int next0 = tile_columns(j + 1);
-                    if (DIM1)
-                        load_block<C>(w.b.values + next0, next_val);
+                    load_values<C, VD>(w.b.values, next0, next_val);
                     load_block<C>(w.b.stamps + next0, next_t);
                     load_block<C>(w.b.delete_cost + next0, next_del);
                 }
@@ -450,10 +487,14 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                 for (int r = 0; r <= R; r++)
 #pragma unroll
                     for (int c = 0; c < C; c++) {
-                        const double dist =
-                            DIM1 ? fabs(a_val[r] - b_val[c])
-                                 : lp_distance(w.a.values + (size_t)a_row[r] * dim, w.b.values + (ptrdiff_t)(col0 + c) * (ptrdiff_t)dim,
-                                               dim, degree);
+                        double dist;
+                        if constexpr (VD == 1)
+                            dist = fabs(a_val[r][0] - b_val[c][0]);
+                        else if constexpr (VD > 1) /* the shared formula, unrolled over registers */
+                            dist = lp_distance(a_val[r], b_val[c], (size_t)VD, DEG);
+                        else
+                            dist = lp_distance(w.a.values + (size_t)a_row[r] * dim,
+                                               w.b.values + (ptrdiff_t)(col0 + c) * (ptrdiff_t)dim, dim, degree);
                         mm[r][c] = match_part(dist, a_t[r], b_t[c], nu);
                     }
                 double d[R][C];
@@ -507,71 +548,109 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
     }
 }
 
-/* A tile shape: R rows x C columns per thread, SYNC steps between two barriers. */
-struct wavefront_shape {
-    int rows, cols, sync;
-    ww_status (*launch)(ww_cuda_state *s, const wavefront_args &w);
-};
+typedef ww_status (*wavefront_launcher)(ww_cuda_state *s, const wavefront_args &w);
 
-template <int R, int C, int SYNC, bool DIM1> static ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args &w)
+template <int R, int C, int SYNC, int VD, int DEG>
+static ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args &w)
 {
     size_t grid = w.nbands;
     if (grid > (size_t)s->sm_count) { /* more bands than multiprocessors: as many as fit at once */
         int per_sm = 0;
-        WW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wavefront_kernel<R, C, SYNC, DIM1>,
+        WW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wavefront_kernel<R, C, SYNC, VD, DEG>,
                                                                   WAVEFRONT_THREADS, 0));
         if (per_sm < 1)
             per_sm = 1;
         if (grid > (size_t)per_sm * s->sm_count)
             grid = (size_t)per_sm * s->sm_count;
     }
-    wavefront_kernel<R, C, SYNC, DIM1><<<(unsigned)grid, WAVEFRONT_THREADS, 0, s->stream>>>(w);
+    wavefront_kernel<R, C, SYNC, VD, DEG><<<(unsigned)grid, WAVEFRONT_THREADS, 0, s->stream>>>(w);
     WW_CUDA_TRY(cudaGetLastError());
     return WW_OK;
 }
 
-/* dim 1, by the rows of the pair (bench/results/gpu.md has the sweep that chose them). One
- * thread block runs a band of 128 * R rows on one multiprocessor, and the critical path is about
+/* A tile shape: R rows x C columns per thread, SYNC steps between two barriers, and its kernels by
+ * the kind of sample: dim 1; vectors of 2, 4 or 8 (zero-padded, prepared_width) in registers, for
+ * degree 1 or 2; anything else read from L1 per cell. NULL: not built for that kind (registers). */
+struct wavefront_shape {
+    int rows, cols, sync;
+    wavefront_launcher dim1, vec[3][2], any;
+};
+#define WW_VEC_LAUNCHERS(R, C, S)                                                                    \
+    {{launch_wavefront<R, C, S, 2, 1>, launch_wavefront<R, C, S, 2, 2>},                             \
+     {launch_wavefront<R, C, S, 4, 1>, launch_wavefront<R, C, S, 4, 2>},                             \
+     {launch_wavefront<R, C, S, 8, 1>, launch_wavefront<R, C, S, 8, 2>}}
+
+/* By the rows of the pair (bench/results/gpu.md has the sweeps that chose them). One thread
+ * block runs a band of 128 * R rows on one multiprocessor, and the critical path is about
  * n / C + (n / R) (31 + SYNC) / 32 steps: narrow tiles (C = 1) and rare barriers make a step short
  * enough to win while the bands fit on the GPU at once, so the smallest R that fits them is best;
  * past two bands per multiprocessor the GPU is full and wider tiles, more work per step, win. */
-static const wavefront_shape dim1_shapes[] = {
-    {3, 1, 16, launch_wavefront<3, 1, 16, true>}, /* bands <= multiprocessors */
-    {4, 1, 16, launch_wavefront<4, 1, 16, true>}, /* the same */
-    {8, 1, 16, launch_wavefront<8, 1, 16, true>}, /* bands <= 2 x multiprocessors */
-    {8, 2, 8, launch_wavefront<8, 2, 8, true>},   /* more */
-    {4, 4, 4, launch_wavefront<4, 4, 4, true>},   /* the shape of earlier versions, for the benchmark */
+static const wavefront_shape wavefront_shapes[] = {
+    /* bands <= multiprocessors */
+    {3, 1, 16, launch_wavefront<3, 1, 16, 1, 0>, WW_VEC_LAUNCHERS(3, 1, 16), launch_wavefront<3, 1, 16, 0, 0>},
+    /* the same */
+    {4, 1, 16, launch_wavefront<4, 1, 16, 1, 0>, WW_VEC_LAUNCHERS(4, 1, 16), launch_wavefront<4, 1, 16, 0, 0>},
+    /* bands <= 2 x multiprocessors, and beyond for vectors (vectors of 8 would spill) */
+    {8,
+     1,
+     16,
+     launch_wavefront<8, 1, 16, 1, 0>,
+     {{launch_wavefront<8, 1, 16, 2, 1>, launch_wavefront<8, 1, 16, 2, 2>},
+      {launch_wavefront<8, 1, 16, 4, 1>, launch_wavefront<8, 1, 16, 4, 2>},
+      {NULL, NULL}},
+     launch_wavefront<8, 1, 16, 0, 0>},
+    /* more, dim 1 */
+    {8, 2, 8, launch_wavefront<8, 2, 8, 1, 0>, {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}}, NULL},
+    /* the shape of earlier versions, for the benchmark */
+    {4, 4, 4, launch_wavefront<4, 4, 4, 1, 0>, {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}}, NULL},
 };
-/* dim > 1 reads the sample vectors per cell from memory (L1): 2 x 4, whose registers leave room
- * for the distance loop */
-static const wavefront_shape dimn_shape = {2, 4, 4, launch_wavefront<2, 4, 4, false>};
+#define POLICY_SHAPES 4 /* the first four take part in the choice by size */
 
-/* The shape for a pair whose longer series has `rows` samples. WW_WAVEFRONT_TILE ("RxCsSYNC",
- * dim 1 only: one of dim1_shapes) overrides the choice, for benchmarks and tests. */
-static const wavefront_shape *wavefront_pick(size_t dim, size_t rows, int sm_count)
+/* A shape's kernel for samples of `width` prepared components (prepared_width) and `degree`. */
+static wavefront_launcher wavefront_kernel_for(const wavefront_shape &k, size_t width, int degree)
 {
-    if (dim > 1)
-        return &dimn_shape;
+    if (width == 1)
+        return k.dim1;
+    const int v = width == 2 ? 0 : width == 4 ? 1 : width == 8 ? 2 : -1;
+    if (v >= 0 && (degree == 1 || degree == 2))
+        return k.vec[v][degree - 1];
+    return k.any;
+}
+
+/* The shape for a pair whose longer series has `rows` samples, and its kernel (*launch).
+ * WW_WAVEFRONT_TILE ("RxCsSYNC", one of wavefront_shapes) overrides the choice, for benchmarks and
+ * tests. */
+static const wavefront_shape *wavefront_pick(size_t width, int degree, size_t rows, int sm_count,
+                                             wavefront_launcher *launch)
+{
     const char *env = getenv("WW_WAVEFRONT_TILE");
     if (env && *env) {
         int r = 0, c = 0, sync = 0, used = 0;
         if (sscanf(env, "%3dx%3ds%3d%n", &r, &c, &sync, &used) == 3 && env[used] == '\0')
-            for (const wavefront_shape &k : dim1_shapes)
-                if (k.rows == r && k.cols == c && k.sync == sync)
+            for (const wavefront_shape &k : wavefront_shapes)
+                if (k.rows == r && k.cols == c && k.sync == sync && (*launch = wavefront_kernel_for(k, width, degree)))
                     return &k;
         static std::atomic<bool> warned(false); /* a benchmark must not measure another shape unawares */
         if (!warned.exchange(true))
-            fprintf(stderr, "wavewarp: WW_WAVEFRONT_TILE=%s names no tile shape (3x1s16, 4x1s16, 8x1s16, 8x2s8, "
-                            "4x4s4); the shape is chosen by size\n", env);
+            fprintf(stderr,
+                    "wavewarp: WW_WAVEFRONT_TILE=%s names no tile shape built for these samples (3x1s16, 4x1s16, "
+                    "8x1s16; for dim 1 also 8x2s8, 4x4s4); the shape is chosen by size\n",
+                    env);
     }
     const size_t sms = sm_count > 0 ? (size_t)sm_count : 1;
-    for (int k = 0; k < 3; k++) {
-        const size_t band_rows = (size_t)WAVEFRONT_THREADS * dim1_shapes[k].rows;
-        const size_t fit = dim1_shapes[k].rows == 8 ? 2 * sms : sms;
+    const wavefront_shape *last = NULL;
+    for (int k = 0; k < POLICY_SHAPES; k++) {
+        const wavefront_shape &shape = wavefront_shapes[k];
+        if (!wavefront_kernel_for(shape, width, degree))
+            continue;
+        last = &shape;
+        const size_t band_rows = (size_t)WAVEFRONT_THREADS * shape.rows;
+        const size_t fit = shape.rows == 8 ? 2 * sms : sms;
         if ((rows + band_rows - 1) / band_rows <= fit)
-            return &dim1_shapes[k];
+            break;
     }
-    return &dim1_shapes[3];
+    *launch = wavefront_kernel_for(*last, width, degree);
+    return last;
 }
 
 /* Numbers the calls of the whole process (not of a context: buffers move between contexts
@@ -592,7 +671,8 @@ static unsigned long long next_wavefront_call(void)
 static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a, const device_series<double> &b,
                                double nu, int degree, pair_result *result)
 {
-    const wavefront_shape *shape = wavefront_pick(a.dim, a.length, s->sm_count);
+    wavefront_launcher launch = NULL;
+    const wavefront_shape *shape = wavefront_pick(a.dim, degree, a.length, s->sm_count, &launch);
     const size_t band_rows = (size_t)WAVEFRONT_THREADS * shape->rows;
     const size_t nbands = (a.length + band_rows - 1) / band_rows;
     const size_t blocks = (b.length + shape->cols - 1) / shape->cols;
@@ -618,7 +698,7 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
     w.next_band = &result->next_band;
     w.nbands = (unsigned)nbands;
     w.result = result;
-    return shape->launch(s, w);
+    return launch(s, w);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -634,7 +714,7 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
                           double *out)
 {
     ww_cuda_state *s = ctx->cuda;
-    const size_t dim = sa->dim;
+    const size_t dim = sa->dim, width = prepared_width(dim);
     const ww_series *in[2] = {sa, sb};
     size_t host_bytes = 0, off[2][2] = {{0, 0}, {0, 0}};
     for (int k = 0; k < 2; k++) {
@@ -655,7 +735,7 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
     size_t padded[2], prep_elems = 0;
     for (int k = 0; k < 2; k++) {
         padded[k] = (SERIES_PAD_FRONT + in[k]->length + 1 + SERIES_PAD_BACK + 3) & ~(size_t)3;
-        prep_elems += padded[k] * (dim + 2);
+        prep_elems += padded[k] * (width + 2);
     }
     if (st == WW_OK)
         st = ww_device_reserve(&s->prepared, prep_elems * sizeof(double));
@@ -694,15 +774,16 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
         jobs[k].stamps = dev_stamps[k];
         jobs[k].n = n;
         jobs[k].dim = dim;
-        jobs[k].out_values = prep + SERIES_PAD_FRONT * dim;
-        jobs[k].out_stamps = prep + padded[k] * dim + SERIES_PAD_FRONT;
+        jobs[k].width = width;
+        jobs[k].out_values = prep + SERIES_PAD_FRONT * width;
+        jobs[k].out_stamps = prep + padded[k] * width + SERIES_PAD_FRONT;
         jobs[k].out_delete = jobs[k].out_stamps + padded[k];
         ds[k].values = jobs[k].out_values;
         ds[k].stamps = jobs[k].out_stamps;
         ds[k].delete_cost = jobs[k].out_delete;
         ds[k].length = n;
-        ds[k].dim = dim;
-        prep += padded[k] * (dim + 2);
+        ds[k].dim = width; /* the engines see the prepared samples */
+        prep += padded[k] * (width + 2);
     }
     size_t longest = sa->length > sb->length ? sa->length : sb->length;
     unsigned pblocks = (unsigned)((longest + 256) / 256);
