@@ -5,7 +5,8 @@
  *  wavefront  - the rows are cut into bands of 128*R rows, one thread block of 4 warps per band. A
  *               thread owns R consecutive rows and sweeps the columns in blocks of C, computing an
  *               R x C tile of the matrix in registers per step (the shape follows the pair's
- *               size: 3 x 1 to 8 x 1 while the bands fit on the GPU at once, 8 x 2 beyond). Tiles
+ *               size: 3 x 1 to 8 x 1 while the bands fit on the GPU at once, 8 x 2 beyond;
+ *               samples of up to 8 components sit in registers, wider ones are read per cell). Tiles
  *               pass down between lanes by warp shuffles, between warps through shared memory (a
  *               barrier every few steps), and between bands through one row buffer in global
  *               memory whose values carry a check of the band and call that wrote them, so the
@@ -307,8 +308,9 @@ __device__ __forceinline__ void load_values(const double *values, int col0, doub
  * it, or for warp 0 from the row above the band. Lane l of warp w handles column block
  * S - l - w * WARP_SKEW at block step S. Warps meet at a barrier every SYNC steps, so the warp
  * above must be SYNC steps ahead of the natural pipeline: WARP_SKEW = 31 + SYNC.
- * Global memory is read only for the columns (vector loads of the block's C values, L1 hits: all
- * lanes walk the same series) and, by warp 0, for the row above the band: fetched in stages of
+ * Global memory is read only for the columns (vector loads of the block's C values, or C sample
+ * vectors of VD components, L1 hits: all lanes walk the same series; VD = 0 reads each cell's two
+ * vectors of any width instead) and, by warp 0, for the row above the band: fetched in stages of
  * TOP_STAGE blocks, one per lane, ahead of use, so that their latency is hidden; warp 0 waits
  * only if the band above is really behind.
  * Tiles outside the matrix are computed anyway, which keeps the loop free of branches: before
@@ -575,10 +577,6 @@ struct wavefront_shape {
     int rows, cols, sync;
     wavefront_launcher dim1, vec[3][2], any;
 };
-#define WW_VEC_LAUNCHERS(R, C, S)                                                                    \
-    {{launch_wavefront<R, C, S, 2, 1>, launch_wavefront<R, C, S, 2, 2>},                             \
-     {launch_wavefront<R, C, S, 4, 1>, launch_wavefront<R, C, S, 4, 2>},                             \
-     {launch_wavefront<R, C, S, 8, 1>, launch_wavefront<R, C, S, 8, 2>}}
 
 /* By the rows of the pair (bench/results/gpu.md has the sweeps that chose them). One thread
  * block runs a band of 128 * R rows on one multiprocessor, and the critical path is about
@@ -586,10 +584,18 @@ struct wavefront_shape {
  * enough to win while the bands fit on the GPU at once, so the smallest R that fits them is best;
  * past two bands per multiprocessor the GPU is full and wider tiles, more work per step, win. */
 static const wavefront_shape wavefront_shapes[] = {
-    /* bands <= multiprocessors */
-    {3, 1, 16, launch_wavefront<3, 1, 16, 1, 0>, WW_VEC_LAUNCHERS(3, 1, 16), launch_wavefront<3, 1, 16, 0, 0>},
+    /* bands <= multiprocessors (vectors in registers: 4 x 1 was faster at every size measured) */
+    {3, 1, 16, launch_wavefront<3, 1, 16, 1, 0>, {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}},
+     launch_wavefront<3, 1, 16, 0, 0>},
     /* the same */
-    {4, 1, 16, launch_wavefront<4, 1, 16, 1, 0>, WW_VEC_LAUNCHERS(4, 1, 16), launch_wavefront<4, 1, 16, 0, 0>},
+    {4,
+     1,
+     16,
+     launch_wavefront<4, 1, 16, 1, 0>,
+     {{launch_wavefront<4, 1, 16, 2, 1>, launch_wavefront<4, 1, 16, 2, 2>},
+      {launch_wavefront<4, 1, 16, 4, 1>, launch_wavefront<4, 1, 16, 4, 2>},
+      {launch_wavefront<4, 1, 16, 8, 1>, launch_wavefront<4, 1, 16, 8, 2>}},
+     launch_wavefront<4, 1, 16, 0, 0>},
     /* bands <= 2 x multiprocessors, and beyond for vectors (vectors of 8 would spill) */
     {8,
      1,
@@ -633,8 +639,8 @@ static const wavefront_shape *wavefront_pick(size_t width, int degree, size_t ro
         static std::atomic<bool> warned(false); /* a benchmark must not measure another shape unawares */
         if (!warned.exchange(true))
             fprintf(stderr,
-                    "wavewarp: WW_WAVEFRONT_TILE=%s names no tile shape built for these samples (3x1s16, 4x1s16, "
-                    "8x1s16; for dim 1 also 8x2s8, 4x4s4); the shape is chosen by size\n",
+                    "wavewarp: WW_WAVEFRONT_TILE=%s names no tile shape built for these samples (see "
+                    "wavefront_shapes in twed_pair.cu); the shape is chosen by size\n",
                     env);
     }
     const size_t sms = sm_count > 0 ? (size_t)sm_count : 1;
