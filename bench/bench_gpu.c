@@ -52,6 +52,15 @@ static void cell(char *buf, size_t n, double t)
         snprintf(buf, n, "%.4g s", t);
 }
 
+/* "slow / fast" as "23x", or "-" when either was not measured */
+static void speedup(char *buf, size_t n, double slow, double fast)
+{
+    if (slow > 0 && fast > 0)
+        snprintf(buf, n, "%.0fx", slow / fast);
+    else
+        snprintf(buf, n, "-");
+}
+
 int main(int argc, char **argv)
 {
     int max_log2 = argc > 1 ? atoi(argv[1]) : 20;
@@ -112,10 +121,7 @@ int main(int argc, char **argv)
         cell(c32, sizeof c32, t32);
         cell(cb, sizeof cb, tb);
         cell(cc, sizeof cc, tc);
-        if (tb > 0 && t64 > 0)
-            snprintf(ratio, sizeof ratio, "%.0fx", tb / t64);
-        else
-            snprintf(ratio, sizeof ratio, "-");
+        speedup(ratio, sizeof ratio, tb, t64);
         char line[512];
         snprintf(line, sizeof line, "| %zu | %s | %.1f | %s | %.1f | %s | %s | %s | %.1e |\n", n, c64,
                  t64 > 0 ? cells / t64 / 1e9 : 0.0, c32, t32 > 0 ? cells / t32 / 1e9 : 0.0, cb, cc, ratio,
@@ -189,10 +195,7 @@ int main(int argc, char **argv)
                 char ct[32], cb[32], ratio[32], line[256];
                 cell(ct, sizeof ct, t);
                 cell(cb, sizeof cb, tb);
-                if (tb > 0 && t > 0)
-                    snprintf(ratio, sizeof ratio, "%.0fx", tb / t);
-                else
-                    snprintf(ratio, sizeof ratio, "-");
+                speedup(ratio, sizeof ratio, tb, t);
                 snprintf(line, sizeof line, "| %zu | %zu | %s | %.1f | %s | %s |\n", dim, n, ct,
                          t > 0 ? (double)n * (double)n / t / 1e9 : 0.0, cb, ratio);
                 printf("%s", line);
