@@ -165,7 +165,8 @@ int main(int argc, char **argv)
         /* the same set as an index: prepared once */
         ww_index *ix = NULL, *ix32 = NULL;
         double i64 = -1, i32 = -1, iworst = 0;
-        if (ww_index_create(gpu, &x, &p, &ix) == WW_OK && ww_index_create(gpu, &x32, &p, &ix32) == WW_OK) {
+        const ww_measure pm = ww_measure_twed(p.nu, p.lambda, p.degree);
+        if (ww_index_create(gpu, &x, &pm, &ix) == WW_OK && ww_index_create(gpu, &x32, &pm, &ix32) == WW_OK) {
             double tt[11];
             for (int pass = 0; pass < 2; pass++) {
                 ww_index_pairwise(gpu, pass ? ix32 : ix, pass ? &q32 : &q, pass ? (void *)r32 : (void *)r,
@@ -195,7 +196,7 @@ int main(int argc, char **argv)
             xs.memory = xs32.memory = WW_DEVICE;
             ww_index *sx = NULL, *sx32 = NULL;
             double s64 = -1, s32 = -1;
-            if (ww_index_create(gpu, &xs, &p, &sx) == WW_OK && ww_index_create(gpu, &xs32, &p, &sx32) == WW_OK) {
+            if (ww_index_create(gpu, &xs, &pm, &sx) == WW_OK && ww_index_create(gpu, &xs32, &pm, &sx32) == WW_OK) {
                 double tt[11];
                 for (int pass = 0; pass < 2; pass++) {
                     ww_index_pairwise(gpu, pass ? sx32 : sx, pass ? &q32 : &q, pass ? (void *)r32 : (void *)r,

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define WW_VERSION_MAJOR 0
-#define WW_VERSION_MINOR 1
+#define WW_VERSION_MINOR 2
 #define WW_VERSION_PATCH 0
 WW_API const char *ww_version(void);
 
@@ -54,6 +54,8 @@ typedef enum ww_status {
     WW_ERR_MEMORY_KIND = 16,   /* host/device memory kind not valid for this call */
     WW_ERR_IO = 17,            /* a file could not be read, written or created */
     WW_ERR_CALIBRATION = 18,   /* a GPU calibration file is malformed */
+    WW_ERR_UNSUPPORTED = 19,   /* the measure (or its option) is not available on this backend/engine */
+    WW_ERR_MEASURE = 20,       /* unknown measure kind */
 } ww_status;
 
 /* A static, human-readable sentence for a status code (never NULL). */
@@ -204,28 +206,75 @@ WW_API ww_status ww_series_check(const ww_series *s);
 WW_API ww_status ww_dataset_check(const ww_dataset *x);
 
 /* ------------------------------------------------------------------------------------------ */
-/* TWED                                                                                        */
+/* Measures                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
-/* Time Warp Edit Distance (Marteau 2009), with A[0] = 0 and TA[0] = 0 before the first sample:
- *   delete in A: D[i-1][j]   + ||A_i - A_{i-1}|| + nu (TA_i - TA_{i-1}) + lambda
- *   delete in B: D[i][j-1]   + ||B_j - B_{j-1}|| + nu (TB_j - TB_{j-1}) + lambda
- *   match:       D[i-1][j-1] + ||A_i - B_j|| + ||A_{i-1} - B_{j-1}||
- *                            + nu (|TA_i - TB_j| + |TA_{i-1} - TB_{j-1}|)
- * with ||.|| the L_degree norm (p-th root taken). */
+/* A measure is a tagged descriptor: its kind, its parameters and a window. Every computing call
+ * (ww_distance, ww_pairwise, ww_knn, ww_index_create) takes one; make it with a constructor below
+ * and, optionally, ww_measure_set_window(). The descriptor is a plain value: copy it freely.
+ *
+ * TWED (Marteau 2009), with A_0 = 0 and TA_0 = 0 before the first sample, ||.|| the L_degree norm
+ * (p-th root taken) and stamps TA, TB (1, 2, ..., n when none are given):
+ *   D[0][0] = 0, D[i][0] = D[0][j] = +inf,
+ *   D[i][j] = min( D[i-1][j]   + ||A_i - A_{i-1}|| + nu (TA_i - TA_{i-1}) + lambda,
+ *                  D[i][j-1]   + ||B_j - B_{j-1}|| + nu (TB_j - TB_{j-1}) + lambda,
+ *                  D[i-1][j-1] + ||A_i - B_j|| + ||A_{i-1} - B_{j-1}|| + nu (|TA_i - TB_j| + |TA_{i-1} - TB_{j-1}|) )
+ *   and the distance is D[nA][nB].
+ * DTW, with the squared Euclidean distance between samples (aeon's dtw_distance; tslearn and
+ * dtaidistance return the square root of this value):
+ *   D[0][0] = 0, D[i][0] = D[0][j] = +inf,
+ *   D[i][j] = ||A_i - B_j||_2^2 + min(D[i-1][j], D[i][j-1], D[i-1][j-1]),  distance D[nA][nB].
+ *   DTW does not use time stamps: they are neither read nor checked.
+ *
+ * Window (Sakoe-Chiba band), the same rule for every measure: a radius r in samples (WW_NO_WINDOW,
+ * the default, means none). For series of lengths n and m, the band holds the 0-based cells (p, q)
+ * with, when n == m, |p - q| <= r; otherwise, with s = min(n, m) and l = max(n, m), for every
+ * step = 0 .. l, L = floor(step l / (l + 1)) and S = floor(step s / (l + 1)) (exact integers), the
+ * cells (short index k, long index L) with max(0, S - r) <= k <= min(s - 1, S + r). The band follows
+ * the diagonal, holds (0, 0) and (n - 1, m - 1), and even with r = 0 a path from corner to corner.
+ * This is aeon 1.6's band (aeon takes the floors in floating point, which makes its band one
+ * cell narrower at some steps where step s / (l + 1) is an exact integer, first at lengths 22 and
+ * 43). Every measure applies it to its samples: D[i][j] is inside when (i - 1, j - 1) is (DTW as
+ * aeon's dtw_distance, TWED as aeon's twe_distance, which builds the band on the series without
+ * their padding sample). Cells outside are +inf and never computed: a call costs the band's area.
+ */
+typedef enum ww_measure_kind {
+    WW_MEASURE_TWED = 1,
+    WW_MEASURE_DTW = 2,
+} ww_measure_kind;
+
+#define WW_NO_WINDOW SIZE_MAX
+
+/* The parameters of TWED. */
 typedef struct ww_twed_params {
     double nu;     /* stiffness, >= 0 */
     double lambda; /* deletion penalty, >= 0 */
     int degree;    /* p of the L_p norm, >= 1 (2 = Euclidean) */
 } ww_twed_params;
 
-/* nu = 0.001, lambda = 1, degree = 2 (aeon's defaults). */
-WW_API ww_twed_params ww_twed_params_default(void);
-WW_API ww_status ww_twed_params_check(const ww_twed_params *p);
+typedef struct ww_measure {
+    ww_measure_kind kind;
+    size_t window; /* Sakoe-Chiba radius in samples; WW_NO_WINDOW: no window */
+    union {
+        ww_twed_params twed;
+        double reserved[8]; /* room for the parameters of later measures */
+    } params;
+} ww_measure;
 
-/* One pair. a and b must share dim and dtype. p == NULL means the defaults. */
-WW_API ww_status ww_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b,
-                         const ww_twed_params *p, double *out);
+/* TWED with these parameters (no window). Parameters are checked by the calls (WW_ERR_PARAM). */
+WW_API ww_measure ww_measure_twed(double nu, double lambda, int degree);
+/* DTW, squared Euclidean local cost (no window). */
+WW_API ww_measure ww_measure_dtw(void);
+/* Sets the Sakoe-Chiba radius in samples (WW_NO_WINDOW: none). WW_ERR_NULL_POINTER for NULL. */
+WW_API ww_status ww_measure_set_window(ww_measure *m, size_t radius);
+/* WW_OK for a known kind with valid parameters; WW_ERR_MEASURE for an unknown kind, WW_ERR_PARAM
+ * for bad parameters, WW_ERR_NULL_POINTER for NULL. */
+WW_API ww_status ww_measure_check(const ww_measure *m);
+/* "twed", "dtw"; "unknown" for another kind or NULL. */
+WW_API const char *ww_measure_name(const ww_measure *m);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Computing: one pair, matrices, nearest neighbours                                          */
+/* ------------------------------------------------------------------------------------------ */
 /* Called now and then from the calling thread during long calls: `done` of `total` cells so far.
  * Return non-zero to cancel; the call then returns WW_ERR_CANCELLED (output contents undefined).
  * The call's context is busy meanwhile (on the GPU, other threads of the call use it): the callback
@@ -246,19 +295,42 @@ typedef struct ww_pairwise_options {
 
 WW_API ww_pairwise_options ww_pairwise_options_default(void);
 
+/* The distance between two series under measure m. a and b must share dim and dtype. */
+WW_API ww_status ww_distance(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b,
+                             double *out);
+
 /* Distance matrix of x against y (y == NULL: x against itself, each unordered pair computed once,
  * mirrored, zero diagonal). out must hold the block: (row_end-row_begin) rows of out_stride
  * elements of out_dtype, on the host. opt == NULL means the whole matrix as F64.
  * Precision: the CPU engines compute F32 data in double. The GPU matrix engine computes F32 data in
  * float (each entry within float rounding of the double result, about 1e-6 relative for series of
- * a few hundred samples) and then needs nu and lambda within float range (else WW_ERR_PARAM). */
-WW_API ww_status ww_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
-                                  const ww_twed_params *p, void *out,
-                                  const ww_pairwise_options *opt);
+ * a few hundred samples) and then needs the measure's parameters within float range (else
+ * WW_ERR_PARAM). */
+WW_API ww_status ww_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
+                             void *out, const ww_pairwise_options *opt);
 
 /* The k nearest series of x for each query: indices (size_t) and distances (double), each
  * queries->count * k, row-major, nearest first, ties broken by the smaller index. k <= x->count.
  * opt may be NULL; only its progress fields are used. */
+WW_API ww_status ww_knn(ww_ctx *ctx, const ww_measure *m, const ww_dataset *queries, const ww_dataset *x, size_t k,
+                        size_t *indices, double *distances, const ww_pairwise_options *opt);
+
+/* ------------------------------------------------------------------------------------------ */
+/* TWED: the calls of version 0.1, kept as thin wrappers of the generic ones                   */
+/* ------------------------------------------------------------------------------------------ */
+/* The measure is defined above (ww_measure). These calls never use a window. */
+/* nu = 0.001, lambda = 1, degree = 2 (aeon's defaults). */
+WW_API ww_twed_params ww_twed_params_default(void);
+WW_API ww_status ww_twed_params_check(const ww_twed_params *p);
+
+/* ww_distance with the TWED measure of p (NULL: the defaults). */
+WW_API ww_status ww_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b,
+                         const ww_twed_params *p, double *out);
+/* ww_pairwise with the TWED measure of p (NULL: the defaults). */
+WW_API ww_status ww_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
+                                  const ww_twed_params *p, void *out,
+                                  const ww_pairwise_options *opt);
+/* ww_knn with the TWED measure of p (NULL: the defaults). */
 WW_API ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_dataset *x,
                              const ww_twed_params *p, size_t k, size_t *indices, double *distances,
                              const ww_pairwise_options *opt);
@@ -266,22 +338,23 @@ WW_API ww_status ww_twed_knn(ww_ctx *ctx, const ww_dataset *queries, const ww_da
 /* ------------------------------------------------------------------------------------------ */
 /* Indexes: a dataset prepared once and kept by the context, for repeated queries              */
 /* ------------------------------------------------------------------------------------------ */
-/* Like a FAISS index on the GPU: with the CUDA backend the series are converted, their deletion
- * costs computed and the result kept in device memory, so a query pays only for its own series and
- * the distances. With the CPU backend the index keeps a private copy. The TWED parameters are part
- * of the preparation. The caller's buffers may be freed once ww_index_create returns. An index is
- * used with the context that made it, and destroyed before it. */
+/* Like a FAISS index on the GPU: with the CUDA backend the series are converted, their per-sample
+ * terms (TWED's deletion costs) computed and the result kept in device memory, so a query pays only
+ * for its own series and the distances. With the CPU backend the index keeps a private copy. The
+ * measure (kind, parameters, window) is part of the index; m == NULL is WW_ERR_NULL_POINTER. The
+ * caller's buffers may be freed once ww_index_create returns. An index is used with the context
+ * that made it, and destroyed before it. */
 typedef struct ww_index ww_index;
 
-WW_API ww_status ww_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index **out);
+WW_API ww_status ww_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_measure *m, ww_index **out);
 WW_API void ww_index_destroy(ww_index *index);
 WW_API size_t ww_index_count(const ww_index *index);
 
 /* Distances of every query to every indexed series: queries->count rows of ww_index_count()
- * columns (or the block of opt), as ww_twed_pairwise(ctx, queries, x, ...) would give. */
+ * columns (or the block of opt), as ww_pairwise(ctx, m, queries, x, ...) would give. */
 WW_API ww_status ww_index_pairwise(ww_ctx *ctx, const ww_index *index, const ww_dataset *queries, void *out,
                                    const ww_pairwise_options *opt);
-/* The k nearest indexed series of each query, as ww_twed_knn(ctx, queries, x, ...) would give. */
+/* The k nearest indexed series of each query, as ww_knn(ctx, m, queries, x, ...) would give. */
 WW_API ww_status ww_index_knn(ww_ctx *ctx, const ww_index *index, const ww_dataset *queries, size_t k,
                               size_t *indices, double *distances, const ww_pairwise_options *opt);
 

@@ -1039,7 +1039,8 @@ void test_cuda_pairwise_groups(void)
     /* an index of mixed lengths queried by mixed lengths, whole and as a block */
     ww_twed_params p = {0.3, 0.8, 2};
     ww_index *ix = NULL;
-    CHECK_STATUS(ww_index_create(gpu, &x, &p, &ix), WW_OK);
+    const ww_measure pm = ww_measure_twed(p.nu, p.lambda, p.degree);
+    CHECK_STATUS(ww_index_create(gpu, &x, &pm, &ix), WW_OK);
     const size_t rows = y.count, cols = x.count;
     double *want = malloc(rows * cols * sizeof(double)), *got = malloc(rows * cols * sizeof(double));
     CHECK_STATUS(ww_twed_pairwise(cpu, &y, &x, &p, want, NULL), WW_OK);

@@ -1,5 +1,13 @@
 /* Every test, as X(name). Add a line here when you add a test function. */
 X(test_golden_all_cpu_engines)
+X(test_measure_descriptors)
+X(test_dtw_ignores_stamps)
+X(test_window_band_rows)
+X(test_measures_engines_vs_plain)
+X(test_window_properties)
+X(test_measures_pairwise_vs_pairs)
+X(test_measures_knn_index_progress)
+X(test_twed_checksums)
 X(test_engines_agree_random)
 X(test_pairwise_matches_single)
 X(test_matrix_fill_mirror)

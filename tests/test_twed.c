@@ -176,7 +176,8 @@ static void index_checks(ww_backend backend)
     CHECK_STATUS(ww_twed_pairwise(ctx, &q, &x, &p, want, NULL), WW_OK);
     CHECK_STATUS(ww_twed_knn(ctx, &q, &x, &p, 4, wi, wd, NULL), WW_OK);
     ww_index *ix = NULL;
-    CHECK_STATUS(ww_index_create(ctx, &x, &p, &ix), WW_OK);
+    const ww_measure pm = ww_measure_twed(p.nu, p.lambda, p.degree);
+    CHECK_STATUS(ww_index_create(ctx, &x, &pm, &ix), WW_OK);
     CHECK(ww_index_count(ix) == count);
     /* the index has its own copy: wreck the caller's buffer */
     for (size_t k = 0; k < offsets[count] * dim; k++)
@@ -206,7 +207,7 @@ static void index_checks(ww_backend backend)
     ww_dataset q32 = ww_dataset_f32(qf, NULL, NULL, 1, 4, dim == 3 ? 1 : 1);
     CHECK_STATUS(ww_index_pairwise(ctx, ix, &q32, got, NULL), WW_ERR_SHAPE); /* dim 1 vs 3 */
     ww_index *bad = NULL;
-    CHECK_STATUS(ww_index_create(ctx, &x, &p, &bad), WW_ERR_NONFINITE); /* the wrecked buffer */
+    CHECK_STATUS(ww_index_create(ctx, &x, &pm, &bad), WW_ERR_NONFINITE); /* the wrecked buffer */
     CHECK(bad == NULL);
     ww_index_destroy(ix);
     ww_ctx_destroy(other);
@@ -223,7 +224,7 @@ void test_index_gpu(void)
     index_checks(WW_BACKEND_CUDA);
 }
 
-#include "common/twed_recurrence.h"
+#include "measures/twed.h"
 
 /* The regrouped cells of the GPU wavefront engine (up or left taken last) must give exactly
  * ww_twed_cell's value: on random inputs, on ties, infinities (the matrix's boundary) and a NaN

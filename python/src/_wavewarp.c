@@ -1158,6 +1158,7 @@ static PyObject *py_index_create(PyObject *module, PyObject *const *args, Py_ssi
         return NULL;
     if (x.ds.count == 0)
         return raise_status(WW_ERR_EMPTY);
+    const ww_measure measure = ww_measure_twed(params.nu, params.lambda, params.degree);
     backend = backend_for_memory(backend, x.ds.memory == WW_DEVICE);
     IndexObject *self = PyObject_New(IndexObject, &IndexType);
     if (self == NULL)
@@ -1189,7 +1190,7 @@ static PyObject *py_index_create(PyObject *module, PyObject *const *args, Py_ssi
     ww_index *index = NULL;
     ww_status status;
     Py_BEGIN_ALLOW_THREADS
-    status = ww_index_create(self->ctx, &x.ds, &params, &index);
+    status = ww_index_create(self->ctx, &x.ds, &measure, &index);
     Py_END_ALLOW_THREADS
     if (status != WW_OK) {
         Py_DECREF(self); /* hands the context back */

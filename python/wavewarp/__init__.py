@@ -56,7 +56,7 @@ from ._wavewarp import knn as _knn
 from ._wavewarp import pairwise as _pairwise
 from ._wavewarp import twed as _twed
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: ``None`` (one GPU), ``"all"`` or GPU ordinals, e.g. ``(0, 1)``
 Devices = Optional[Union[str, Sequence[int]]]

@@ -3,6 +3,7 @@
 #define WW_INTERNAL_H
 
 #include "wavewarp.h"
+#include "../measures/real.h"
 
 #include <stdint.h>
 
@@ -23,13 +24,14 @@ void ww_buffer_free(ww_buffer *b);
 int ww_mul_size(size_t a, size_t b, size_t *out);
 
 /* A series converted for the CPU engines: double precision, with the sentinel sample 0 (the zero
- * vector at time 0) in front, and the per-sample deletion costs precomputed. Stored either in time
- * order (index s = sample s) or reversed (index k = sample length - k), which lets an anti-diagonal
- * sweep read both series with unit stride. */
+ * vector at time 0) in front, and the measure's per-sample term precomputed (TWED: the deletion
+ * cost; zeros for a measure without one). Stored either in time order (index s = sample s) or
+ * reversed (index k = sample length - k), which lets an anti-diagonal sweep read both series with
+ * unit stride. A measure that does not use stamps gets 0, 1, ..., length whatever was given. */
 typedef struct ww_prepared {
-    double *values;      /* (length + 1) * dim */
-    double *stamps;      /* length + 1 */
-    double *delete_cost; /* length + 1; the entry of sample 0 is 0 and never used */
+    double *values; /* (length + 1) * dim */
+    double *stamps; /* length + 1 */
+    double *aux;    /* length + 1; the entry of sample 0 is 0 and never used */
     size_t length;
     size_t dim;
 } ww_prepared;
@@ -37,8 +39,7 @@ typedef struct ww_prepared {
 /* Doubles needed to prepare a series of this length and dim. */
 size_t ww_prepared_doubles(size_t length, size_t dim);
 /* Fills p from s (host memory, already checked) using storage (ww_prepared_doubles() doubles). */
-void ww_prepare(const ww_series *s, const ww_twed_params *params, int reversed, double *storage,
-                ww_prepared *p);
+void ww_prepare(const ww_series *s, const ww_measure *m, int reversed, double *storage, ww_prepared *p);
 
 /* Per-thread scratch of the CPU backend. */
 typedef struct ww_cpu_scratch {
@@ -134,10 +135,11 @@ struct ww_ctx {
 
 /* A prepared dataset (wavewarp.h). `host` is a private host copy, or with the CUDA backend a
  * descriptor of the caller's data kept for shapes and for long series that go through the pair
- * engine (host_storage then owns a copy too); `device` is the backend's prepared copy. */
+ * engine (host_storage then owns a copy too); `device` is the backend's prepared copy, NULL when
+ * the index runs on the CPU. */
 struct ww_index {
     ww_ctx *ctx;
-    ww_twed_params params;
+    ww_measure measure;
     size_t count;
     ww_dataset host;
     void *host_storage;
@@ -151,39 +153,90 @@ ww_status ww_check_series_shape(const ww_series *s);
 ww_status ww_check_dataset_shape(const ww_dataset *x);
 ww_status ww_check_values_host(const void *values, const void *stamps, size_t length, size_t dim,
                                ww_dtype dtype);
+/* Every series of a host dataset (stamps checked only when given). */
+ww_status ww_check_dataset_values(const ww_dataset *x);
+/* Checks both datasets of a matrix call and fills in the block of opt (end == 0 means to the end). */
+ww_status ww_resolve_pairwise(const ww_dataset *x, const ww_dataset *y, const ww_pairwise_options *in,
+                              ww_pairwise_options *out);
+/* Samples of a dataset, and the length of series i. */
+uint64_t ww_dataset_samples(const ww_dataset *x);
+static inline size_t ww_dataset_length(const ww_dataset *x, size_t i)
+{
+    return x->offsets ? x->offsets[i + 1] - x->offsets[i] : x->length;
+}
 
 /* Completes a self-matrix block: copies every entry whose mirror was computed instead (j < i, both
  * (i, j) and (j, i) in the block) and zeroes the diagonal (src/common/matrix.c). */
 void ww_matrix_fill_mirror(const ww_pairwise_options *o, void *out, int threads);
 
-/* ---- CPU engines (src/cpu) ---- */
-double ww_cpu_twed_reference(const ww_prepared *a, const ww_prepared *b_reversed,
-                             const ww_twed_params *p, double *matrix);
-double ww_cpu_twed_band(const ww_prepared *a, const ww_prepared *b_reversed,
-                        const ww_twed_params *p, double *work);
-double ww_cpu_twed_strip(const ww_prepared *a, const ww_prepared *b_reversed,
-                         const ww_twed_params *p, double *work);
-/* Doubles of `work` each engine needs. Returns 0 on overflow. */
-size_t ww_cpu_twed_work_doubles(ww_engine engine, size_t na, size_t nb, size_t dim);
+/* ---- measures (src/common/measure.c) ---- */
+/* What the host code needs to know of a measure at run time (the engines have the same as
+ * compile-time constants, src/measures/). NULL for an unknown kind. */
+typedef struct ww_measure_traits {
+    ww_measure_kind kind;
+    const char *name;
+    int has_aux, carries_before, uses_stamps, symmetric, zero_self;
+} ww_measure_traits;
+const ww_measure_traits *ww_measure_traits_of(ww_measure_kind kind);
+/* The measure's parameters in the computing type (src/measures/real.h). */
+ww_coef_f64 ww_measure_coef_f64(const ww_measure *m);
+ww_coef_f32 ww_measure_coef_f32(const ww_measure *m);
+/* Is a window narrower than the band of this pair (lengths n, m)? Else the engines skip it. */
+int ww_measure_windowed(const ww_measure *m, size_t n, size_t m_length);
+/* Stamps as the measure reads them: NULL when it does not use them. */
+static inline const void *ww_measure_stamps(const ww_measure *m, const void *stamps)
+{
+    const ww_measure_traits *t = ww_measure_traits_of(m->kind);
+    return t && t->uses_stamps ? stamps : NULL;
+}
+/* Cells of the pair (lengths n, m) that the measure computes: its window's area. */
+uint64_t ww_measure_cells(const ww_measure *m, size_t n, size_t m_length);
 
-ww_status ww_cpu_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b,
-                      const ww_twed_params *p, double *out);
+/* ---- the registry (src/common/registry.c): what runs where ---- */
+typedef enum ww_op { WW_OP_DISTANCE = 0, WW_OP_PAIRWISE = 1, WW_OP_INDEX = 2 } ww_op;
+/* WW_OK when the backend (CPU or CUDA) has an engine for the measure and operation (with its
+ * window, if any), and the context's forced engine (if any) serves it; WW_ERR_UNSUPPORTED else. */
+ww_status ww_registry_supports(const ww_ctx *ctx, ww_backend backend, const ww_measure *m, ww_op op);
+/* Where a call runs: *backend is CPU or CUDA. On a CUDA context with backend AUTO, host work that
+ * the GPU cannot serve (measure, window, size limit of its engines) or that is small enough for
+ * the CPU to finish before a GPU round trip (`cells` x dim below WW_SMALL_WORK) runs on the CPU.
+ * WW_ERR_UNSUPPORTED when the only backend allowed cannot serve it; WW_ERR_MEMORY_KIND for device
+ * data on a CPU context. */
+ww_status ww_registry_route(const ww_ctx *ctx, const ww_measure *m, ww_op op, int on_device, double cells,
+                            size_t longest, ww_backend *backend);
+/* After a GPU call failed with `st`: may it be run again on the CPU? (backend AUTO, host data, the
+ * GPU out of memory) */
+int ww_registry_retry_on_cpu(const ww_ctx *ctx, ww_status st, int on_device);
+/* With backend auto, host problems of at most this many cells x dim go to the CPU engines: below it
+ * a GPU round trip (copies, launches, synchronisation) costs more than the CPU needs
+ * (bench/results/gpu.md: n = 1,024 takes 0.5 ms on one core, 0.6 ms on the GPU). */
+#define WW_SMALL_WORK (2.0 * 1024 * 1024)
+/* The GPU engines index rows and columns with int: longer series are the CPU's. */
+#define WW_CUDA_MAX_LENGTH ((size_t)INT32_MAX / 2)
+
+/* ---- CPU engines (src/cpu) ---- */
+/* One pair with the given engine (REFERENCE, BAND or STRIP; AUTO: STRIP). Host data, checked. */
+ww_status ww_cpu_distance(ww_ctx *ctx, ww_engine engine, const ww_measure *m, const ww_series *a,
+                          const ww_series *b, double *out);
+/* Doubles of `work` each engine needs. Returns 0 on overflow. */
+size_t ww_cpu_pair_work_doubles(ww_engine engine, size_t na, size_t nb);
+/* One pair on prepared series (a in time order, b reversed), for tests and the engines above. */
+double ww_cpu_pair_engine(ww_engine engine, const ww_measure *m, const ww_prepared *a, const ww_prepared *b_reversed,
+                          double *work);
 /* Block of the distance matrix on the CPU. opt is complete (block resolved, stride set). */
-ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
-                               const ww_twed_params *p, void *out,
-                               const ww_pairwise_options *opt);
+ww_status ww_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y, void *out,
+                          const ww_pairwise_options *opt);
 
 /* ---- CUDA backend (src/cuda, or cuda_stub.c when built without CUDA) ---- */
 ww_status ww_cuda_init(ww_ctx *ctx);
 void ww_cuda_shutdown(ww_ctx *ctx);
-ww_status ww_cuda_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b,
-                       const ww_twed_params *p, double *out);
-ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
-                                const ww_twed_params *p, void *out,
-                                const ww_pairwise_options *opt);
-ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index *ix);
+/* The GPU engines never fall back to the CPU themselves (the registry decides). */
+ww_status ww_cuda_distance(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b, double *out);
+ww_status ww_cuda_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y, void *out,
+                           const ww_pairwise_options *opt);
+ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_measure *m, ww_index *ix);
 void ww_cuda_index_destroy(ww_index *ix);
-/* How ww_cuda_twed_pairwise would split the whole matrix of x against y (NULL: x itself) into
+/* How ww_cuda_pairwise would split the whole matrix of x against y (NULL: x itself) into
  * rectangles by strategy, one line each ("warp 40 x 120, longest 600 x 2000"), for tests and
  * benchmarks. Returns the number of rectangles, -1 without a GPU. */
 int ww_cuda_describe_plan(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, char *buf, size_t size);

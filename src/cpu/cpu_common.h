@@ -3,7 +3,7 @@
 #define WW_CPU_COMMON_H
 
 #include "../common/internal.h"
-#include "../common/twed_recurrence.h"
+#include "../measures/measures.h"
 
 #include <math.h>
 
@@ -19,5 +19,31 @@
 
 /* Pointer to sample s of a prepared series stored in time order. */
 static inline const double *ww_sample(const ww_prepared *p, size_t s) { return p->values + s * p->dim; }
+
+/* The window of one pair in the engines' terms: its radius, and whether it is narrower than the
+ * matrix (a radius WW_NO_WINDOW, or one as wide as the matrix, is no window). */
+typedef struct ww_pair_window {
+    size_t radius;
+    int active;
+} ww_pair_window;
+
+static inline ww_pair_window ww_pair_window_of(const ww_measure *m, size_t na, size_t nb)
+{
+    ww_pair_window w;
+    w.radius = m->window;
+    w.active = ww_measure_windowed(m, na, nb);
+    return w;
+}
+
+/* Row i's columns: the window's, or 1..nb. */
+static inline void ww_pair_window_row(const ww_pair_window *w, size_t na, size_t nb, size_t i, size_t *lo, size_t *hi)
+{
+    if (w->active) {
+        ww_window_row(na, nb, w->radius, i, lo, hi);
+    } else {
+        *lo = 1;
+        *hi = nb;
+    }
+}
 
 #endif

@@ -1,12 +1,12 @@
 /* Shared by the CUDA engines: error mapping, the context's device state, typed wrappers of the
- * recurrence (twed_recurrence.h, the same code the CPU runs), and the prepared-series layout. */
+ * measures (src/measures/, the same code the CPU runs), and the prepared-series layout. */
 #ifndef WW_CUDA_COMMON_CUH
 #define WW_CUDA_COMMON_CUH
 
 #include <cuda_runtime.h>
 
 #include "../common/internal.h"
-#include "../common/twed_recurrence.h"
+#include "../measures/measures.h"
 
 ww_status ww_cuda_status(cudaError_t e);
 
@@ -70,6 +70,10 @@ static inline void ww_cuda_recover(ww_cuda_state *s, ww_status st)
     }
 }
 void ww_cuda_pairwise_release(ww_cuda_state *s);
+/* TWED of one pair on the GPU (twed_pair.cu): the pair engine, also for the matrix engine's
+ * whole-GPU strategy. Host or device series; no window. */
+ww_status ww_cuda_twed_pair(ww_ctx *ctx, const ww_series *a, const ww_series *b, const ww_twed_params *p,
+                            double *out);
 /* Warps the one-warp-per-pair strategy keeps in flight (a term of the cost model, for calibrate.cu). */
 size_t ww_cuda_warps_in_flight(const ww_cuda_state *s, size_t longest, size_t elem_size);
 /* Steps of the one-block-per-pair strategy for `pairs` pairs of rows x cols (times block_step_seconds). */
@@ -125,11 +129,6 @@ template <typename T> struct device_series {
     const T *delete_cost;
     size_t length, dim;
 };
-
-/* With backend auto, host problems of at most this many cells x dim go to the CPU engines: below it
- * a GPU round trip (copies, launches, synchronisation) costs more than the CPU needs
- * (bench/results/gpu.md: n = 1,024 takes 0.5 ms on one core, 0.6 ms on the GPU). */
-#define WW_CUDA_SMALL_WORK (2.0 * 1024 * 1024)
 
 /* Error flags the preparation kernels raise (bitwise or). */
 enum { WW_FLAG_NONFINITE = 1, WW_FLAG_STAMPS = 2 };

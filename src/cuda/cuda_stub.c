@@ -8,21 +8,20 @@ ww_status ww_cuda_init(ww_ctx *ctx)
     return WW_ERR_NO_CUDA;
 }
 void ww_cuda_shutdown(ww_ctx *ctx) { (void)ctx; }
-ww_status ww_cuda_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b, const ww_twed_params *p,
-                       double *out)
+ww_status ww_cuda_distance(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b, double *out)
 {
-    (void)ctx, (void)a, (void)b, (void)p, (void)out;
+    (void)ctx, (void)m, (void)a, (void)b, (void)out;
     return WW_ERR_NO_CUDA;
 }
-ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
-                                const ww_twed_params *p, void *out, const ww_pairwise_options *opt)
+ww_status ww_cuda_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y, void *out,
+                           const ww_pairwise_options *opt)
 {
-    (void)ctx, (void)x, (void)y, (void)p, (void)out, (void)opt;
+    (void)ctx, (void)m, (void)x, (void)y, (void)out, (void)opt;
     return WW_ERR_NO_CUDA;
 }
-ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index *ix)
+ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_measure *m, ww_index *ix)
 {
-    (void)ctx, (void)x, (void)p, (void)ix;
+    (void)ctx, (void)x, (void)m, (void)ix;
     return WW_ERR_NO_CUDA;
 }
 void ww_cuda_index_destroy(ww_index *ix) { (void)ix; }

@@ -821,7 +821,7 @@ static ww_status run_pair(ww_ctx *ctx, const ww_series *sa, const ww_series *sb,
     return WW_OK;
 }
 
-ww_status ww_cuda_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b, const ww_twed_params *p, double *out)
+ww_status ww_cuda_twed_pair(ww_ctx *ctx, const ww_series *a, const ww_series *b, const ww_twed_params *p, double *out)
 {
     ww_cuda_state *s = ctx->cuda;
     if (s == NULL)
@@ -838,17 +838,10 @@ ww_status ww_cuda_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b, cons
         if (st != WW_OK)
             return st;
     }
-    /* the GPU engines index rows and columns with int: longer pairs are the CPU's */
-    const size_t int_limit = (size_t)INT32_MAX / 2;
-    if (a->length >= int_limit || b->length >= int_limit) {
-        if (ctx->requested == WW_BACKEND_AUTO && a->memory == WW_HOST && b->memory == WW_HOST)
-            return ww_cpu_twed(ctx, a, b, p, out);
+    /* the GPU engines index rows and columns with int (the registry sends longer pairs of host
+     * data to the CPU) */
+    if (a->length >= WW_CUDA_MAX_LENGTH || b->length >= WW_CUDA_MAX_LENGTH)
         return WW_ERR_OVERFLOW;
-    }
-    /* backend auto: a small pair on the host is done sooner by the CPU than by a round trip */
-    if (ctx->requested == WW_BACKEND_AUTO && a->memory == WW_HOST && b->memory == WW_HOST &&
-        (double)a->length * (double)b->length * (double)a->dim <= WW_CUDA_SMALL_WORK)
-        return ww_cpu_twed(ctx, a, b, p, out);
     const ww_series *in[2] = {a, b};
     for (int k = 0; k < 2; k++)
         if (in[k]->memory == WW_DEVICE) {
@@ -862,9 +855,12 @@ ww_status ww_cuda_twed(ww_ctx *ctx, const ww_series *a, const ww_series *b, cons
     ww_status st = a->dtype == WW_F32 ? run_pair<float>(ctx, a, b, p, out) : run_pair<double>(ctx, a, b, p, out);
     ww_cuda_recover(s, st); /* leave the stream usable for the next call */
     ww_cuda_leave(guard);
-    /* backend auto: a GPU that cannot hold the problem hands host data to the CPU engine */
-    if (st == WW_ERR_DEVICE_MEMORY && ctx->requested == WW_BACKEND_AUTO && a->memory == WW_HOST &&
-        b->memory == WW_HOST)
-        return ww_cpu_twed(ctx, a, b, p, out);
     return st;
+}
+
+ww_status ww_cuda_distance(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b, double *out)
+{
+    if (m->kind != WW_MEASURE_TWED) /* the registry routes only TWED here for now */
+        return WW_ERR_UNSUPPORTED;
+    return ww_cuda_twed_pair(ctx, a, b, &m->params.twed, out);
 }

@@ -1372,7 +1372,7 @@ static ww_status run_grid_block(ww_ctx *ctx, const ww_dataset *x, const ww_datas
                 ww_series a, b;
                 ww_dataset_series(x, i, &a);
                 ww_dataset_series(y, j, &b);
-                ww_status st = ww_cuda_twed(ctx, &a, &b, p, &v);
+                ww_status st = ww_cuda_twed_pair(ctx, &a, &b, p, &v);
                 if (st != WW_OK)
                     return st;
             }
@@ -1540,17 +1540,6 @@ static ww_status run_device_typed(ww_ctx *ctx, ww_cuda_state *s, const ww_datase
     });
 }
 
-/* Small work on the host is done sooner by the CPU engine than by a GPU round trip. */
-static bool small_host_work(const ww_dataset *x, const ww_dataset *y, const ww_pairwise_options *o)
-{
-    double cells = 0;
-    for (size_t i = o->row_begin; i < o->row_end && cells <= WW_CUDA_SMALL_WORK; i++)
-        cells += (double)series_length(x, i) * (double)x->dim *
-                 (double)(y->offsets ? y->offsets[o->col_end] - y->offsets[o->col_begin]
-                                     : (o->col_end - o->col_begin) * y->length);
-    return cells <= WW_CUDA_SMALL_WORK;
-}
-
 /* Device datasets must hold device pointers; float data is computed in float here, so the
  * parameters must fit in a float. */
 static ww_status check_inputs(const ww_dataset *d, const ww_twed_params *p)
@@ -1644,27 +1633,23 @@ int ww_cuda_describe_plan(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
     return (int)plan.blocks.size();
 }
 
-ww_status ww_cuda_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y, const ww_twed_params *p,
-                                void *out, const ww_pairwise_options *opt)
+ww_status ww_cuda_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y, void *out,
+                           const ww_pairwise_options *opt)
 {
     ww_cuda_state *s = ctx->cuda;
     if (s == NULL)
         return WW_ERR_NO_DEVICE;
-    /* backend auto: a small matrix of host data is done sooner by the CPU engine */
+    if (m->kind != WW_MEASURE_TWED) /* the registry routes only TWED here for now */
+        return WW_ERR_UNSUPPORTED;
+    const ww_twed_params *p = &m->params.twed;
     const int host = x->memory == WW_HOST && (y == NULL || y->memory == WW_HOST);
-    if (ctx->requested == WW_BACKEND_AUTO && host && small_host_work(x, y ? y : x, opt))
-        return ww_cpu_twed_pairwise(ctx, x, y, p, out, opt);
     ww_status st = check_inputs(x, p);
     if (st == WW_OK)
         st = check_inputs(y, p);
     if (st != WW_OK)
         return st;
     /* several devices take host data only: a device pointer belongs to one GPU */
-    st = run_pairwise(ctx, x, y, NULL, NULL, p, out, opt, ctx->cuda_count > 1 && host ? ctx->cuda_count : 1);
-    /* backend auto: a GPU that cannot hold the problem hands host data to the CPU engine */
-    if (st == WW_ERR_DEVICE_MEMORY && ctx->requested == WW_BACKEND_AUTO && host)
-        return ww_cpu_twed_pairwise(ctx, x, y, p, out, opt);
-    return st;
+    return run_pairwise(ctx, x, y, NULL, NULL, p, out, opt, ctx->cuda_count > 1 && host ? ctx->cuda_count : 1);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1729,8 +1714,11 @@ static ww_status index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_pa
     return WW_OK;
 }
 
-ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_twed_params *p, ww_index *ix)
+ww_status ww_cuda_index_create(ww_ctx *ctx, const ww_dataset *x, const ww_measure *m, ww_index *ix)
 {
+    if (m->kind != WW_MEASURE_TWED) /* the registry routes only TWED here for now */
+        return WW_ERR_UNSUPPORTED;
+    const ww_twed_params *p = &m->params.twed;
     ww_status st = check_inputs(x, p);
     if (st != WW_OK)
         return st;
@@ -1761,9 +1749,9 @@ ww_status ww_cuda_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_datas
                                  const ww_pairwise_options *opt)
 {
     const cuda_index *ci = (const cuda_index *)ix->device;
-    ww_status st = check_inputs(queries, &ix->params);
+    ww_status st = check_inputs(queries, &ix->measure.params.twed);
     if (st != WW_OK)
         return st;
-    st = run_pairwise(ctx, queries, &ix->host, &ci->f32, &ci->f64, &ix->params, out, opt, 1);
+    st = run_pairwise(ctx, queries, &ix->host, &ci->f32, &ci->f64, &ix->measure.params.twed, out, opt, 1);
     return st;
 }

@@ -1,4 +1,5 @@
-/* CPU engine for distance matrices: SIMD across pairs.
+/* CPU engine for distance matrices: SIMD across pairs. The kernels are written once, in
+ * pairwise_lanes.inc, and instantiated for every measure; this file schedules them.
  *
  * One row series of x is compared with LANES column series of y at once. The column series are
  * interleaved (sample-major, lane-minor) so that every step of the row-by-row sweep does the same
@@ -28,129 +29,63 @@
  * values[(s * dim + k) * LANES + l]; sample 0 is the sentinel. `length` is the longest lane's;
  * a shorter lane repeats its last sample up to it, and its result is D[na][lane_length[l]]. */
 typedef struct lane_group {
-    double *values, *stamps, *delete_cost;
+    double *values, *stamps, *aux;
     size_t length, dim;
     size_t lane_length[LANES];
 } lane_group;
 
-/* D rows and match-part rows for one sweep, each (length + 1) * LANES. */
+/* D rows and local-term rows for one sweep, each (length + 1) * LANES. */
 typedef struct lane_rows {
     double *d, *m, *m_next;
 } lane_rows;
 
-WW_MULTIVERSION
-static void lanes_twed_dim1(const ww_prepared *a, const lane_group *g, double nu, lane_rows *rw,
-                            double *out)
+/* The window of one row series against a lane group: the columns of the current row for each lane
+ * and their union. `uniform`: every lane has the same length, so the same window. */
+typedef struct lane_band {
+    ww_pair_window w;
+    size_t na;
+    const size_t *lane_length;
+    int uniform;
+    size_t lo[LANES], hi[LANES];
+} lane_band;
+
+/* Row i: the union of the lanes' columns, and each lane's (in lo[], hi[]) for a ragged group. */
+static inline void lane_band_row(lane_band *b, size_t i, size_t *ulo, size_t *uhi)
 {
-    const size_t na = a->length, nb = g->length;
-    double *restrict d = rw->d, *restrict m = rw->m, *restrict mn = rw->m_next;
-    const double *restrict yv = g->values, *restrict yt = g->stamps, *restrict ydel = g->delete_cost;
+    if (b->uniform) {
+        ww_window_row(b->na, b->lane_length[0], b->w.radius, i, ulo, uhi);
+        return;
+    }
+    *ulo = SIZE_MAX;
+    *uhi = 0;
     for (size_t l = 0; l < LANES; l++) {
-        d[l] = 0.0;
-        m[l] = 0.0;
-    }
-    for (size_t x = LANES; x < (nb + 1) * LANES; x++) {
-        d[x] = WW_INF;
-        m[x] = 0.0; /* match_part(0, j > 0) is only ever added to D[0][j] = inf */
-    }
-    for (size_t i = 1; i <= na; i++) {
-        const double av = a->values[i], at = a->stamps[i], adel = a->delete_cost[i];
-        double left[LANES], diag[LANES];
-        for (size_t l = 0; l < LANES; l++) {
-            diag[l] = d[l];
-            left[l] = WW_INF;
-            d[l] = WW_INF;
-            mn[l] = 0.0;
+        if (l > 0 && b->lane_length[l] == b->lane_length[l - 1]) { /* lanes are sorted by length */
+            b->lo[l] = b->lo[l - 1];
+            b->hi[l] = b->hi[l - 1];
+        } else {
+            ww_window_row(b->na, b->lane_length[l], b->w.radius, i, &b->lo[l], &b->hi[l]);
         }
-        for (size_t j = 1; j <= nb; j++) {
-            const size_t o = j * LANES;
-            for (size_t l = 0; l < LANES; l++) {
-                double up = d[o + l];
-                double here = ww_twed_match_part_f64(fabs(av - yv[o + l]), at, yt[o + l], nu);
-                double v = ww_twed_cell_f64(up, left[l], diag[l], adel, ydel[o + l], here, m[o - LANES + l]);
-                diag[l] = up;
-                left[l] = v;
-                d[o + l] = v;
-                mn[o + l] = here;
-            }
-        }
-        double *t = m;
-        m = mn;
-        mn = t;
+        *ulo = b->lo[l] < *ulo ? b->lo[l] : *ulo;
+        *uhi = b->hi[l] > *uhi ? b->hi[l] : *uhi;
     }
-    for (size_t l = 0; l < LANES; l++)
-        out[l] = d[g->lane_length[l] * LANES + l];
 }
 
-/* Any dim and degree: the local norm is accumulated across lanes, then finished per lane. */
-WW_MULTIVERSION
-static void lanes_twed_any(const ww_prepared *a, const lane_group *g, const ww_twed_params *p,
-                           lane_rows *rw, double *out)
+#define WW_ENGINE_TEMPLATE "../cpu/pairwise_lanes.inc" /* relative to for_each_measure.h */
+#include "../measures/for_each_measure.h"
+#undef WW_ENGINE_TEMPLATE
+
+/* The instance of the job's measure. */
+static void run_lanes(const ww_measure *m, const ww_prepared *a, const lane_group *g, const ww_coef_f64 *c,
+                      lane_band *band, lane_rows *rw, double *out)
 {
-    const size_t na = a->length, nb = g->length, dim = g->dim;
-    const int degree = p->degree;
-    const double nu = p->nu;
-    double *restrict d = rw->d, *restrict m = rw->m, *restrict mn = rw->m_next;
-    const double *restrict yv = g->values, *restrict yt = g->stamps, *restrict ydel = g->delete_cost;
-    for (size_t l = 0; l < LANES; l++) {
-        d[l] = 0.0;
-        m[l] = 0.0;
+    switch (m->kind) {
+#define X(tok, TOK, KIND)                                          \
+    case KIND:                                                     \
+        WW_CAT(lanes_, tok)(a, g, c, band, rw, out);               \
+        break;
+        WW_FOR_EACH_MEASURE(X)
+#undef X
     }
-    for (size_t x = LANES; x < (nb + 1) * LANES; x++) {
-        d[x] = WW_INF;
-        m[x] = 0.0;
-    }
-    for (size_t i = 1; i <= na; i++) {
-        const double *av = a->values + i * dim;
-        const double at = a->stamps[i], adel = a->delete_cost[i];
-        double left[LANES], diag[LANES];
-        for (size_t l = 0; l < LANES; l++) {
-            diag[l] = d[l];
-            left[l] = WW_INF;
-            d[l] = WW_INF;
-            mn[l] = 0.0;
-        }
-        for (size_t j = 1; j <= nb; j++) {
-            const size_t o = j * LANES;
-            const double *yj = yv + j * dim * LANES;
-            double acc[LANES];
-            for (size_t l = 0; l < LANES; l++)
-                acc[l] = 0.0;
-            if (degree == 1) {
-                for (size_t k = 0; k < dim; k++)
-                    for (size_t l = 0; l < LANES; l++)
-                        acc[l] += fabs(av[k] - yj[k * LANES + l]);
-            } else if (degree == 2) {
-                for (size_t k = 0; k < dim; k++)
-                    for (size_t l = 0; l < LANES; l++) {
-                        double diff = av[k] - yj[k * LANES + l];
-                        acc[l] += diff * diff;
-                    }
-                for (size_t l = 0; l < LANES; l++)
-                    acc[l] = sqrt(acc[l]);
-            } else {
-                for (size_t k = 0; k < dim; k++)
-                    for (size_t l = 0; l < LANES; l++)
-                        acc[l] += pow(fabs(av[k] - yj[k * LANES + l]), (double)degree);
-                for (size_t l = 0; l < LANES; l++)
-                    acc[l] = pow(acc[l], 1.0 / (double)degree);
-            }
-            for (size_t l = 0; l < LANES; l++) {
-                double up = d[o + l];
-                double here = ww_twed_match_part_f64(acc[l], at, yt[o + l], nu);
-                double v = ww_twed_cell_f64(up, left[l], diag[l], adel, ydel[o + l], here, m[o - LANES + l]);
-                diag[l] = up;
-                left[l] = v;
-                d[o + l] = v;
-                mn[o + l] = here;
-            }
-        }
-        double *t = m;
-        m = mn;
-        mn = t;
-    }
-    for (size_t l = 0; l < LANES; l++)
-        out[l] = d[g->lane_length[l] * LANES + l];
 }
 
 /* ------------------------------------------------------------------ the matrix */
@@ -167,7 +102,8 @@ typedef struct column_group {
 typedef struct pairwise_job {
     const ww_dataset *x, *y; /* y == x for the self matrix */
     int self;
-    const ww_twed_params *p;
+    const ww_measure *m;
+    ww_coef_f64 coef;
     const ww_pairwise_options *o;
     void *out;
     ww_prepared *xp, *yp; /* prepared series, time order */
@@ -176,11 +112,6 @@ typedef struct pairwise_job {
     column_group *groups;
     size_t group_count, row_chunks;
 } pairwise_job;
-
-static size_t series_length(const ww_dataset *x, size_t i)
-{
-    return x->offsets ? x->offsets[i + 1] - x->offsets[i] : x->length;
-}
 
 /* Entry (i, j) of the block (row i, column j) whose mirror (j, i) lies in the block too. */
 static int mirror_in_block(const ww_pairwise_options *o, size_t i, size_t j)
@@ -243,7 +174,7 @@ static void interleave_group(const pairwise_job *job, const column_group *cg, do
     g->dim = dim;
     g->values = storage;
     g->stamps = storage + (nb + 1) * dim * LANES;
-    g->delete_cost = g->stamps + (nb + 1) * LANES;
+    g->aux = g->stamps + (nb + 1) * LANES;
     for (size_t l = 0; l < LANES; l++) {
         /* lanes past the group's end repeat its last column; their results are discarded */
         const ww_prepared *src = &job->yp[group_column(job, cg, l < cg->count ? l : cg->count - 1)];
@@ -255,7 +186,7 @@ static void interleave_group(const pairwise_job *job, const column_group *cg, do
             for (size_t k = 0; k < dim; k++)
                 g->values[(s * dim + k) * LANES + l] = src->values[from * dim + k];
             g->stamps[s * LANES + l] = src->stamps[from];
-            g->delete_cost[s * LANES + l] = src->delete_cost[from];
+            g->aux[s * LANES + l] = src->aux[from];
         }
     }
 }
@@ -289,6 +220,9 @@ static ww_status run_item(const pairwise_job *job, size_t item, ww_cpu_scratch *
     rw.m_next = rw.m + (nb + 1) * LANES;
 
     double result[LANES];
+    lane_band band;
+    band.lane_length = g.lane_length;
+    band.uniform = g.lane_length[0] == g.lane_length[LANES - 1]; /* sorted by length */
     for (size_t i = r0; i < r1; i++) {
         int row_any = 0;
         for (size_t l = 0; l < cg->count; l++)
@@ -296,16 +230,15 @@ static ww_status run_item(const pairwise_job *job, size_t item, ww_cpu_scratch *
         if (!row_any)
             continue;
         const ww_prepared *a = &job->xp[i];
-        if (dim == 1)
-            lanes_twed_dim1(a, &g, job->p->nu, &rw, result);
-        else
-            lanes_twed_any(a, &g, job->p, &rw, result);
+        band.w = ww_pair_window_of(job->m, a->length, nb);
+        band.na = a->length;
+        run_lanes(job->m, a, &g, &job->coef, band.w.active ? &band : NULL, &rw, result);
         for (size_t l = 0; l < cg->count; l++) {
             const size_t j = group_column(job, cg, l);
             if (entry_needed(job, i, j)) {
                 store(job, i, j, result[l]);
                 /* progress counts the entries kept, at their own lengths, as the total does */
-                *cells += (uint64_t)a->length * job->columns[cg->first + l].length;
+                *cells += ww_measure_cells(job->m, a->length, job->columns[cg->first + l].length);
             }
         }
     }
@@ -332,7 +265,7 @@ static void group_columns(pairwise_job *job)
     int in_order = 1; /* equal-length datasets always are: no sort */
     for (size_t k = 0; k < n; k++) {
         job->columns[k].column = o->col_begin + k;
-        job->columns[k].length = series_length(job->y, o->col_begin + k);
+        job->columns[k].length = ww_dataset_length(job->y, o->col_begin + k);
         if (k > 0 && job->columns[k].length < job->columns[k - 1].length)
             in_order = 0;
     }
@@ -349,26 +282,22 @@ static void group_columns(pairwise_job *job)
 }
 
 /* Prepares every series of a dataset (time order) into one block of `storage`. */
-static void prepare_dataset(const ww_dataset *x, const ww_twed_params *p, double *storage, ww_prepared *out)
+static void prepare_dataset(const ww_dataset *x, const ww_measure *m, double *storage, ww_prepared *out)
 {
     for (size_t i = 0; i < x->count; i++) {
         ww_series s;
         ww_dataset_series(x, i, &s);
-        ww_prepare(&s, p, 0, storage, &out[i]);
+        ww_prepare(&s, m, 0, storage, &out[i]);
         storage += ww_prepared_doubles(s.length, s.dim);
     }
 }
 
-static ww_status check_dataset_values(const ww_dataset *x)
+/* Every series of a dataset, its stamps only when the measure reads them. */
+static ww_status check_dataset_values(const ww_dataset *x, const ww_measure *m)
 {
-    for (size_t i = 0; i < x->count; i++) {
-        ww_series s;
-        ww_dataset_series(x, i, &s);
-        ww_status st = ww_check_values_host(s.values, s.stamps, s.length, s.dim, s.dtype);
-        if (st != WW_OK)
-            return st;
-    }
-    return WW_OK;
+    ww_dataset v = *x;
+    v.stamps = ww_measure_stamps(m, x->stamps);
+    return ww_check_dataset_values(&v);
 }
 
 static size_t dataset_prepared_doubles(const ww_dataset *x)
@@ -377,15 +306,16 @@ static size_t dataset_prepared_doubles(const ww_dataset *x)
     return (samples + x->count) * (x->dim + 2);
 }
 
-ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_dataset *y,
-                               const ww_twed_params *p, void *out, const ww_pairwise_options *o)
+ww_status ww_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y, void *out,
+                          const ww_pairwise_options *o)
 {
     pairwise_job job;
     memset(&job, 0, sizeof job);
     job.self = y == NULL;
     job.x = x;
     job.y = y ? y : x;
-    job.p = p;
+    job.m = m;
+    job.coef = ww_measure_coef_f64(m);
     job.o = o;
     job.out = out;
 
@@ -409,9 +339,9 @@ ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datase
     if (!ww_mul_size(yd_all, LANES * sizeof(double), &lane_bytes))
         return WW_ERR_OVERFLOW;
 
-    ww_status st = check_dataset_values(x);
+    ww_status st = check_dataset_values(x, m);
     if (st == WW_OK && !job.self)
-        st = check_dataset_values(y);
+        st = check_dataset_values(y, m);
     if (st != WW_OK)
         return st;
     if ((st = ww_buffer_reserve(&ctx->shared, bytes)) != WW_OK)
@@ -422,9 +352,9 @@ ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datase
     job.groups = (column_group *)(job.xp + x->count + (job.self ? 0 : ny));
     job.columns = (column_key *)(job.groups + block_cols);
     job.sorted_position = (size_t *)(job.columns + block_cols);
-    prepare_dataset(x, p, storage, job.xp);
+    prepare_dataset(x, m, storage, job.xp);
     if (!job.self)
-        prepare_dataset(y, p, storage + xd, job.yp);
+        prepare_dataset(y, m, storage + xd, job.yp);
     group_columns(&job);
     size_t rows = o->row_end - o->row_begin;
     job.row_chunks = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
@@ -436,18 +366,22 @@ ww_status ww_cpu_twed_pairwise(ww_ctx *ctx, const ww_dataset *x, const ww_datase
     uint64_t *prefix = (uint64_t *)(job.sorted_position + block_cols);
     prefix[0] = 0;
     for (size_t j = 0; j < ny; j++)
-        prefix[j + 1] = prefix[j] + series_length(job.y, j);
+        prefix[j + 1] = prefix[j] + ww_dataset_length(job.y, j);
     uint64_t total = 0;
-    for (size_t i = o->row_begin; i < o->row_end; i++) {
+    for (size_t i = o->row_begin; i < o->row_end && m->window != WW_NO_WINDOW; i++) /* window: entry by entry */
+        for (size_t j = o->col_begin; j < o->col_end; j++)
+            if (!job.self || (i != j && !(mirror_in_block(o, i, j) && j < i)))
+                total += ww_measure_cells(m, ww_dataset_length(x, i), ww_dataset_length(job.y, j));
+    for (size_t i = o->row_begin; i < o->row_end && m->window == WW_NO_WINDOW; i++) {
         uint64_t cols = prefix[o->col_end] - prefix[o->col_begin];
         if (job.self && i >= o->col_begin && i < o->col_end) {
-            cols -= series_length(x, i);
+            cols -= ww_dataset_length(x, i);
             size_t lo = o->row_begin > o->col_begin ? o->row_begin : o->col_begin;
             size_t hi = i < o->row_end ? i : o->row_end; /* mirrored: j in [lo, hi) */
             if (hi > lo)
                 cols -= prefix[hi] - prefix[lo];
         }
-        total += (uint64_t)series_length(x, i) * cols;
+        total += (uint64_t)ww_dataset_length(x, i) * cols;
     }
 
     size_t next_item = 0;

@@ -1,0 +1,136 @@
+/* CPU engines for one pair: the full-matrix reference (tests only), the paper's three-diagonal
+ * band, and the strip engine that the library uses. Each is written once, in pair_engines.inc, and
+ * instantiated for every measure; this file prepares the series and picks the instance. */
+#include "cpu_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+size_t ww_prepared_doubles(size_t length, size_t dim) { return (length + 1) * (dim + 2); }
+
+/* The measure's per-sample term of sample `idx` of a prepared series, from the sample before it. */
+static double aux_of(const ww_measure *m, const ww_coef_f64 *c, const ww_prepared *p, size_t idx, size_t prev)
+{
+    const size_t dim = p->dim;
+    switch (m->kind) {
+#define X(tok, TOK, KIND)                                                                                        \
+    case KIND:                                                                                                   \
+        return WW_MEASURE_FN(tok, aux_f64)(p->values + idx * dim, p->values + prev * dim, dim, p->stamps[idx], \
+                                           p->stamps[prev], c);
+        WW_FOR_EACH_MEASURE(X)
+#undef X
+    }
+    return 0.0;
+}
+
+void ww_prepare(const ww_series *s, const ww_measure *m, int reversed, double *storage, ww_prepared *p)
+{
+    const size_t n = s->length, dim = s->dim;
+    const ww_measure_traits *traits = ww_measure_traits_of(m->kind);
+    const void *stamps = traits->uses_stamps ? s->stamps : NULL;
+    p->length = n;
+    p->dim = dim;
+    p->values = storage;
+    p->stamps = storage + (n + 1) * dim;
+    p->aux = p->stamps + (n + 1);
+    /* Sample s goes to index s (time order) or n - s (reversed). */
+    for (size_t smp = 0; smp <= n; smp++) {
+        size_t idx = reversed ? n - smp : smp;
+        double *dst = p->values + idx * dim;
+        if (smp == 0) {
+            memset(dst, 0, dim * sizeof(double));
+            p->stamps[idx] = 0.0;
+            continue;
+        }
+        if (s->dtype == WW_F64) {
+            memcpy(dst, (const double *)s->values + (smp - 1) * dim, dim * sizeof(double));
+            p->stamps[idx] = stamps ? ((const double *)stamps)[smp - 1] : (double)smp;
+        } else {
+            const float *src = (const float *)s->values + (smp - 1) * dim;
+            for (size_t k = 0; k < dim; k++)
+                dst[k] = (double)src[k];
+            p->stamps[idx] = stamps ? (double)((const float *)stamps)[smp - 1] : (double)smp;
+        }
+    }
+    const ww_coef_f64 c = ww_measure_coef_f64(m);
+    for (size_t smp = 0; smp <= n; smp++) {
+        size_t idx = reversed ? n - smp : smp;
+        if (smp == 0 || !traits->has_aux) {
+            p->aux[idx] = 0.0;
+            continue;
+        }
+        p->aux[idx] = aux_of(m, &c, p, idx, reversed ? idx + 1 : idx - 1);
+    }
+}
+
+/* Rows are processed in strips of STRIP_ROWS. Inside a strip the cells are swept by anti-diagonals
+ * (independent cells, so the inner loop vectorises); between strips only one row of D and of the
+ * local terms is kept. The diagonal buffers are STRIP_ROWS long and stay in L1 for any n, whereas
+ * the paper's full-length diagonals fall out of cache once n passes a few tens of thousands. */
+#define STRIP_ROWS 256
+
+typedef struct strip_state {
+    double *d0, *d1, *d2; /* D on diagonals t, t-1, t-2; index r = row within strip (0 = row above) */
+    double *m0, *m1, *m2; /* the local term on the same cells (measures that carry it) */
+} strip_state;
+
+#define WW_ENGINE_TEMPLATE "../cpu/pair_engines.inc" /* relative to for_each_measure.h */
+#include "../measures/for_each_measure.h"
+#undef WW_ENGINE_TEMPLATE
+
+size_t ww_cpu_pair_work_doubles(ww_engine engine, size_t na, size_t nb)
+{
+    size_t n;
+    switch (engine) {
+    case WW_ENGINE_CPU_REFERENCE:
+        if (!ww_mul_size(na + 1, nb + 1, &n))
+            return 0;
+        return n;
+    case WW_ENGINE_CPU_BAND:
+        return 3 * (na + 1);
+    default:
+        /* two rows (D and the local term of the strip's top boundary) + six strip diagonals */
+        return 2 * (nb + 1) + 6 * (STRIP_ROWS + 1);
+    }
+}
+
+double ww_cpu_pair_engine(ww_engine engine, const ww_measure *m, const ww_prepared *a, const ww_prepared *b,
+                          double *work)
+{
+    switch (m->kind) {
+#define X(tok, TOK, KIND) \
+    case KIND: return WW_CAT(pair_engine_, tok)(engine, m, a, b, work);
+        WW_FOR_EACH_MEASURE(X)
+#undef X
+    }
+    return NAN;
+}
+
+ww_status ww_cpu_distance(ww_ctx *ctx, ww_engine engine, const ww_measure *m, const ww_series *a, const ww_series *b,
+                          double *out)
+{
+    /* Sizes first: a length that overflows them must not make us read the values. */
+    if (engine == WW_ENGINE_AUTO)
+        engine = WW_ENGINE_CPU_STRIP;
+    ww_cpu_scratch *sc = &ctx->cpu[0];
+    size_t work = ww_cpu_pair_work_doubles(engine, a->length, b->length);
+    if (work == 0 || work > SIZE_MAX / sizeof(double))
+        return WW_ERR_OVERFLOW;
+    ww_status st = ww_check_values_host(a->values, ww_measure_stamps(m, a->stamps), a->length, a->dim, a->dtype);
+    if (st == WW_OK)
+        st = ww_check_values_host(b->values, ww_measure_stamps(m, b->stamps), b->length, b->dim, b->dtype);
+    if (st != WW_OK)
+        return st;
+    if ((st = ww_buffer_reserve(&sc->a, ww_prepared_doubles(a->length, a->dim) * sizeof(double))) != WW_OK ||
+        (st = ww_buffer_reserve(&sc->b, ww_prepared_doubles(b->length, b->dim) * sizeof(double))) != WW_OK ||
+        (st = ww_buffer_reserve(&sc->work, work * sizeof(double))) != WW_OK)
+        return st;
+    ww_prepared pa, pb;
+    ww_prepare(a, m, 0, (double *)sc->a.ptr, &pa);
+    ww_prepare(b, m, 1, (double *)sc->b.ptr, &pb);
+    *out = ww_cpu_pair_engine(engine, m, &pa, &pb, (double *)sc->work.ptr);
+    /* The reference engine's matrix can be huge: give it back rather than keep it. */
+    if (engine == WW_ENGINE_CPU_REFERENCE)
+        ww_buffer_free(&sc->work);
+    return WW_OK;
+}
