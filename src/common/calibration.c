@@ -3,6 +3,7 @@
  * itself is src/cuda/calibrate.cu. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fsync, fileno, newlocale, uselocale */
 #include "internal.h"
+#include "settings.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -330,7 +331,7 @@ ww_status ww_calibration_default_path(const char *gpu_name, int create_dir, char
 {
     if (gpu_name == NULL || buf == NULL)
         return WW_ERR_NULL_POINTER;
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const char *xdg = ww_setting_value(WW_SETTING_XDG_CACHE_HOME), *home = ww_setting_value(WW_SETTING_HOME);
     char base[4096];
     if (xdg && xdg[0] == '/') /* the XDG rule: a relative value is ignored */
         snprintf(base, sizeof base, "%s", xdg);
@@ -359,7 +360,7 @@ ww_status ww_calibration_resolve(const char *explicit_path, const char *gpu_name
     snprintf(source, source_size, "built-in defaults");
     if (explicit_path && explicit_path[0] == '\0')
         return WW_OK;
-    const char *env = getenv("WW_CALIBRATION");
+    const char *env = ww_setting_value(WW_SETTING_CALIBRATION);
     const char *named = explicit_path ? explicit_path : env && env[0] ? env : NULL;
     int applies = 0;
     if (named != NULL) { /* the user's choice: whatever is wrong with it is an error */

@@ -15,6 +15,7 @@
  *               already running, so any grid size is deadlock-free.
  */
 #include "cuda_common.cuh"
+#include "../common/settings.h"
 
 #include <atomic>
 #include <chrono>
@@ -629,7 +630,7 @@ static wavefront_launcher wavefront_kernel_for(const wavefront_shape &k, size_t 
 static const wavefront_shape *wavefront_pick(size_t width, int degree, size_t rows, int sm_count,
                                              wavefront_launcher *launch)
 {
-    const char *env = getenv("WW_WAVEFRONT_TILE");
+    const char *env = ww_setting_value(WW_SETTING_WAVEFRONT_TILE);
     if (env && *env) {
         int r = 0, c = 0, sync = 0, used = 0;
         if (sscanf(env, "%3dx%3ds%3d%n", &r, &c, &sync, &used) == 3 && env[used] == '\0')

@@ -19,6 +19,7 @@
  *
  * Float inputs are computed in float here (each entry is a short sum), double inputs in double. */
 #include "cuda_common.cuh"
+#include "../common/settings.h"
 
 #include <float.h>
 #include <limits.h>
@@ -656,10 +657,10 @@ __global__ void __launch_bounds__(BLOCK_WARPS * 32) pairs_block_kernel(device_se
 /* Knobs of the staged kernel for tests and benchmarks: WW_STAGED=0 turns it off (the thread
  * kernel by mode instead), WW_STAGED_ROWS=1|2 sets the rows per pass, WW_STAGED_THREADS the block
  * size (32, 64 or 128). */
-static int staged_knob(const char *name, int fallback)
+static int staged_knob(ww_setting setting, int fallback)
 {
-    const char *v = getenv(name);
-    return v && *v ? atoi(v) : fallback;
+    const char *v = ww_setting_value(setting);
+    return v ? atoi(v) : fallback;
 }
 
 template <typename T, typename Tout, int DIM_CAP>
@@ -682,8 +683,8 @@ static ww_status launch_thread_pairs(cudaStream_t stream, const device_set<T> &d
                                      size_t lane_count, size_t shared_count, Tout *d)
 {
     const size_t dim = dx.dim;
-    if (dim > 1 && dim <= STAGED_DIM_MAX && staged_knob("WW_STAGED", 1)) {
-        const int knob_threads = staged_knob("WW_STAGED_THREADS", STAGED_THREADS);
+    if (dim > 1 && dim <= STAGED_DIM_MAX && staged_knob(WW_SETTING_STAGED, 1)) {
+        const int knob_threads = staged_knob(WW_SETTING_STAGED_THREADS, STAGED_THREADS);
         unsigned threads = knob_threads == 32 || knob_threads == 128 ? (unsigned)knob_threads : STAGED_THREADS;
         size_t bytes = staged_smem_bytes(longest, dim, threads, sizeof(T));
         if (bytes > STAGED_SMEM_MAX && threads > 32) { /* longer series: fewer lanes per block */
@@ -693,7 +694,7 @@ static ww_status launch_thread_pairs(cudaStream_t stream, const device_set<T> &d
         const size_t lane_blocks = (lane_count + threads - 1) / threads;
         if (bytes <= STAGED_SMEM_MAX && lane_blocks <= 65535) {
             const dim3 blocks((unsigned)shared_count, (unsigned)lane_blocks);
-            const int cap = staged_cap(longest), rows = staged_knob("WW_STAGED_ROWS", 2) == 1 ? 1 : 2;
+            const int cap = staged_cap(longest), rows = staged_knob(WW_SETTING_STAGED_ROWS, 2) == 1 ? 1 : 2;
             if (dim <= 8)
                 launch_staged<T, Tout, 8>(rows, blocks, threads, bytes, stream, dx, dy, g, nu, degree, map, cap, d);
             else
@@ -964,7 +965,7 @@ double ww_cuda_block_strategy_steps(const ww_cuda_state *s, double pairs, size_t
  * block|grid forces one, for tests and benchmarks. */
 static const char *forced_strategy_name(const ww_cuda_state *s)
 {
-    return s->forced_strategy ? s->forced_strategy : getenv("WW_MATRIX_STRATEGY");
+    return s->forced_strategy ? s->forced_strategy : ww_setting_value(WW_SETTING_MATRIX_STRATEGY);
 }
 
 /* The strategy for `pairs` pairs of series of at most max_x and max_y samples; `forced`: a name
@@ -1070,7 +1071,7 @@ static ww_status make_plan(const ww_cuda_state *s, const ww_dataset *x, const ww
         size_t max_x = x->offsets ? 0 : x->length, max_y = y->offsets ? 0 : y->length;
         unsigned seen = 0;
         /* WW_MATRIX_GROUPS=0 keeps the block whole (benchmarks: the gain of the split) */
-        const char *groups = getenv("WW_MATRIX_GROUPS");
+        const char *groups = ww_setting_value(WW_SETTING_MATRIX_GROUPS);
         const bool split = !known_strategy(forced) && !(groups && strcmp(groups, "0") == 0);
         if (split && (x->offsets || y->offsets)) {
             seen = series_kinds(x, o->row_begin, o->row_end, pairs, s, elem_size, &row_kind, &max_x);
