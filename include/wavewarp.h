@@ -226,7 +226,8 @@ WW_API ww_status ww_dataset_check(const ww_dataset *x);
  *   DTW does not use time stamps: they are neither read nor checked.
  *
  * Window (Sakoe-Chiba band), the same rule for every measure: a radius r in samples (WW_NO_WINDOW,
- * the default, means none). For series of lengths n and m, the band holds the 0-based cells (p, q)
+ * the default, means none), or aeon's fraction of the shorter series, turned into a radius for
+ * each pair (ww_measure_set_window_fraction). For series of lengths n and m, the band holds the 0-based cells (p, q)
  * with, when n == m, |p - q| <= r; otherwise, with s = min(n, m) and l = max(n, m), for every
  * step = 0 .. l, L = floor(step l / (l + 1)) and S = floor(step s / (l + 1)) (exact integers), the
  * cells (short index k, long index L) with max(0, S - r) <= k <= min(s - 1, S + r). The band follows
@@ -254,6 +255,9 @@ typedef struct ww_twed_params {
 typedef struct ww_measure {
     ww_measure_kind kind;
     size_t window; /* Sakoe-Chiba radius in samples; WW_NO_WINDOW: no window */
+    /* aeon's window, a fraction of the shorter series: radius = (size_t)(window_fraction *
+     * min(n, m)) for each pair, computed in double as aeon does; negative: unused (the default). */
+    double window_fraction;
     union {
         ww_twed_params twed;
         double reserved[8]; /* room for the parameters of later measures */
@@ -264,8 +268,14 @@ typedef struct ww_measure {
 WW_API ww_measure ww_measure_twed(double nu, double lambda, int degree);
 /* DTW, squared Euclidean local cost (no window). */
 WW_API ww_measure ww_measure_dtw(void);
-/* Sets the Sakoe-Chiba radius in samples (WW_NO_WINDOW: none). WW_ERR_NULL_POINTER for NULL. */
+/* Sets the Sakoe-Chiba radius in samples (WW_NO_WINDOW: none), and clears a window fraction.
+ * WW_ERR_NULL_POINTER for NULL. */
 WW_API ww_status ww_measure_set_window(ww_measure *m, size_t radius);
+/* Sets aeon's window: for each pair of lengths n and m, the radius (size_t)(fraction * min(n, m))
+ * (1 means no window). Clears a radius. WW_ERR_PARAM unless 0 <= fraction <= 1. */
+WW_API ww_status ww_measure_set_window_fraction(ww_measure *m, double fraction);
+/* The radius the measure uses for a pair of lengths n and m (WW_NO_WINDOW: none). */
+WW_API size_t ww_measure_radius(const ww_measure *m, size_t n, size_t m_length);
 /* WW_OK for a known kind with valid parameters; WW_ERR_MEASURE for an unknown kind, WW_ERR_PARAM
  * for bad parameters, WW_ERR_NULL_POINTER for NULL. */
 WW_API ww_status ww_measure_check(const ww_measure *m);

@@ -511,3 +511,66 @@ void test_twed_checksums(void)
     fclose(recorded);
     CHECK(pclose(now) == 0);
 }
+
+/* aeon's window: a fraction of the shorter series, a radius per pair, in double as aeon computes
+ * it (0.29 * 100 is 28.999..., radius 28); a ragged matrix gives each pair its own radius. */
+void test_window_fraction(void)
+{
+    ww_measure m = ww_measure_dtw();
+    CHECK_STATUS(ww_measure_set_window_fraction(NULL, 0.5), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_measure_set_window_fraction(&m, -0.1), WW_ERR_PARAM);
+    CHECK_STATUS(ww_measure_set_window_fraction(&m, 1.5), WW_ERR_PARAM);
+    CHECK_STATUS(ww_measure_set_window_fraction(&m, NAN), WW_ERR_PARAM);
+    CHECK(m.window == WW_NO_WINDOW && m.window_fraction < 0);
+    CHECK_STATUS(ww_measure_set_window_fraction(&m, 0.29), WW_OK);
+    CHECK(ww_measure_radius(&m, 100, 300) == 28);
+    CHECK(ww_measure_radius(&m, 300, 100) == 28);
+    CHECK_STATUS(ww_measure_set_window(&m, 7), WW_OK); /* a radius replaces the fraction */
+    CHECK(ww_measure_radius(&m, 100, 300) == 7 && m.window_fraction < 0);
+    CHECK_STATUS(ww_measure_set_window_fraction(&m, 0.1), WW_OK); /* and the reverse */
+    CHECK(m.window == WW_NO_WINDOW && ww_measure_radius(&m, 50, 60) == 5);
+    CHECK(ww_measure_radius(NULL, 5, 5) == WW_NO_WINDOW);
+    ww_measure bad = ww_measure_dtw();
+    bad.window_fraction = 2.0;
+    CHECK_STATUS(ww_measure_check(&bad), WW_ERR_PARAM);
+    bad.window_fraction = NAN;
+    CHECK_STATUS(ww_measure_check(&bad), WW_ERR_PARAM);
+
+    ww_rng rng = {31337};
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 2);
+    const size_t n = 40;
+    size_t off[41];
+    off[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        off[i + 1] = off[i] + 3 + ww_rng_below(&rng, 70);
+    double *v = malloc(off[n] * sizeof(double)), *got = malloc(n * n * sizeof(double));
+    fill(&rng, v, off[n]);
+    ww_dataset x = ww_dataset_f64(v, NULL, off, n, 0, 1);
+    for (int kind = 0; kind < 2; kind++) {
+        ww_measure f = kind ? ww_measure_dtw() : ww_measure_twed(0.05, 0.5, 2);
+        ww_measure_set_window_fraction(&f, kind ? 0.1 : 0.23);
+        CHECK_STATUS(ww_pairwise(ctx, &f, &x, NULL, got, NULL), WW_OK);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++) {
+                ww_series a, b;
+                ww_dataset_series(&x, i, &a);
+                ww_dataset_series(&x, j, &b);
+                ww_measure r = f;
+                ww_measure_set_window(&r, ww_measure_radius(&f, a.length, b.length));
+                double want = 0;
+                CHECK_STATUS(ww_distance(ctx, &r, &a, &b, &want), WW_OK);
+                CHECK_CLOSE(got[i * n + j], i == j ? 0.0 : want, 1e-12);
+            }
+    }
+    /* a fraction of 1 is no window */
+    ww_measure one = ww_measure_dtw(), none = ww_measure_dtw();
+    ww_measure_set_window_fraction(&one, 1.0);
+    double *g2 = malloc(n * n * sizeof(double));
+    CHECK_STATUS(ww_pairwise(ctx, &one, &x, NULL, got, NULL), WW_OK);
+    CHECK_STATUS(ww_pairwise(ctx, &none, &x, NULL, g2, NULL), WW_OK);
+    CHECK(memcmp(got, g2, n * n * sizeof(double)) == 0);
+    free(g2);
+    free(v);
+    free(got);
+    ww_ctx_destroy(ctx);
+}

@@ -17,7 +17,7 @@ static ww_engine cpu_engine(const ww_ctx *ctx) { return engine_is_cpu(ctx->engin
 /* A window's band is computed in 64-bit products of two lengths. */
 static ww_status check_window_lengths(const ww_measure *m, size_t longest)
 {
-    return m->window != WW_NO_WINDOW && longest >= WW_WINDOW_MAX_LENGTH ? WW_ERR_OVERFLOW : WW_OK;
+    return ww_measure_has_window(m) && longest >= WW_WINDOW_MAX_LENGTH ? WW_ERR_OVERFLOW : WW_OK;
 }
 
 ww_status ww_distance(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b, double *out)
@@ -87,7 +87,7 @@ ww_status ww_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, con
     const ww_dataset *cols = y ? y : x;
     double cells = (double)samples_between(x, o.row_begin, o.row_end) *
                    (double)samples_between(cols, o.col_begin, o.col_end) * (double)x->dim;
-    if (m->window != WW_NO_WINDOW && longest > 0)
+    if (ww_measure_has_window(m) && longest > 0)
         cells *= (double)ww_measure_cells(m, longest, longest) / ((double)longest * (double)longest);
     ww_backend backend;
     if ((st = ww_registry_route(ctx, m, WW_OP_PAIRWISE, on_device, cells, longest, &backend)) != WW_OK)

@@ -181,8 +181,10 @@ const ww_measure_traits *ww_measure_traits_of(ww_measure_kind kind);
 /* The measure's parameters in the computing type (src/measures/real.h). */
 ww_coef_f64 ww_measure_coef_f64(const ww_measure *m);
 ww_coef_f32 ww_measure_coef_f32(const ww_measure *m);
-/* Is a window narrower than the band of this pair (lengths n, m)? Else the engines skip it. */
+/* Is the window narrower than the matrix of this pair (lengths n, m)? Else the engines ignore it. */
 int ww_measure_windowed(const ww_measure *m, size_t n, size_t m_length);
+/* Has the measure a window at all (a radius or a fraction)? */
+int ww_measure_has_window(const ww_measure *m);
 /* Stamps as the measure reads them: NULL when it does not use them. */
 static inline const void *ww_measure_stamps(const ww_measure *m, const void *stamps)
 {

@@ -12,6 +12,7 @@ ww_measure ww_measure_twed(double nu, double lambda, int degree)
     memset(&m, 0, sizeof m);
     m.kind = WW_MEASURE_TWED;
     m.window = WW_NO_WINDOW;
+    m.window_fraction = -1.0;
     m.params.twed.nu = nu;
     m.params.twed.lambda = lambda;
     m.params.twed.degree = degree;
@@ -24,6 +25,7 @@ ww_measure ww_measure_dtw(void)
     memset(&m, 0, sizeof m);
     m.kind = WW_MEASURE_DTW;
     m.window = WW_NO_WINDOW;
+    m.window_fraction = -1.0;
     return m;
 }
 
@@ -32,7 +34,30 @@ ww_status ww_measure_set_window(ww_measure *m, size_t radius)
     if (m == NULL)
         return WW_ERR_NULL_POINTER;
     m->window = radius;
+    m->window_fraction = -1.0;
     return WW_OK;
+}
+
+ww_status ww_measure_set_window_fraction(ww_measure *m, double fraction)
+{
+    if (m == NULL)
+        return WW_ERR_NULL_POINTER;
+    if (!(fraction >= 0.0 && fraction <= 1.0))
+        return WW_ERR_PARAM;
+    m->window = WW_NO_WINDOW;
+    m->window_fraction = fraction;
+    return WW_OK;
+}
+
+size_t ww_measure_radius(const ww_measure *m, size_t n, size_t m_length)
+{
+    if (m == NULL)
+        return WW_NO_WINDOW;
+    if (m->window != WW_NO_WINDOW || !(m->window_fraction >= 0.0))
+        return m->window;
+    /* aeon: int(window * min(n, m)), the product in double */
+    const size_t shorter = n < m_length ? n : m_length;
+    return (size_t)(m->window_fraction * (double)shorter);
 }
 
 ww_twed_params ww_twed_params_default(void)
@@ -57,6 +82,10 @@ ww_status ww_measure_check(const ww_measure *m)
 {
     if (m == NULL)
         return WW_ERR_NULL_POINTER;
+    if (m->window == WW_NO_WINDOW && m->window_fraction >= 0.0 && !(m->window_fraction <= 1.0))
+        return WW_ERR_PARAM;
+    if (isnan(m->window_fraction))
+        return WW_ERR_PARAM;
     switch (m->kind) {
     case WW_MEASURE_TWED: return ww_twed_params_check(&m->params.twed);
     case WW_MEASURE_DTW: return WW_OK;
@@ -110,12 +139,15 @@ ww_coef_f32 ww_measure_coef_f32(const ww_measure *m)
 
 int ww_measure_windowed(const ww_measure *m, size_t n, size_t m_length)
 {
-    return m->window < (n > m_length ? n : m_length);
+    /* a radius of the shorter length or more leaves the whole matrix (window.h) */
+    return ww_measure_radius(m, n, m_length) < (n < m_length ? n : m_length);
 }
+
+int ww_measure_has_window(const ww_measure *m) { return m->window != WW_NO_WINDOW || m->window_fraction >= 0.0; }
 
 uint64_t ww_measure_cells(const ww_measure *m, size_t n, size_t m_length)
 {
     if (!ww_measure_windowed(m, n, m_length))
         return (uint64_t)n * m_length;
-    return ww_window_cells(n, m_length, m->window);
+    return ww_window_cells(n, m_length, ww_measure_radius(m, n, m_length));
 }

@@ -49,7 +49,7 @@ static ww_status supports(const ww_ctx *ctx, ww_backend backend, const ww_measur
 
 ww_status ww_registry_supports(const ww_ctx *ctx, ww_backend backend, const ww_measure *m, ww_op op)
 {
-    return supports(ctx, backend, m, op, m->window != WW_NO_WINDOW);
+    return supports(ctx, backend, m, op, ww_measure_has_window(m));
 }
 
 ww_status ww_registry_route(const ww_ctx *ctx, const ww_measure *m, ww_op op, int on_device, double cells,
@@ -57,7 +57,9 @@ ww_status ww_registry_route(const ww_ctx *ctx, const ww_measure *m, ww_op op, in
 {
     if (ww_measure_traits_of(m->kind) == NULL)
         return WW_ERR_MEASURE;
-    const int windowed = m->window < longest; /* a window as wide as the matrix is no window */
+    /* a radius as wide as the matrix is no window; a fraction is a window (below 1) */
+    const int windowed = m->window != WW_NO_WINDOW ? m->window < longest
+                                                   : m->window_fraction >= 0.0 && m->window_fraction < 1.0;
     *backend = WW_BACKEND_CPU;
     if (ctx->backend == WW_BACKEND_CPU)
         return on_device ? WW_ERR_MEMORY_KIND : supports(ctx, WW_BACKEND_CPU, m, op, windowed);

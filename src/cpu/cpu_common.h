@@ -21,7 +21,7 @@
 static inline const double *ww_sample(const ww_prepared *p, size_t s) { return p->values + s * p->dim; }
 
 /* The window of one pair in the engines' terms: its radius, and whether it is narrower than the
- * matrix (a radius WW_NO_WINDOW, or one as wide as the matrix, is no window). */
+ * matrix (a radius WW_NO_WINDOW, or one as wide as the shorter series, is no window). */
 typedef struct ww_pair_window {
     size_t radius;
     int active;
@@ -30,7 +30,7 @@ typedef struct ww_pair_window {
 static inline ww_pair_window ww_pair_window_of(const ww_measure *m, size_t na, size_t nb)
 {
     ww_pair_window w;
-    w.radius = m->window;
+    w.radius = ww_measure_radius(m, na, nb);
     w.active = ww_measure_windowed(m, na, nb);
     return w;
 }

@@ -40,10 +40,11 @@ typedef struct lane_rows {
 } lane_rows;
 
 /* The window of one row series against a lane group: the columns of the current row for each lane
- * and their union. `uniform`: every lane has the same length, so the same window. */
+ * and their union. `uniform`: every lane has the same length, so the same window (`radius`); else
+ * each lane has its own radius (a window fraction gives each pair its own). */
 typedef struct lane_band {
-    ww_pair_window w;
-    size_t na;
+    const ww_measure *m;
+    size_t na, radius;
     const size_t *lane_length;
     int uniform;
     size_t lo[LANES], hi[LANES];
@@ -53,17 +54,18 @@ typedef struct lane_band {
 static inline void lane_band_row(lane_band *b, size_t i, size_t *ulo, size_t *uhi)
 {
     if (b->uniform) {
-        ww_window_row(b->na, b->lane_length[0], b->w.radius, i, ulo, uhi);
+        ww_window_row(b->na, b->lane_length[0], b->radius, i, ulo, uhi);
         return;
     }
     *ulo = SIZE_MAX;
     *uhi = 0;
     for (size_t l = 0; l < LANES; l++) {
-        if (l > 0 && b->lane_length[l] == b->lane_length[l - 1]) { /* lanes are sorted by length */
+        const size_t nb = b->lane_length[l];
+        if (l > 0 && nb == b->lane_length[l - 1]) { /* lanes are sorted by length */
             b->lo[l] = b->lo[l - 1];
             b->hi[l] = b->hi[l - 1];
         } else {
-            ww_window_row(b->na, b->lane_length[l], b->w.radius, i, &b->lo[l], &b->hi[l]);
+            ww_window_row(b->na, nb, ww_measure_radius(b->m, b->na, nb), i, &b->lo[l], &b->hi[l]);
         }
         *ulo = b->lo[l] < *ulo ? b->lo[l] : *ulo;
         *uhi = b->hi[l] > *uhi ? b->hi[l] : *uhi;
@@ -221,6 +223,7 @@ static ww_status run_item(const pairwise_job *job, size_t item, ww_cpu_scratch *
 
     double result[LANES];
     lane_band band;
+    band.m = job->m;
     band.lane_length = g.lane_length;
     band.uniform = g.lane_length[0] == g.lane_length[LANES - 1]; /* sorted by length */
     for (size_t i = r0; i < r1; i++) {
@@ -230,9 +233,11 @@ static ww_status run_item(const pairwise_job *job, size_t item, ww_cpu_scratch *
         if (!row_any)
             continue;
         const ww_prepared *a = &job->xp[i];
-        band.w = ww_pair_window_of(job->m, a->length, nb);
+        const ww_pair_window w = ww_pair_window_of(job->m, a->length, nb);
         band.na = a->length;
-        run_lanes(job->m, a, &g, &job->coef, band.w.active ? &band : NULL, &rw, result);
+        band.radius = w.radius;
+        const int windowed = band.uniform ? w.active : ww_measure_has_window(job->m);
+        run_lanes(job->m, a, &g, &job->coef, windowed ? &band : NULL, &rw, result);
         for (size_t l = 0; l < cg->count; l++) {
             const size_t j = group_column(job, cg, l);
             if (entry_needed(job, i, j)) {
@@ -368,11 +373,11 @@ ww_status ww_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x,
     for (size_t j = 0; j < ny; j++)
         prefix[j + 1] = prefix[j] + ww_dataset_length(job.y, j);
     uint64_t total = 0;
-    for (size_t i = o->row_begin; i < o->row_end && m->window != WW_NO_WINDOW; i++) /* window: entry by entry */
+    for (size_t i = o->row_begin; i < o->row_end && ww_measure_has_window(m); i++) /* window: entry by entry */
         for (size_t j = o->col_begin; j < o->col_end; j++)
             if (!job.self || (i != j && !(mirror_in_block(o, i, j) && j < i)))
                 total += ww_measure_cells(m, ww_dataset_length(x, i), ww_dataset_length(job.y, j));
-    for (size_t i = o->row_begin; i < o->row_end && m->window == WW_NO_WINDOW; i++) {
+    for (size_t i = o->row_begin; i < o->row_end && !ww_measure_has_window(m); i++) {
         uint64_t cols = prefix[o->col_end] - prefix[o->col_begin];
         if (job.self && i >= o->col_begin && i < o->col_end) {
             cols -= ww_dataset_length(x, i);

@@ -30,7 +30,7 @@ WW_HD static inline unsigned long long ww_ceil_div(unsigned long long a, unsigne
 WW_HD static inline void ww_band_row(size_t n, size_t m, size_t r, size_t p, size_t *lo, size_t *hi)
 {
     const unsigned long long l = n > m ? n : m, s = n > m ? m : n, pp = p;
-    if (r >= l) { /* wider than the matrix: no window */
+    if (r >= s) { /* as wide as the shorter series: the whole matrix */
         *lo = 0;
         *hi = m - 1;
         return;
@@ -73,7 +73,7 @@ WW_HD static inline void ww_window_row(size_t n, size_t m, size_t r, size_t i, s
  * closed form: each of the n rows has 2r + 1 cells but for the r(r + 1) cut off at the corners. */
 static inline uint64_t ww_window_cells(size_t n, size_t m, size_t r)
 {
-    if (r >= (n > m ? n : m))
+    if (r >= (n < m ? n : m))
         return (uint64_t)n * m;
     if (n == m) {
         const uint64_t rr = r < n - 1 ? r : n - 1;
