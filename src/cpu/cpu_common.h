@@ -15,6 +15,14 @@
 #define WW_MULTIVERSION
 #endif
 
+/* For an engine written once with a constant flag (windowed or not) and instantiated per value:
+ * each instance is compiled as its own loop nest, the unused branches folded away. */
+#if defined(__GNUC__)
+#define WW_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define WW_ALWAYS_INLINE inline
+#endif
+
 #define WW_INF ((double)INFINITY)
 
 /* Pointer to sample s of a prepared series stored in time order. */

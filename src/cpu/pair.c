@@ -8,19 +8,25 @@
 
 size_t ww_prepared_doubles(size_t length, size_t dim) { return (length + 1) * (dim + 2); }
 
-/* The measure's per-sample term of sample `idx` of a prepared series, from the sample before it. */
-static double aux_of(const ww_measure *m, const ww_coef_f64 *c, const ww_prepared *p, size_t idx, size_t prev)
+/* The measure's per-sample terms of a prepared series (values and stamps in place): aux[idx] from
+ * the sample at idx and the one before it in time (idx + 1 when reversed); sample 0's is 0. */
+static void fill_aux(const ww_measure *m, const ww_coef_f64 *c, const ww_prepared *p, int reversed)
 {
-    const size_t dim = p->dim;
+    const size_t n = p->length, dim = p->dim;
+    const double *v = p->values, *t = p->stamps;
+    double *aux = p->aux;
+    aux[reversed ? n : 0] = 0.0;
     switch (m->kind) {
-#define X(tok, TOK, KIND)                                                                                        \
-    case KIND:                                                                                                   \
-        return WW_MEASURE_FN(tok, aux_f64)(p->values + idx * dim, p->values + prev * dim, dim, p->stamps[idx], \
-                                           p->stamps[prev], c);
+#define X(tok, TOK, KIND)                                                                                         \
+    case KIND:                                                                                                    \
+        for (size_t smp = 1; smp <= n; smp++) {                                                                   \
+            const size_t idx = reversed ? n - smp : smp, prev = reversed ? idx + 1 : idx - 1;                     \
+            aux[idx] = WW_MEASURE_FN(tok, aux_f64)(v + idx * dim, v + prev * dim, dim, t[idx], t[prev], c);       \
+        }                                                                                                         \
+        break;
         WW_FOR_EACH_MEASURE(X)
 #undef X
     }
-    return 0.0;
 }
 
 void ww_prepare(const ww_series *s, const ww_measure *m, int reversed, double *storage, ww_prepared *p)
@@ -33,34 +39,39 @@ void ww_prepare(const ww_series *s, const ww_measure *m, int reversed, double *s
     p->values = storage;
     p->stamps = storage + (n + 1) * dim;
     p->aux = p->stamps + (n + 1);
-    /* Sample s goes to index s (time order) or n - s (reversed). */
-    for (size_t smp = 0; smp <= n; smp++) {
-        size_t idx = reversed ? n - smp : smp;
-        double *dst = p->values + idx * dim;
-        if (smp == 0) {
-            memset(dst, 0, dim * sizeof(double));
-            p->stamps[idx] = 0.0;
-            continue;
-        }
-        if (s->dtype == WW_F64) {
-            memcpy(dst, (const double *)s->values + (smp - 1) * dim, dim * sizeof(double));
-            p->stamps[idx] = stamps ? ((const double *)stamps)[smp - 1] : (double)smp;
+    /* Sample s goes to index s (time order) or n - s (reversed); sample 0 is zero at time 0. */
+    const size_t zero = reversed ? n : 0;
+    memset(p->values + zero * dim, 0, dim * sizeof(double));
+    p->stamps[zero] = 0.0;
+    if (s->dtype == WW_F64) {
+        const double *src = (const double *)s->values, *ts = (const double *)stamps;
+        if (!reversed) {
+            memcpy(p->values + dim, src, n * dim * sizeof(double));
+        } else if (dim == 1) {
+            for (size_t smp = 1; smp <= n; smp++)
+                p->values[n - smp] = src[smp - 1];
         } else {
-            const float *src = (const float *)s->values + (smp - 1) * dim;
+            for (size_t smp = 1; smp <= n; smp++)
+                for (size_t k = 0; k < dim; k++)
+                    p->values[(n - smp) * dim + k] = src[(smp - 1) * dim + k];
+        }
+        for (size_t smp = 1; smp <= n; smp++)
+            p->stamps[reversed ? n - smp : smp] = ts ? ts[smp - 1] : (double)smp;
+    } else {
+        const float *src = (const float *)s->values, *ts = (const float *)stamps;
+        for (size_t smp = 1; smp <= n; smp++) {
+            const size_t idx = reversed ? n - smp : smp;
             for (size_t k = 0; k < dim; k++)
-                dst[k] = (double)src[k];
-            p->stamps[idx] = stamps ? (double)((const float *)stamps)[smp - 1] : (double)smp;
+                p->values[idx * dim + k] = (double)src[(smp - 1) * dim + k];
+            p->stamps[idx] = ts ? (double)ts[smp - 1] : (double)smp;
         }
     }
     const ww_coef_f64 c = ww_measure_coef_f64(m);
-    for (size_t smp = 0; smp <= n; smp++) {
-        size_t idx = reversed ? n - smp : smp;
-        if (smp == 0 || !traits->has_aux) {
+    if (traits->has_aux)
+        fill_aux(m, &c, p, reversed);
+    else
+        for (size_t idx = 0; idx <= n; idx++)
             p->aux[idx] = 0.0;
-            continue;
-        }
-        p->aux[idx] = aux_of(m, &c, p, idx, reversed ? idx + 1 : idx - 1);
-    }
 }
 
 /* Rows are processed in strips of STRIP_ROWS. Inside a strip the cells are swept by anti-diagonals
@@ -68,6 +79,19 @@ void ww_prepare(const ww_series *s, const ww_measure *m, int reversed, double *s
  * local terms is kept. The diagonal buffers are STRIP_ROWS long and stay in L1 for any n, whereas
  * the paper's full-length diagonals fall out of cache once n passes a few tens of thousands. */
 #define STRIP_ROWS 256
+
+/* The arrays of a pair of prepared series, for the engines' loops. */
+typedef struct pair_view {
+    const double *av, *at, *aaux; /* A, time order */
+    const double *bv, *bt, *baux; /* B, reversed */
+    size_t dim;
+} pair_view;
+
+static inline pair_view ww_pair_view_of(const ww_prepared *a, const ww_prepared *b)
+{
+    pair_view v = {a->values, a->stamps, a->aux, b->values, b->stamps, b->aux, a->dim};
+    return v;
+}
 
 typedef struct strip_state {
     double *d0, *d1, *d2; /* D on diagonals t, t-1, t-2; index r = row within strip (0 = row above) */
