@@ -48,6 +48,7 @@ typedef struct lane_band {
     const size_t *lane_length;
     int uniform;
     size_t lo[LANES], hi[LANES];
+    double lo_d[LANES], hi_d[LANES]; /* the same as doubles, for the kernels' branch-free masks */
 } lane_band;
 
 /* Row i: the union of the lanes' columns, and each lane's (in lo[], hi[]) for a ragged group. */
@@ -69,6 +70,8 @@ static inline void lane_band_row(lane_band *b, size_t i, size_t *ulo, size_t *uh
         }
         *ulo = b->lo[l] < *ulo ? b->lo[l] : *ulo;
         *uhi = b->hi[l] > *uhi ? b->hi[l] : *uhi;
+        b->lo_d[l] = (double)b->lo[l];
+        b->hi_d[l] = (double)b->hi[l];
     }
 }
 
@@ -101,6 +104,15 @@ typedef struct column_group {
     size_t first, count; /* keys [first, first + count) of the sorted columns, count <= LANES */
 } column_group;
 
+/* The cells of a pair of lengths (na, nb) under the job's measure, remembered: with a window and
+ * unequal lengths ww_measure_cells walks the band row by row, and the progress count asks for every
+ * entry. Direct-mapped; filled while the total is counted (one thread), only read by the workers. */
+#define CELLS_MEMO 8192
+typedef struct cells_memo_entry {
+    size_t na, nb;
+    uint64_t cells;
+} cells_memo_entry;
+
 typedef struct pairwise_job {
     const ww_dataset *x, *y; /* y == x for the self matrix */
     int self;
@@ -113,7 +125,27 @@ typedef struct pairwise_job {
     size_t *sorted_position; /* of block column c in `columns`: sorted_position[c - col_begin] */
     column_group *groups;
     size_t group_count, row_chunks;
+    cells_memo_entry *memo; /* CELLS_MEMO entries; na = 0 marks an empty one */
 } pairwise_job;
+
+static size_t memo_slot(size_t na, size_t nb) { return (na * 2654435761u + nb * 40503u) & (CELLS_MEMO - 1); }
+
+/* The cells of an entry of lengths na x nb (progress counts them); `fill`: store a computed value. */
+static uint64_t entry_cells(const pairwise_job *job, size_t na, size_t nb, int fill)
+{
+    if (!ww_measure_has_window(job->m))
+        return (uint64_t)na * nb;
+    cells_memo_entry *e = &job->memo[memo_slot(na, nb)];
+    if (e->na == na && e->nb == nb)
+        return e->cells;
+    const uint64_t cells = ww_measure_cells(job->m, na, nb);
+    if (fill) {
+        e->na = na;
+        e->nb = nb;
+        e->cells = cells;
+    }
+    return cells;
+}
 
 /* Entry (i, j) of the block (row i, column j) whose mirror (j, i) lies in the block too. */
 static int mirror_in_block(const ww_pairwise_options *o, size_t i, size_t j)
@@ -243,7 +275,7 @@ static ww_status run_item(const pairwise_job *job, size_t item, ww_cpu_scratch *
             if (entry_needed(job, i, j)) {
                 store(job, i, j, result[l]);
                 /* progress counts the entries kept, at their own lengths, as the total does */
-                *cells += ww_measure_cells(job->m, a->length, job->columns[cg->first + l].length);
+                *cells += entry_cells(job, a->length, job->columns[cg->first + l].length, 0);
             }
         }
     }
@@ -325,18 +357,20 @@ ww_status ww_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x,
     job.out = out;
 
     /* Call-wide scratch: prepared x (and y), their descriptors, the column groups, the block's
-     * sorted columns and their positions, the prefix sums of the column lengths (every element a
+     * sorted columns and their positions, the prefix sums of the column lengths, the memo of band
+     * cells (every element a
      * multiple of 8 bytes, so each part stays aligned). The sizes are checked before any value is
      * read (the dataset checks bound each term, not their sum), and so is the per-thread lane
      * buffer of the longest column, which is at most yd_all * LANES doubles. */
     size_t xd = dataset_prepared_doubles(x), yd = job.self ? 0 : dataset_prepared_doubles(y);
     size_t yd_all = job.self ? xd : yd;
     size_t ny = job.y->count, block_cols = o->col_end - o->col_begin;
-    size_t terms[7] = {xd, yd, x->count + (job.self ? 0 : ny), block_cols, block_cols, block_cols, ny + 1};
-    const size_t term_size[7] = {sizeof(double),     sizeof(double), sizeof(ww_prepared), sizeof(column_group),
-                                 sizeof(column_key), sizeof(size_t), sizeof(uint64_t)};
+    size_t terms[8] = {xd, yd, x->count + (job.self ? 0 : ny), block_cols, block_cols, block_cols, ny + 1,
+                       CELLS_MEMO};
+    const size_t term_size[8] = {sizeof(double),     sizeof(double), sizeof(ww_prepared), sizeof(column_group),
+                                 sizeof(column_key), sizeof(size_t), sizeof(uint64_t),    sizeof(cells_memo_entry)};
     size_t bytes = 64, lane_bytes;
-    for (int t = 0; t < 7; t++) {
+    for (int t = 0; t < 8; t++) {
         if (!ww_mul_size(terms[t], term_size[t], &terms[t]) || terms[t] > SIZE_MAX - bytes)
             return WW_ERR_OVERFLOW;
         bytes += terms[t];
@@ -369,6 +403,8 @@ ww_status ww_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x,
      * mirrored entries of rows x columns as j < i gives the same sum as entry_needed's sorted order
      * does: each unordered pair counts once, with the same product of lengths. */
     uint64_t *prefix = (uint64_t *)(job.sorted_position + block_cols);
+    job.memo = (cells_memo_entry *)(prefix + ny + 1);
+    memset(job.memo, 0, CELLS_MEMO * sizeof(cells_memo_entry));
     prefix[0] = 0;
     for (size_t j = 0; j < ny; j++)
         prefix[j + 1] = prefix[j] + ww_dataset_length(job.y, j);
@@ -376,7 +412,7 @@ ww_status ww_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x,
     for (size_t i = o->row_begin; i < o->row_end && ww_measure_has_window(m); i++) /* window: entry by entry */
         for (size_t j = o->col_begin; j < o->col_end; j++)
             if (!job.self || (i != j && !(mirror_in_block(o, i, j) && j < i)))
-                total += ww_measure_cells(m, ww_dataset_length(x, i), ww_dataset_length(job.y, j));
+                total += entry_cells(&job, ww_dataset_length(x, i), ww_dataset_length(job.y, j), 1);
     for (size_t i = o->row_begin; i < o->row_end && !ww_measure_has_window(m); i++) {
         uint64_t cols = prefix[o->col_end] - prefix[o->col_begin];
         if (job.self && i >= o->col_begin && i < o->col_end) {
