@@ -8,8 +8,8 @@
  * --measure picks the tables: twed (the default, the tables of cpu.md), dtw, or all.
  * --dtw-pair and --dtw-matrix time one DTW call on series read from files of raw float64 (native
  * byte order; dim 1; a matrix file holds its series one after the other, each LENGTH samples) and
- * print one JSON line: {"seconds": [...], "value": ...} (the distance, or the sum of the matrix's
- * entries). --out writes the matrix (count x count float64, row-major). bench/bench_dtw_rivals.py
+ * print one JSON line: {"seconds": [...], "calling_thread_cpu_seconds": [...], "value": ...} (wall
+ * times, the calling thread's CPU times, and the distance or the sum of the matrix's entries). --out writes the matrix (count x count float64, row-major). bench/bench_dtw_rivals.py
  * uses them to time wavewarp between its rivals.
  *
  * Every time is the best of N calls (default 3) after one warm-up call, measured with
@@ -35,6 +35,15 @@
 #define MARTEAU_SC_SECONDS 22.3
 
 static int reps = 3;
+
+/* CPU time of the calling thread: with one thread, the wall time less what other processes took
+ * (scripts report both, to show how much the machine's load disturbed a run). */
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static double now_s(void)
 {
@@ -880,7 +889,7 @@ static int run_script_case(const char *pair_a, const char *pair_b, const char *m
 {
     const ww_measure m = dtw_measure(radius);
     ww_ctx *ctx = make_ctx(WW_ENGINE_AUTO, threads);
-    double value = 0, *times = (double *)malloc((size_t)reps * sizeof(double));
+    double value = 0, *times = (double *)malloc(2 * (size_t)reps * sizeof(double)), *cpu = times + reps;
     if (times == NULL)
         die("malloc", WW_ERR_MEMORY);
     if (pair_a) {
@@ -888,13 +897,13 @@ static int run_script_case(const char *pair_a, const char *pair_b, const char *m
         double *va = read_raw(pair_a, &na), *vb = read_raw(pair_b, &nb);
         ww_series a = ww_series_f64(va, NULL, na, 1), b = ww_series_f64(vb, NULL, nb, 1);
         for (int r = -1; r < reps; r++) {
-            double t0 = now_s();
+            double c0 = thread_cpu_s(), t0 = now_s();
             ww_status st = ww_distance(ctx, &m, &a, &b, &value);
-            double t = now_s() - t0;
+            double t = now_s() - t0, c = thread_cpu_s() - c0;
             if (st != WW_OK)
                 die("ww_distance", st);
             if (r >= 0)
-                times[r] = t;
+                times[r] = t, cpu[r] = c;
         }
         free(va), free(vb);
     } else {
@@ -910,13 +919,13 @@ static int run_script_case(const char *pair_a, const char *pair_b, const char *m
         if (out == NULL)
             die("malloc", WW_ERR_MEMORY);
         for (int r = -1; r < reps; r++) {
-            double t0 = now_s();
+            double c0 = thread_cpu_s(), t0 = now_s();
             ww_status st = ww_pairwise(ctx, &m, &x, NULL, out, NULL);
-            double t = now_s() - t0;
+            double t = now_s() - t0, c = thread_cpu_s() - c0;
             if (st != WW_OK)
                 die("ww_pairwise", st);
             if (r >= 0)
-                times[r] = t;
+                times[r] = t, cpu[r] = c;
         }
         for (size_t k = 0; k < count * count; k++)
             value += out[k];
@@ -932,6 +941,9 @@ static int run_script_case(const char *pair_a, const char *pair_b, const char *m
     printf("{\"seconds\": [");
     for (int r = 0; r < reps; r++)
         printf("%s%.9g", r ? ", " : "", times[r]);
+    printf("], \"calling_thread_cpu_seconds\": [");
+    for (int r = 0; r < reps; r++)
+        printf("%s%.9g", r ? ", " : "", cpu[r]);
     printf("], \"value\": %.17g, \"threads\": %d, \"library\": \"%s\"}\n", value, threads, ww_ctx_describe(ctx));
     free(times);
     ww_ctx_destroy(ctx);
