@@ -23,7 +23,19 @@ aeon 1.6.0 (aeon/distances/elastic/_bounding_matrix.py, _dtw.py, _twe.py)
     rounds below it. The first such lengths are (s, l) = (22, 43) (step 30 gives 14, not 15), then
     (23, 45), (26, 51), (22, 65), ...; none with both lengths <= 40. There the band column L is
     shifted down by one and aeon's DTW value may differ from ours. ``sakoe_chiba_cells(...,
-    float_floors=True)`` reproduces aeon exactly. r = 0 still holds a path in aeon's band.
+    float_floors=True)`` reproduces aeon's source as Python evaluates it (``.py_func``). r = 0
+    still holds a path in aeon's band.
+  * Compiled, aeon's band at those lengths is not even fixed: the band functions are
+    ``@njit(cache=True)`` without fastmath, but numba compiles a callee with the flags of the
+    caller that compiles it first, and dtw_distance / twe_distance are ``fastmath=True``; under
+    fastmath LLVM evaluates ``(step / (l + 1)) * s`` in another order and its floors fall one too
+    low at other exact-integer steps (e.g. (6, 33), step 17) than Python's. Which version a
+    process (and numba's on-disk cache) holds depends on which call compiled it first. The only
+    lengths concerned are those where step * s / (l + 1) is an exact integer for some step, i.e.
+    n != m and gcd(min(n, m), max(n, m) + 1) > 1 (``aeon_band_ambiguous``); everywhere else
+    aeon's compiled band equals ours whatever the compile order (checked for all lengths
+    1..79, windows 0, 0.1, 0.3, 0.5). Tests compare with aeon only off those pairs, and with the
+    exact reference on them.
   * dtw_distance: squared Euclidean local cost summed over channels, no square root, inf when no
     path. Equal lengths: |i - j| <= int(window * n) (closed form in the code).
   * twe_distance pads both series with a zero sample at time 0 but builds the band on the
@@ -79,6 +91,12 @@ def radius_from_window(window: Optional[float], n: int, m: int) -> Optional[int]
     if not 0.0 <= window <= 1.0:
         raise ValueError("window must be between 0 and 1")
     return int(window * min(n, m))
+
+
+def aeon_band_ambiguous(n: int, m: int) -> bool:
+    """True where aeon's band (with a window) may differ from ours, depending on its floating-point
+    floors and how numba compiled them: unequal lengths with gcd(min, max + 1) > 1."""
+    return n != m and math.gcd(min(n, m), max(n, m) + 1) > 1
 
 
 def _short_index(step: int, s: int, l: int, float_floors: bool) -> int:
