@@ -126,14 +126,18 @@ def distance(
     return _distance(a, b, ta, tb, _spec_of(measure, window, radius, params), backend, threads)
 
 
+_NU, _LMBDA, _DEGREE = 0.001, 1.0, 2  # TWED's defaults (aeon's), the very objects of twed's signature
+_TWED_DEFAULT_SPEC = ("twed", _NU, _LMBDA, _DEGREE, None, None)
+
+
 def twed(
     a: Any,
     b: Any,
     ta: Any = None,
     tb: Any = None,
-    nu: float = 0.001,
-    lmbda: float = 1.0,
-    degree: int = 2,
+    nu: float = _NU,
+    lmbda: float = _LMBDA,
+    degree: int = _DEGREE,
     backend: str = "auto",
     threads: Optional[int] = None,
     *,
@@ -175,7 +179,11 @@ def twed(
     ValueError, MemoryError, WavewarpError
         As in :func:`distance`.
     """
-    return _distance(a, b, ta, tb, ("twed", nu, lmbda, degree, radius, window), backend, threads)
+    if nu is _NU and lmbda is _LMBDA and degree is _DEGREE and window is None and radius is None:
+        spec = _TWED_DEFAULT_SPEC  # the common call: no tuple to build (a small call costs ~1 us)
+    else:
+        spec = ("twed", nu, lmbda, degree, radius, window)
+    return _distance(a, b, ta, tb, spec, backend, threads)
 
 
 # ------------------------------------------------------------------------------------------ matrices

@@ -88,7 +88,9 @@ def _count_series(X: Any, what: str) -> int:
     if opened.kind == "list":
         return len(opened.obj)
     if opened.device:
-        shape = tuple(_arrays.cuda_interface(opened.obj, what)["shape"])
+        iface = _arrays.cuda_interface(opened.obj, what)
+        assert iface is not None
+        shape = tuple(iface["shape"])
     else:
         shape = opened.obj.shape
     if len(shape) not in (2, 3):
@@ -302,6 +304,7 @@ class KNeighborsClassifier(_ClassifierMixin, _BaseEstimator):
             rows = exact.any(axis=1)
             weights[rows] = exact[rows]  # neighbours at distance 0 take all the weight
             return weights
+        assert callable(self.weights)
         weights = np.asarray(self.weights(distances), dtype=np.float64)
         if weights.shape != distances.shape:
             raise ValueError(f"the weights callable returned shape {weights.shape}, expected {distances.shape}")
