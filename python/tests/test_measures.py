@@ -376,3 +376,24 @@ def test_status_mapping_of_the_measure_statuses():
         wavewarp._wavewarp._raise_status(19)  # WW_ERR_UNSUPPORTED
     with pytest.raises(ValueError, match="unknown measure"):
         wavewarp._wavewarp._raise_status(20)  # WW_ERR_MEASURE
+
+
+def test_checked_specs_are_reused_but_not_across_types(rng):
+    """A call with a name, window and parameters reuses the checked spec of an equal earlier call;
+    equal values of other types (True == 1) are still checked, and refused."""
+    a, b = rng.normal(size=12), rng.normal(size=15)
+    want = wavewarp.distance(a, b, "dtw", radius=1)
+    assert wavewarp.distance(a, b, "dtw", radius=1) == want
+    assert wavewarp.distance(a, b, "dtw", radius=np.int32(1)) == want
+    with pytest.raises(TypeError, match="radius must be"):
+        wavewarp.distance(a, b, "dtw", radius=True)
+    assert wavewarp.distance(a, b, "dtw", window=1) == wavewarp.distance(a, b, "dtw")
+    with pytest.raises(TypeError, match="window must be"):
+        wavewarp.distance(a, b, "dtw", window=True)
+    assert wavewarp.distance(a, b, "twed", degree=1) == wavewarp.twed(a, b, degree=1)
+    with pytest.raises(TypeError):
+        wavewarp.distance(a, b, "twed", degree=1.0)
+    with pytest.raises(TypeError, match="window must be"):
+        wavewarp.distance(a, b, "dtw", window=np.array([0.1, 0.2]))  # unhashable: checked all the same
+    with pytest.raises(TypeError):
+        wavewarp.MEASURES["dtw"] = {}  # read-only

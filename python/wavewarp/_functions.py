@@ -7,6 +7,7 @@ calls with the TWED measure. All of them end in the same three entry points of t
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -28,14 +29,30 @@ Spec = Tuple[Any, ...]
 _PLAIN_SPECS = {name: Measure(name)._spec for name in ("dtw", "twed")}
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_spec(key: Tuple[Any, ...]) -> Spec:
+    measure, (_, window), (_, radius), params = key
+    return resolve(measure, window, radius, {k: v for k, _, v in params})._spec
+
+
 def _spec_of(measure: MeasureLike, window: Any, radius: Any, params: dict) -> Spec:
-    if window is None and radius is None and not params:
-        if isinstance(measure, Measure):
+    """The spec of a call's measure arguments; a name with the same window, radius and parameters
+    as a recent call reuses its checked spec (the key holds the types: radius=True stays an error)."""
+    if isinstance(measure, Measure):
+        if window is None and radius is None and not params:
             return measure._spec
+        return resolve(measure, window, radius, params)._spec  # raises: the Measure holds them
+    if window is None and radius is None and not params:
         spec = _PLAIN_SPECS.get(measure) if isinstance(measure, str) else None
         if spec is not None:
             return spec
-    return resolve(measure, window, radius, params)._spec
+    try:
+        key = (measure, (type(window), window), (type(radius), radius),
+               tuple(sorted((k, type(v), v) for k, v in params.items())))
+        hash(key)
+    except TypeError:  # unhashable arguments: checked (and refused) without the cache
+        return resolve(measure, window, radius, params)._spec
+    return _cached_spec(key)
 
 
 def _check_backend(backend: str) -> None:

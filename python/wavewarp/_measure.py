@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+from types import MappingProxyType
 from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from ._wavewarp import measure_check as _measure_check
@@ -22,10 +23,10 @@ from ._wavewarp import measure_radius as _measure_radius
 __all__ = ["Measure", "MEASURES"]
 
 #: The measures and their parameters with defaults (aeon's for TWED).
-MEASURES: Mapping[str, Mapping[str, Any]] = {
-    "twed": {"nu": 0.001, "lmbda": 1.0, "degree": 2},
-    "dtw": {},
-}
+MEASURES: Mapping[str, Mapping[str, Any]] = MappingProxyType({
+    "twed": MappingProxyType({"nu": 0.001, "lmbda": 1.0, "degree": 2}),
+    "dtw": MappingProxyType({}),
+})
 
 _STAMPED = frozenset({"twed"})  # the measures that read time stamps
 
