@@ -163,6 +163,9 @@ static int require_output(const cli_settings *s, cli_format *format, int allow_n
 
 /* ---------------------------------------------------------------- cells, for progress and cells/s */
 
+/* --window or --window-fraction was given (a radius past every length is still counted as one) */
+static int has_window(const ww_measure *m) { return m->window != WW_NO_WINDOW || m->window_fraction >= 0; }
+
 /* The distinct lengths of some series, ascending, with how many series have each. */
 typedef struct length_counts {
     size_t *length;
@@ -249,7 +252,7 @@ static int cell_counter_init(cell_counter *c, const ww_measure *m, const cli_dat
     c->m = m;
     c->x = x;
     c->y = y;
-    c->windowed = ww_measure_radius(m, 1, 1) != WW_NO_WINDOW; /* a radius or a fraction */
+    c->windowed = has_window(m);
     if (!c->windowed)
         return 0;
     const cli_dataset *cols = y ? y : x;
@@ -667,6 +670,7 @@ int cli_cmd_knn(const cli_settings *s)
     size_t *indices = NULL;
     double *distances = NULL;
     cli_output out = {0}, dist_out = {0};
+    cell_counter counter = {0};
     char err[CLI_ERR_SIZE];
     rc = load_dataset(s, path_q, 0, &q);
     if (rc == CLI_EXIT_OK)
@@ -688,6 +692,8 @@ int cli_cmd_knn(const cli_settings *s)
             rc = CLI_EXIT_RUNTIME;
         }
     }
+    if (rc == CLI_EXIT_OK && cell_counter_init(&counter, &s->measure, &q, &x) != 0)
+        rc = CLI_EXIT_RUNTIME;
     if (rc == CLI_EXIT_OK)
         rc = open_context(s, &ctx);
     if (rc == CLI_EXIT_OK &&
@@ -696,9 +702,6 @@ int cli_cmd_knn(const cli_settings *s)
         cli_error("%s", err);
         rc = CLI_EXIT_RUNTIME;
     }
-    cell_counter counter = {0};
-    if (rc == CLI_EXIT_OK && cell_counter_init(&counter, &s->measure, &q, &x) != 0)
-        rc = CLI_EXIT_RUNTIME;
     if (rc == CLI_EXIT_OK) {
         uint64_t cells = all_cells(&counter);
         ww_pairwise_options po = ww_pairwise_options_default();
@@ -812,7 +815,7 @@ static void print_classification(const cli_settings *s, ww_ctx *ctx, size_t test
     printf("time: %.3f s (%zu x %zu %s distances)\n", r->seconds, test_count, train_count,
            ww_measure_name(&s->measure));
     printf("cells/s: %.3g (%llu cells%s)\n", (double)r->cells / (r->seconds > 0 ? r->seconds : 1e-9),
-           (unsigned long long)r->cells, ww_measure_radius(&s->measure, 1, 1) != WW_NO_WINDOW ? ", in the window" : "");
+           (unsigned long long)r->cells, has_window(&s->measure) ? ", in the window" : "");
     printf("backend: %s\n", ww_ctx_describe(ctx));
     printf("measure: %s\n", measure);
     printf("precision: %s\n", s->use_float ? "float" : "double");
