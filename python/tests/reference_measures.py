@@ -87,6 +87,36 @@ def _short_index(step: int, s: int, l: int, float_floors: bool) -> int:
     return (step * s) // (l + 1)
 
 
+def aeon_band_may_differ(n: int, m: int) -> bool:
+    """Whether aeon's band may differ from the exact one for lengths n, m: only where some step puts
+    the short index exactly on an integer (step * s / (l + 1) with S >= 1), which needs
+    gcd(s, l + 1) > 1. How aeon's compiled floating-point code rounds there varies between
+    environments (seen: two venvs of the same aeon 1.6.0 and numba 0.63.1 on one machine gave
+    different bands for lengths 6 and 33), so tests compare with aeon only on other length pairs,
+    or allow exactly these cells to differ (band_differs_only_at_exact_steps)."""
+    if n == m:
+        return False
+    s, l = min(n, m), max(n, m)
+    return math.gcd(s, l + 1) > 1
+
+
+def band_differs_only_at_exact_steps(got: np.ndarray, n: int, m: int, radius: int) -> bool:
+    """True when the boolean band `got` (n, m) equals ours but at long indices L of the steps
+    whose short index is an exact integer (where a floating-point floor may take S - 1)."""
+    want = sakoe_chiba_cells(n, m, radius)
+    diff = got != want
+    if not diff.any():
+        return True
+    s, l = min(n, m), max(n, m)
+    allowed = np.zeros((s, l), dtype=bool)
+    for step in range(1, l + 1):
+        if (step * s) % (l + 1) == 0:
+            allowed[:, (step * l) // (l + 1)] = True
+    if n > m:
+        allowed = allowed.T
+    return bool(not (diff & ~allowed).any())
+
+
 def sakoe_chiba_cells(n: int, m: int, radius: Optional[int], float_floors: bool = False) -> np.ndarray:
     """Boolean (n, m): the allowed DTW cells (i, j) for lengths n (x) and m (y); None: all.
 
