@@ -129,6 +129,9 @@ WW_API const char *ww_backend_name(ww_backend backend);
 WW_API int ww_ctx_num_threads(const ww_ctx *ctx);
 /* Describes the backend in use, e.g. "cpu (2 threads, avx512)" or "cuda (NVIDIA H100, sm_90)". */
 WW_API const char *ww_ctx_describe(const ww_ctx *ctx);
+/* Where the context's last computing call ran (a CUDA context runs small work, and work the GPU has
+ * no engine for, on the CPU with backend AUTO): CPU or CUDA; AUTO before any call or for NULL. */
+WW_API ww_backend ww_ctx_last_backend(const ww_ctx *ctx);
 /* Non-zero when this build has the CUDA backend and a device is usable. */
 WW_API int ww_cuda_available(void);
 /* CUDA devices visible to this process (0 without CUDA or without a GPU). */

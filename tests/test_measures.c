@@ -625,3 +625,18 @@ void test_knn_chunks_window_progress(void)
     free(dist);
     ww_ctx_destroy(ctx);
 }
+
+/* Where the last call ran: AUTO before any, then the CPU on a CPU context. (A GPU context handing
+ * work to the CPU is tested in test_cuda.c.) */
+void test_ctx_last_backend(void)
+{
+    CHECK(ww_ctx_last_backend(NULL) == WW_BACKEND_AUTO);
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 1);
+    CHECK(ww_ctx_last_backend(ctx) == WW_BACKEND_AUTO);
+    double v[3] = {1, 2, 3}, d;
+    ww_series s = ww_series_f64(v, NULL, 3, 1);
+    ww_measure m = ww_measure_dtw();
+    CHECK_STATUS(ww_distance(ctx, &m, &s, &s, &d), WW_OK);
+    CHECK(ww_ctx_last_backend(ctx) == WW_BACKEND_CPU);
+    ww_ctx_destroy(ctx);
+}

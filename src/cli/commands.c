@@ -20,6 +20,17 @@ typedef struct prepared_data {
     float *f32;
 } prepared_data;
 
+/* The backend the last call ran on: the context's description, or "cpu" when a GPU context handed
+ * the work to the CPU (small work, or a measure or window the GPU has no engine for). */
+static const char *ran_on(const ww_ctx *ctx, char *buf, size_t size)
+{
+    if (ww_ctx_backend(ctx) == WW_BACKEND_CUDA && ww_ctx_last_backend(ctx) == WW_BACKEND_CPU) {
+        snprintf(buf, size, "cpu (on a context of %s)", ww_ctx_describe(ctx));
+        return buf;
+    }
+    return ww_ctx_describe(ctx);
+}
+
 static void prepared_free(prepared_data *p)
 {
     free(p->f32);
@@ -598,11 +609,12 @@ int cli_cmd_pairwise(const cli_settings *s)
             char in_blocks[64] = "";
             if (blocks > 1)
                 snprintf(in_blocks, sizeof in_blocks, " (%zu blocks)", blocks);
-            char measure[160];
+            char measure[160], where[256];
             fprintf(stderr, "wavewarp: %zu x %zu distances%s, %s, in %.3f s (%llu cells, %.3g cells/s, %s) -> %s\n",
                     plan.rows, plan.cols, in_blocks, describe_measure(&s->measure, measure, sizeof measure),
                     run.seconds, (unsigned long long)plan.cells,
-                    (double)plan.cells / (run.seconds > 0 ? run.seconds : 1e-9), ww_ctx_describe(ctx), s->output);
+                    (double)plan.cells / (run.seconds > 0 ? run.seconds : 1e-9), ran_on(ctx, where, sizeof where),
+                    s->output);
         }
     }
     cli_output_discard(&out);
@@ -726,13 +738,13 @@ int cli_cmd_knn(const cli_settings *s)
             if (bad) {
                 rc = output_failure(err);
             } else if (!s->quiet) {
-                char measure[160];
+                char measure[160], where[256];
                 fprintf(stderr,
                         "wavewarp: %zu nearest of %zu series for %zu queries, %s, in %.3f s (%llu cells, %.3g "
                         "cells/s, %s) -> %s\n",
                         s->k, x.count, q.count, describe_measure(&s->measure, measure, sizeof measure), run.seconds,
                         (unsigned long long)cells, (double)cells / (run.seconds > 0 ? run.seconds : 1e-9),
-                        ww_ctx_describe(ctx), s->output);
+                        ran_on(ctx, where, sizeof where), s->output);
             }
         }
     }
@@ -816,7 +828,8 @@ static void print_classification(const cli_settings *s, ww_ctx *ctx, size_t test
            ww_measure_name(&s->measure));
     printf("cells/s: %.3g (%llu cells%s)\n", (double)r->cells / (r->seconds > 0 ? r->seconds : 1e-9),
            (unsigned long long)r->cells, has_window(&s->measure) ? ", in the window" : "");
-    printf("backend: %s\n", ww_ctx_describe(ctx));
+    char where[256];
+    printf("backend: %s\n", ran_on(ctx, where, sizeof where));
     printf("measure: %s\n", measure);
     printf("precision: %s\n", s->use_float ? "float" : "double");
 }

@@ -130,6 +130,7 @@ struct ww_ctx {
     ww_cuda_state *cuda_devices[WW_MAX_DEVICES];
     int cuda_count;          /* states in cuda_devices (1 on one GPU) */
     char *calibration_path;  /* ww_ctx_options.calibration, copied; or NULL */
+    ww_backend last_backend; /* where the last computing call ran (ww_ctx_last_backend) */
     char calibration_source[4096]; /* ww_ctx_calibration() */
 };
 
