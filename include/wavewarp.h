@@ -279,6 +279,9 @@ WW_API ww_status ww_measure_set_window(ww_measure *m, size_t radius);
 WW_API ww_status ww_measure_set_window_fraction(ww_measure *m, double fraction);
 /* The radius the measure uses for a pair of lengths n and m (WW_NO_WINDOW: none). */
 WW_API size_t ww_measure_radius(const ww_measure *m, size_t n, size_t m_length);
+/* The cells of the dynamic program the measure computes for a pair of lengths n and m: n m, or
+ * its window's band. Progress callbacks count these. */
+WW_API uint64_t ww_measure_cells(const ww_measure *m, size_t n, size_t m_length);
 /* WW_OK for a known kind with valid parameters; WW_ERR_MEASURE for an unknown kind, WW_ERR_PARAM
  * for bad parameters, WW_ERR_NULL_POINTER for NULL. */
 WW_API ww_status ww_measure_check(const ww_measure *m);

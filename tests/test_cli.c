@@ -18,7 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/cells.h"
 #include "cli/io.h"
 #include "cli/synth.h"
 #include "measures/window.h"
@@ -1382,38 +1381,6 @@ void test_cli_calibrate_and_devices(void)
 
 /* ---------------------------------------------------------------- --measure and --window */
 
-/* The band the CLI counts for cells/s (cli/cells.h, from the public definition) is the library's. */
-void test_cli_band_cells(void)
-{
-    const size_t lengths[] = {1, 2, 3, 5, 7, 21, 22, 23, 43, 60, 64, 100, 257};
-    const size_t radii[] = {0, 1, 2, 3, 6, 10, 21, 50, 300};
-    const size_t nl = sizeof lengths / sizeof lengths[0], nr = sizeof radii / sizeof radii[0];
-    for (size_t a = 0; a < nl; a++)
-        for (size_t b = 0; b < nl; b++)
-            for (size_t k = 0; k < nr; k++) {
-                size_t n = lengths[a], m = lengths[b], r = radii[k];
-                uint64_t got = cli_band_cells(n, m, r), want = ww_window_cells(n, m, r);
-                if (got != want)
-                    fprintf(stderr, "  band %zu x %zu, radius %zu: CLI %llu, library %llu\n", n, m, r,
-                            (unsigned long long)got, (unsigned long long)want);
-                CHECK(got == want);
-            }
-    ww_rng rng = {4242};
-    for (int t = 0; t < 2000; t++) {
-        size_t n = 1 + ww_rng_below(&rng, 700), m = 1 + ww_rng_below(&rng, 700), r = ww_rng_below(&rng, 80);
-        CHECK(cli_band_cells(n, m, r) == ww_window_cells(n, m, r));
-    }
-    /* per pair: no window, a radius, a fraction (a radius per pair, as the library takes it) */
-    ww_measure m = ww_measure_dtw();
-    CHECK(cli_pair_cells(&m, 40, 33) == 40u * 33u);
-    ww_measure_set_window(&m, 4);
-    CHECK(cli_pair_cells(&m, 40, 33) == ww_window_cells(40, 33, 4));
-    ww_measure_set_window_fraction(&m, 0.25);
-    CHECK(cli_pair_cells(&m, 40, 33) == ww_window_cells(40, 33, ww_measure_radius(&m, 40, 33)));
-    CHECK(ww_measure_radius(&m, 40, 33) == 8);
-    ww_measure_set_window_fraction(&m, 1.0);
-    CHECK(cli_pair_cells(&m, 40, 33) == 40u * 33u);
-}
 
 /* The .npy matrix `name` holds exactly these doubles (bit for bit). */
 static int npy_matrix_is(const sandbox *b, const char *name, const double *want, size_t rows, size_t cols)

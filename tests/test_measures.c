@@ -532,6 +532,14 @@ void test_window_fraction(void)
     CHECK_STATUS(ww_measure_set_window_fraction(&m, 0.1), WW_OK); /* and the reverse */
     CHECK(m.window == WW_NO_WINDOW && ww_measure_radius(&m, 50, 60) == 5);
     CHECK(ww_measure_radius(NULL, 5, 5) == WW_NO_WINDOW);
+    /* the cells a pair costs: n m, or the band's */
+    CHECK(ww_measure_cells(&m, 40, 33) == ww_window_cells(40, 33, 3)); /* fraction 0.1 of 33: radius 3 */
+    ww_measure plain = ww_measure_twed(0.001, 1, 2);
+    CHECK(ww_measure_cells(&plain, 40, 33) == 40u * 33u);
+    ww_measure_set_window(&plain, 0);
+    CHECK(ww_measure_cells(&plain, 40, 40) == 40u && ww_measure_cells(&plain, 40, 33) == ww_window_cells(40, 33, 0));
+    ww_measure_set_window(&plain, 33); /* as wide as the shorter series: the whole matrix */
+    CHECK(ww_measure_cells(&plain, 40, 33) == 40u * 33u);
     ww_measure bad = ww_measure_dtw();
     bad.window_fraction = 2.0;
     CHECK_STATUS(ww_measure_check(&bad), WW_ERR_PARAM);

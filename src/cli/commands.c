@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cells.h"
 #include "cli.h"
 #include "synth.h"
 
@@ -241,7 +240,7 @@ static size_t length_position(const length_counts *h, size_t n)
 /* Counts the cells of the dynamic programme that the library computes, and reports as progress, for
  * blocks of rows of a matrix: every pair of a row of x and a column of y, or of x itself without
  * the diagonal and with each unordered pair inside a block once. Without a window a pair of lengths
- * n and m has n m cells; with one, its band's (cells.h), counted once for each pair of distinct
+ * n and m has n m cells; with one, its band's (ww_measure_cells), counted once for each pair of distinct
  * lengths, so the count is cheap even for large sets. */
 typedef struct cell_counter {
     const ww_measure *m;
@@ -275,7 +274,7 @@ static int cell_counter_init(cell_counter *c, const ww_measure *m, const cli_dat
     for (size_t a = 0; a < c->rows.distinct; a++) {
         uint64_t cells = 0;
         for (size_t b = 0; b < c->columns.distinct; b++)
-            cells += c->columns.count[b] * cli_pair_cells(m, c->rows.length[a], c->columns.length[b]);
+            cells += c->columns.count[b] * ww_measure_cells(m, c->rows.length[a], c->columns.length[b]);
         c->rows.row_cells[a] = cells;
     }
     return 0;
@@ -308,7 +307,7 @@ static uint64_t block_cells(const cell_counter *c, size_t r0, size_t r1)
         size_t n = cli_series_length(c->x, i);
         cells += c->rows.row_cells[length_position(&c->rows, n)];
         if (c->y == NULL)
-            diagonal += cli_pair_cells(c->m, n, n);
+            diagonal += ww_measure_cells(c->m, n, n);
     }
     if (c->y != NULL)
         return cells;
@@ -321,12 +320,12 @@ static uint64_t block_cells(const cell_counter *c, size_t r0, size_t r1)
     if (length_counts_of(c->x, r0, r1, &block) == 0) {
         for (size_t a = 0; a < block.distinct; a++)
             for (size_t b = 0; b < block.distinct; b++)
-                inside += block.count[a] * block.count[b] * cli_pair_cells(c->m, block.length[a], block.length[b]);
+                inside += block.count[a] * block.count[b] * ww_measure_cells(c->m, block.length[a], block.length[b]);
         length_counts_free(&block);
     } else {
         for (size_t i = r0; i < r1; i++)
             for (size_t j = r0; j < r1; j++)
-                inside += cli_pair_cells(c->m, cli_series_length(c->x, i), cli_series_length(c->x, j));
+                inside += ww_measure_cells(c->m, cli_series_length(c->x, i), cli_series_length(c->x, j));
     }
     return cells - diagonal - (inside - diagonal) / 2;
 }
