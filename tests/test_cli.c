@@ -219,6 +219,26 @@ static int work_holds_only(const sandbox *b, const char *const *names)
     return ok && seen == expected;
 }
 
+/* Removes every file of the work directory but `keep`. */
+static void sandbox_clear_except(const sandbox *b, const char *const *keep)
+{
+    DIR *d = opendir(b->work);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int kept = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+        for (size_t i = 0; keep[i] && !kept; i++)
+            kept = strcmp(e->d_name, keep[i]) == 0;
+        if (!kept) {
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s", b->work, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+}
+
 static int read_dataset(const sandbox *b, const char *name, cli_label_mode labels, cli_dataset *d)
 {
     char path[512], err[CLI_ERR_SIZE];
@@ -916,7 +936,11 @@ void test_cli_bad_inputs(void)
         {NULL, NULL, "knn ok.tsv mv.npy -o o.csv", 1, "dimension"},
         {NULL, NULL, "pairwise big.txt -o o.npy --precision float", 1, "float32"},
         {NULL, NULL, "pairwise ok.tsv -o nowhere/o.npy", 1, "cannot create"},
-        {NULL, NULL, "pairwise ok.tsv -o taken.npy", 1, "cannot write"},
+        /* an output that is a directory is refused before anything is computed */
+        {NULL, NULL, "pairwise ok.tsv -o taken.npy", 1, "the output name is a directory"},
+        {NULL, NULL, "knn ok.tsv ok.tsv -o taken.npy", 1, "the output name is a directory"},
+        {NULL, NULL, "knn ok.tsv ok.tsv -o nn.npy --distances taken.npy", 1, "the output name is a directory"},
+        {NULL, NULL, "generate -o taken.npy", 1, "the output name is a directory"},
         {NULL, NULL, "pairwise ok.tsv -o o.xyz", 2, "unknown output format"},
         {NULL, NULL, "pairwise ok.tsv", 2, "missing the output"},
         {NULL, NULL, "knn ok.tsv ok.tsv -o o.csv --distances d.npy", 2, "--distances goes with"},
@@ -930,6 +954,8 @@ void test_cli_bad_inputs(void)
         {NULL, NULL, "pairwise ok.tsv -o o.npy --threads -2", 2, "--threads must be at least 0"},
         {NULL, NULL, "pairwise ok.tsv -o o.npy --precision half", 2, "neither double nor float"},
         {NULL, NULL, "pairwise ok.tsv -o o.npy --backend tpu", 2, "unknown backend"},
+        /* one rule with Python: "gpu" is not a backend name (issue 12) */
+        {NULL, NULL, "pairwise ok.tsv -o o.npy --backend gpu", 2, "unknown backend 'gpu' (expected auto, cpu or cuda)"},
         {NULL, NULL, "knn ok.tsv ok.tsv -o o.csv -k 0", 2, "-k must be at least 1"},
         {NULL, NULL, "knn ok.tsv ok.tsv -o o.csv -k 3", 2, "larger than the 2 series"},
         {NULL, NULL, "distance ok.tsv ok.tsv --row 2 --row-b 0", 2, "out of range"},
@@ -1315,6 +1341,58 @@ void test_cli_interrupt_streamed(void)
     /* a row of the 600 x 600 float64 matrix is 4800 bytes: one row a block, and the interrupt comes
      * once the temporary file holds the header and a block at least */
     interrupt_pairwise(&b, "4800", 4800);
+    sandbox_close(&b);
+}
+
+/* Ctrl-C at every point where an output file exists (the CLI's test hook WW_CLI_INTERRUPT_AT=N
+ * raises SIGINT at its N-th checkpoint: after each temporary file is created, before each block is
+ * written, before each rename), once (the command stops and discards its outputs: exit 130, the
+ * "interrupted" line) and twice (the second signal removes the temporary files and exits at once),
+ * for every command that writes files: no file but the inputs is ever left. N runs up until the
+ * command gets through all its checkpoints and succeeds. */
+void test_cli_interrupt_every_checkpoint(void)
+{
+    sandbox b;
+    if (sandbox_open(&b) != 0)
+        SKIP("cannot create a temporary directory");
+    run_ok(&b, "generate -o sc.tsv --per-class 10 --length 30 --seed 5 --quiet");
+    const char *inputs[] = {"sc.tsv", NULL};
+    const char *commands[] = {
+        "pairwise sc.tsv -o d.csv",
+        "pairwise sc.tsv -o d.npy --max-memory 960", /* 2 rows a block: many blocks */
+        "pairwise sc.tsv sc.tsv -o d.tsv --measure dtw --window 3",
+        "knn sc.tsv sc.tsv -k 2 -o nn.npy --distances dd.npy",
+        "knn sc.tsv sc.tsv -k 2 -o nn.csv",
+        "classify sc.tsv sc.tsv -o pred.csv",
+        "generate -o g.tsv --per-class 5 --length 20",
+    };
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++) {
+        int completed = 0;
+        for (int n = 1; n <= 200 && !completed; n++)
+            for (int twice = 0; twice < 2; twice++) {
+                char at[32];
+                snprintf(at, sizeof at, "%d%s", n, twice ? "+" : "");
+                setenv("WW_CLI_INTERRUPT_AT", at, 1);
+                cli_result r = run_cli(&b, "%s", commands[c]);
+                unsetenv("WW_CLI_INTERRUPT_AT");
+                if (r.code == 0) { /* past the last checkpoint: a normal run */
+                    completed = 1;
+                    CHECK(n > 1); /* an output was created, so there was a checkpoint */
+                    cli_result_free(&r);
+                    break;
+                }
+                if (r.code != 130 || (!twice && strstr(r.err, "interrupted") == NULL))
+                    fprintf(stderr, "  wavewarp %s with WW_CLI_INTERRUPT_AT=%s -> exit %d:\n%s", commands[c], at,
+                            r.code, r.err);
+                CHECK(r.code == 130);
+                CHECK(twice || strstr(r.err, "interrupted") != NULL);
+                CHECK(work_holds_only(&b, inputs));
+                cli_result_free(&r);
+            }
+        CHECK(completed);
+        /* the completed run left its outputs: clear them for the next command */
+        sandbox_clear_except(&b, inputs);
+    }
     sandbox_close(&b);
 }
 

@@ -405,12 +405,11 @@ typedef struct timed_run {
 static void run_begin(timed_run *r, const cli_settings *s, const char *label, uint64_t cells)
 {
     cli_progress_start(&r->progress, label, s->progress, cells);
-    cli_interrupt_install();
     r->seconds = cli_now();
 }
 
-/* The Ctrl-C handler stays until the command has committed or discarded its output (the command
- * calls cli_interrupt_restore), so an interrupt while writing also leaves no file behind. */
+/* The Ctrl-C handler is installed for the whole process (main.c): a first interrupt is seen at the
+ * next check, which discards every output; a second removes the temporary files and exits. */
 static void run_end(timed_run *r)
 {
     r->seconds = cli_now() - r->seconds;
@@ -428,15 +427,22 @@ static int output_failure(const char *err)
     return CLI_EXIT_RUNTIME;
 }
 
-/* Commits an output unless Ctrl-C came in the meantime. */
-static int commit_output(cli_output *o, char *err)
+/* Commits the outputs of a command (b may be NULL) unless Ctrl-C came in the meantime: both are
+ * written out and closed, then, if no interrupt came, both renamed into place, so that an
+ * interrupted command leaves neither (an interrupt during the renames is too late to matter: the
+ * outputs are complete). */
+static int commit_outputs(cli_output *a, cli_output *b, char *err)
 {
+    if (cli_output_finish(a, err) != 0 || (b && cli_output_finish(b, err) != 0))
+        return -1;
     if (cli_interrupted()) {
         snprintf(err, CLI_ERR_SIZE, "interrupted");
         return -1;
     }
-    return cli_output_commit(o, err);
+    return cli_output_publish(a, err) != 0 || (b && cli_output_publish(b, err) != 0) ? -1 : 0;
 }
+
+static int commit_output(cli_output *o, char *err) { return commit_outputs(o, NULL, err); }
 
 /* "960 B", "4.5 KiB", "32 GiB": powers of 1024, as --max-memory reads them. */
 static const char *human_bytes(char *buf, size_t size, double bytes)
@@ -617,7 +623,6 @@ int cli_cmd_pairwise(const cli_settings *s)
         }
     }
     cli_output_discard(&out);
-    cli_interrupt_restore();
     ww_ctx_destroy(ctx);
     cell_counter_free(&plan.counter);
     free(plan.block);
@@ -732,8 +737,7 @@ int cli_cmd_knn(const cli_settings *s)
                        cli_write_matrix(&dist_out, dist_format, distances, q.count, s->k, err) != 0);
             else
                 bad = write_knn_table(&out, format, indices, distances, q.count, s->k, err) != 0;
-            bad = bad || commit_output(&out, err) != 0 ||
-                  (s->distances_output && commit_output(&dist_out, err) != 0);
+            bad = bad || commit_outputs(&out, s->distances_output ? &dist_out : NULL, err) != 0;
             if (bad) {
                 rc = output_failure(err);
             } else if (!s->quiet) {
@@ -749,7 +753,6 @@ int cli_cmd_knn(const cli_settings *s)
     }
     cli_output_discard(&out);
     cli_output_discard(&dist_out);
-    cli_interrupt_restore();
     cell_counter_free(&counter);
     ww_ctx_destroy(ctx);
     free(indices);
@@ -838,7 +841,6 @@ static void nn_run_free(nn_result *r, ww_ctx *ctx, prepared_data *ptrain, prepar
                         cli_dataset *test)
 {
     nn_result_free(r);
-    cli_interrupt_restore();
     ww_ctx_destroy(ctx);
     prepared_free(ptrain);
     prepared_free(ptest);
@@ -1036,8 +1038,7 @@ int cli_cmd_generate(const cli_settings *s)
     if (cli_output_open(&out, s->output, err) != 0 ||
         cli_write_dataset(&out, format, d.values, labels, d.count, s->length, err) != 0 ||
         commit_output(&out, err) != 0) {
-        cli_error("%s", err);
-        rc = CLI_EXIT_RUNTIME;
+        rc = output_failure(err);
     } else if (!s->quiet) {
         fprintf(stderr, "wavewarp: wrote %zu series of length %zu (6 classes, %zu each, seed %llu%s) to %s\n",
                 d.count, s->length, s->per_class, (unsigned long long)s->seed,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "progress.h"
 
 typedef struct command_info {
     const char *name;
@@ -410,7 +411,7 @@ static int apply_option(cli_settings *s, const option_spec *o, const char *value
             s->backend = WW_BACKEND_AUTO;
         else if (strcmp(value, "cpu") == 0)
             s->backend = WW_BACKEND_CPU;
-        else if (strcmp(value, "cuda") == 0 || strcmp(value, "gpu") == 0)
+        else if (strcmp(value, "cuda") == 0) /* "gpu" is no alias: Python says "cuda" too */
             s->backend = WW_BACKEND_CUDA;
         else
             return cli_usage_error(s, "--backend: unknown backend '%s' (expected auto, cpu or cuda)", value);
@@ -653,6 +654,8 @@ int main(int argc, char **argv)
      * and answer by deleting the temporary output, instead of SIGXFSZ killing the process and
      * leaving the partial temporary file behind. */
     signal(SIGXFSZ, SIG_IGN);
+    /* Ctrl-C from here on: no command is ever without its handler (progress.h) */
+    cli_interrupt_install();
     switch (c) {
     case CLI_CMD_DISTANCE: return cli_cmd_distance(&s);
     case CLI_CMD_PAIRWISE: return cli_cmd_pairwise(&s);
