@@ -8,7 +8,7 @@ Conventions (reference_measures.py's docstring has the details read in the rival
   w -> radius ``int(w * min(n, m))`` per pair, our ``window=w``. Its band is ours except at the
   length pairs where its floating-point floors can land one below the exact integer (unequal
   lengths with gcd(min, max + 1) > 1, first (6, 33) or (22, 43) depending on how numba compiled
-  aeon: ``aeon_band_ambiguous``, see reference_measures.py): there we check our value against
+  aeon: ``aeon_band_may_differ``, see reference_measures.py): there we check our value against
   the exact reference instead.
 * tslearn ``dtw`` / ``cdist_dtw``: the square root of ours; ``sakoe_chiba_radius=r`` is our
   ``radius=r`` for equal lengths; for unequal lengths tslearn's band is wider (the area between the
@@ -32,7 +32,7 @@ import pytest
 
 import wavewarp
 from conftest import AEON_DATASETS, aeon_to_wavewarp, load_aeon_dataset
-from reference_measures import aeon_band_ambiguous, dtw_reference, radius_from_window
+from reference_measures import aeon_band_may_differ, dtw_reference, radius_from_window
 
 RTOL = 1e-10
 WINDOWS = [None, 0.0, 0.05, 0.1, 0.2, 0.29, 0.5, 1.0]
@@ -97,7 +97,7 @@ def _check_aeon_matrix(ours, theirs, Q, X, window, Q_ours, X_ours, check_limit=4
     if window is not None and window != 1.0:
         for a, n in enumerate(_lengths(Q)):
             for b, m in enumerate(_lengths(X)):
-                ambiguous[a, b] = aeon_band_ambiguous(n, m)
+                ambiguous[a, b] = aeon_band_may_differ(n, m)
     np.testing.assert_allclose(ours[~ambiguous], theirs[~ambiguous], rtol=RTOL, atol=0)
     pairs = sorted(zip(*np.nonzero(ambiguous)), key=lambda p: len(Q_ours[p[0]]) * len(X_ours[p[1]]))
     for a, b in pairs[:check_limit]:
@@ -121,7 +121,7 @@ def test_aeon_dtw_distance_random(rng, channels):
             ours = wavewarp.distance(xo, yo, "dtw", window=window)
             theirs = dtw_distance(x, y, window=window)
             assert np.isfinite(theirs)
-            if window not in (None, 1.0) and aeon_band_ambiguous(n, m):
+            if window not in (None, 1.0) and aeon_band_may_differ(n, m):
                 ambiguous += 1
                 assert _close(ours, dtw_reference(xo, yo, radius_from_window(window, n, m))), (n, m, window)
             else:
