@@ -7,7 +7,8 @@
 Each file is the unedited output of one ww_bench run. Rows are matched by their section title and
 their descriptive columns (engine, n, input, threads, ...); the figure compared is "time (s)". For
 each row it prints the best (minimum) time of each side over its runs, the ratio new / old of the
-best times, each side's spread (the slowest run / the best - 1) and a verdict:
+best times, each side's spread (the slowest run / the best - 1), the ratio of the medians (for information: on
+a loaded machine the medians carry the load) and a verdict:
   "yes"      new best <= old best x (1 + tolerance);
   "noise"    slower by more than the tolerance, but the new best lies within the old side's range
              of runs (or the old side's spread exceeds the difference): not distinguishable here;
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import sys
 from collections import OrderedDict
 from typing import Dict, List, Tuple
@@ -79,8 +81,8 @@ def main() -> int:
     new = [parse(f) for f in new_files]
     keys = [k for k in old[0] if all(k in r for r in old + new)]
     print(f"| section | row | {lo} best (s) | {ln} best (s) | {ln} / {lo} | {lo} spread | {ln} spread | "
-          f"within {args.tolerance:.0%} |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+          f"{ln} / {lo}, medians | within {args.tolerance:.0%} |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     worst = 0.0
     for k in keys:
         o = [r[k] for r in old]
@@ -95,8 +97,9 @@ def main() -> int:
         else:
             verdict = "SLOWER"
         worst = max(worst, ratio)
+        mratio = statistics.median(n) / statistics.median(o)
         print(f"| {k[0]} | {', '.join(x.split('=', 1)[1] for x in k[1:])} | {ob:.4f} | {nb:.4f} | {ratio:.3f} | "
-              f"{os_:.0%} | {ns:.0%} | {verdict} |")
+              f"{os_:.0%} | {ns:.0%} | {mratio:.3f} | {verdict} |")
     print(f"\n{len(old)} {lo} runs, {len(new)} {ln} runs; {len(keys)} rows; worst ratio {worst:.3f}")
     return 0
 
