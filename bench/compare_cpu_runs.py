@@ -79,14 +79,17 @@ def main() -> int:
     lo, ln = args.labels.split(",")
     old = [parse(f) for f in old_files]
     new = [parse(f) for f in new_files]
-    keys = [k for k in old[0] if all(k in r for r in old + new)]
+    # every row that both sides measured (a run of --matrices has the matrix rows only), in order
+    keys: List[Tuple[str, ...]] = []
+    for r in old + new:
+        keys += [k for k in r if k not in keys and any(k in x for x in old) and any(k in x for x in new)]
     print(f"| section | row | {lo} best (s) | {ln} best (s) | {ln} / {lo} | {lo} spread | {ln} spread | "
-          f"{ln} / {lo}, medians | within {args.tolerance:.0%} |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+          f"{ln} / {lo}, medians | runs | within {args.tolerance:.0%} |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     worst = 0.0
     for k in keys:
-        o = [r[k] for r in old]
-        n = [r[k] for r in new]
+        o = [r[k] for r in old if k in r]
+        n = [r[k] for r in new if k in r]
         ob, nb = min(o), min(n)
         ratio = nb / ob if ob > 0 else float("nan")
         os_, ns = max(o) / ob - 1, max(n) / nb - 1
@@ -99,8 +102,9 @@ def main() -> int:
         worst = max(worst, ratio)
         mratio = statistics.median(n) / statistics.median(o)
         print(f"| {k[0]} | {', '.join(x.split('=', 1)[1] for x in k[1:])} | {ob:.4f} | {nb:.4f} | {ratio:.3f} | "
-              f"{os_:.0%} | {ns:.0%} | {mratio:.3f} | {verdict} |")
-    print(f"\n{len(old)} {lo} runs, {len(new)} {ln} runs; {len(keys)} rows; worst ratio {worst:.3f}")
+              f"{os_:.0%} | {ns:.0%} | {mratio:.3f} | {len(o)}/{len(n)} | {verdict} |")
+    print(f"\n{len(old)} {lo} runs, {len(new)} {ln} runs (a row counts the runs that measured it); {len(keys)} rows; "
+          f"worst ratio {worst:.3f}")
     return 0
 
 
