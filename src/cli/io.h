@@ -1,4 +1,5 @@
-/* Readers and writers of the command-line tool: UCR/UEA text files (.tsv, .txt), CSV, and .npy;
+/* Readers and writers of the command-line tool: UCR/UEA text files (.tsv, .txt), CSV, .ts (UEA/aeon)
+ * and .npy;
  * distance matrices and k-NN tables out; outputs written to a temporary file and renamed at the
  * end, so a failed or cancelled run never leaves a partial file under the output's name.
  * Errors come back as a sentence in `err` (CLI_ERR_SIZE bytes), "file:line: what went wrong". */
@@ -15,10 +16,11 @@ typedef enum cli_format {
     CLI_FORMAT_UNKNOWN = 0,
     CLI_FORMAT_WHITESPACE, /* .tsv, .txt, .data, anything else: fields split by tabs/spaces */
     CLI_FORMAT_CSV,        /* .csv: fields split by commas */
-    CLI_FORMAT_NPY         /* .npy: NumPy array file */
+    CLI_FORMAT_NPY,        /* .npy: NumPy array file */
+    CLI_FORMAT_TS          /* .ts: the UEA/UCR archive's and aeon's format (input only) */
 } cli_format;
 
-/* Format of an input file from its name: .npy, .csv, else whitespace-separated text. */
+/* Format of an input file from its name: .npy, .csv, .ts, else whitespace-separated text. */
 cli_format cli_input_format(const char *path);
 /* Format of an output file from its name: .npy, .csv, .tsv/.txt (tab-separated), else UNKNOWN. */
 cli_format cli_output_format(const char *path);
