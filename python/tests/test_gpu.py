@@ -49,7 +49,7 @@ def test_gpu_array_without_gpu_is_a_wavewarp_error():
     with pytest.raises(wavewarp.WavewarpError, match="CUDA"):
         wavewarp.twed_pairwise(StandInDeviceArray(np.zeros((3, 8, 2))))
     with pytest.raises(wavewarp.WavewarpError, match="CUDA"):
-        wavewarp.twed_knn(a, StandInDeviceArray(np.zeros((3, 8))), 1)
+        wavewarp.twed_knn(StandInDeviceArray(np.arange(8.0)[None]), StandInDeviceArray(np.zeros((3, 8))), 1)
 
 
 @no_gpu
@@ -266,7 +266,7 @@ def test_measures_on_gpu_arrays_without_gpu():
                  lambda: wavewarp.distance(dev, dev, "dtw", window=0.5),
                  lambda: wavewarp.twed(dev, dev, radius=2),
                  lambda: wavewarp.pairwise(StandInDeviceArray(np.zeros((3, 8))), measure="dtw"),
-                 lambda: wavewarp.knn(dev, StandInDeviceArray(np.zeros((3, 8))), 1, "dtw"),
+                 lambda: wavewarp.knn(StandInDeviceArray(np.zeros((1, 8))), StandInDeviceArray(np.zeros((3, 8))), 1, "dtw"),
                  lambda: wavewarp.Index(StandInDeviceArray(np.zeros((3, 8))), "dtw")):
         with pytest.raises(wavewarp.WavewarpError, match="CUDA"):
             call()
