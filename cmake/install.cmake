@@ -19,6 +19,11 @@ install(TARGETS wavewarp EXPORT wavewarpTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(WW_HAVE_CUDA)
+  # the CUDA objects in the archive use the C++ runtime: a C program linking it with the C compiler
+  # (as users do) needs it too (in this build the CUDA linker adds it)
+  target_link_libraries(wavewarp_static INTERFACE $<INSTALL_INTERFACE:stdc++>)
+endif()
 install(TARGETS wavewarp_static EXPORT wavewarpStaticTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/wavewarp.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -54,7 +59,10 @@ if(OpenMP_C_FOUND)
 endif()
 if(WW_HAVE_CUDA)
   # the CUDA runtime as CUDA::cudart_static links it; the device code was linked into the archive
-  string(APPEND WW_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lstdc++ ${CMAKE_DL_LIBS} -lpthread -lrt")
+  string(APPEND WW_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lstdc++")
+  foreach(lib IN LISTS CMAKE_DL_LIBS ITEMS pthread rt)
+    string(APPEND WW_PC_LIBS_PRIVATE " -l${lib}")
+  endforeach()
 endif()
 string(APPEND WW_PC_LIBS_PRIVATE " -lm")
 string(STRIP "${WW_PC_LIBS_PRIVATE}" WW_PC_LIBS_PRIVATE)

@@ -89,8 +89,35 @@ static char *slurp(const char *path, size_t *size)
     return buf;
 }
 
+/* WW_FUZZ_SEEDS=DIR: every input file a test writes is also kept as a seed of the fuzzers (fuzz/),
+ * in DIR/text, csv, ts or npy by its extension, named by a hash of its bytes, after the harness's
+ * options byte (0: labels detected, a dataset file). fuzz/make_corpus.sh runs the tests so. */
+static void save_fuzz_seed(const char *name, const void *data, size_t size)
+{
+    const char *dir = getenv("WW_FUZZ_SEEDS");
+    if (dir == NULL || *dir == '\0' || size > 4096)
+        return;
+    cli_format f = cli_input_format(name);
+    const char *kind = f == CLI_FORMAT_NPY ? "npy" : f == CLI_FORMAT_CSV ? "csv" : f == CLI_FORMAT_TS ? "ts" : "text";
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ ((const unsigned char *)data)[i]) * 1099511628211ULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, kind);
+    mkdir(dir, 0755);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/test-%016llx", dir, kind, (unsigned long long)h);
+    FILE *fp = fopen(path, "wb");
+    if (fp) {
+        fputc(0, fp);
+        fwrite(data, 1, size, fp);
+        fclose(fp);
+    }
+}
+
 static void write_file(const sandbox *b, const char *name, const void *data, size_t size)
 {
+    save_fuzz_seed(name, data, size);
     char path[512];
     snprintf(path, sizeof path, "%s/%s", b->work, name);
     FILE *fp = fopen(path, "wb");

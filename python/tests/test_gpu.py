@@ -174,6 +174,18 @@ def test_non_contiguous_gpu_array_is_copied_by_its_library(gpu, rng):
     assert wavewarp.twed(dev, _to_device(gpu, host.T[::-1].copy())) == pytest.approx(want, rel=1e-12)
 
 
+def test_non_finite_gpu_values_are_named(gpu, rng):
+    """The NaN/inf message names the series and sample for GPU arrays too (read back to find it)."""
+    a = rng.normal(size=(40, 2))
+    a[17, 1] = np.nan
+    with pytest.raises(ValueError, match=r"a: sample 17, component 1 \(0-based\) is NaN"):
+        wavewarp.twed(_to_device(gpu, a), _to_device(gpu, np.ones((5, 2))))
+    X = rng.normal(size=(6, 30))
+    X[4, 29] = -np.inf
+    with pytest.raises(ValueError, match=r"X: series 4, sample 29 \(0-based\) is -inf"):
+        _matrix_on_gpu(lambda: wavewarp.twed_pairwise(_to_device(gpu, X)))
+
+
 def test_pairwise_and_knn_on_gpu_arrays(gpu, rng):
     X = rng.normal(size=(20, 40, 3))
     Y = rng.normal(size=(7, 33, 3))

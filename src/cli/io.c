@@ -301,15 +301,11 @@ static size_t trim_series(const char *path, const double *values, size_t n, cons
     return kept;
 }
 
-static int read_text(const char *path, int csv, const cli_read_options *opt, cli_dataset *out, char *err)
+static int parse_text_file(const char *path, const char *data, size_t size, int csv, const cli_read_options *opt,
+                           cli_dataset *out, char *err)
 {
-    char *data = NULL;
-    size_t size = 0;
-    if (read_whole_file(path, &data, &size, err) != 0)
-        return -1;
     text_table t = {0};
     int rc = text_parse(path, data, size, csv, opt->labels != CLI_LABELS_NONE, &t, err);
-    free(data);
     if (rc != 0) {
         text_table_free(&t);
         return -1;
@@ -499,15 +495,12 @@ static int parse_npy_header(const char *h, char *descr, size_t descr_cap, int *f
     return seen == 7 ? 0 : -1;
 }
 
-static int read_npy(const char *path, const cli_read_options *opt, cli_dataset *out, char *err)
+static int parse_npy_file(const char *path, const char *data, size_t size, const cli_read_options *opt,
+                          cli_dataset *out, char *err)
 {
     if (opt->labels == CLI_LABELS_FIRST)
         return fail(err, "%s: .npy files hold no labels (--labels needs a text file with the label first)",
                     path);
-    char *data = NULL;
-    size_t size = 0;
-    if (read_whole_file(path, &data, &size, err) != 0)
-        return -1;
     const unsigned char *u = (const unsigned char *)data;
     int rc = -1;
     char *header = NULL;
@@ -646,7 +639,6 @@ static int read_npy(const char *path, const cli_read_options *opt, cli_dataset *
     rc = 0;
 done:
     free(header);
-    free(data);
     return rc;
 }
 
@@ -851,12 +843,9 @@ static int ts_label(const char *path, size_t line, ts_span label, const ts_heade
     return 0;
 }
 
-static int read_ts(const char *path, const cli_read_options *opt, cli_dataset *out, char *err)
+static int parse_ts_file(const char *path, const char *data, size_t size, const cli_read_options *opt,
+                         cli_dataset *out, char *err)
 {
-    char *data = NULL;
-    size_t size = 0;
-    if (read_whole_file(path, &data, &size, err) != 0)
-        return -1;
     ts_header h = {-1, -1, -1, -1, -1, 0, 0, NULL, 0, 0};
     double *values = NULL, *labels = NULL, *scratch = NULL;
     size_t *offsets = NULL, *dim_len = NULL;
@@ -1068,19 +1057,47 @@ done:
     free(scratch);
     free(dim_len);
     free(h.classes);
-    free(data);
     return rc;
+}
+
+/* data: size bytes followed by a NUL (parsers may look one byte ahead) */
+static int parse_dataset(const char *name, cli_format format, const char *data, size_t size,
+                         const cli_read_options *opt, cli_dataset *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    switch (format) {
+    case CLI_FORMAT_NPY: return parse_npy_file(name, data, size, opt, out, err);
+    case CLI_FORMAT_TS: return parse_ts_file(name, data, size, opt, out, err);
+    case CLI_FORMAT_CSV: return parse_text_file(name, data, size, 1, opt, out, err);
+    default: return parse_text_file(name, data, size, 0, opt, out, err);
+    }
 }
 
 int cli_read_dataset(const char *path, const cli_read_options *opt, cli_dataset *out, char *err)
 {
     memset(out, 0, sizeof *out);
-    cli_format f = cli_input_format(path);
-    if (f == CLI_FORMAT_NPY)
-        return read_npy(path, opt, out, err);
-    if (f == CLI_FORMAT_TS)
-        return read_ts(path, opt, out, err);
-    return read_text(path, f == CLI_FORMAT_CSV, opt, out, err);
+    char *data = NULL;
+    size_t size = 0;
+    if (read_whole_file(path, &data, &size, err) != 0)
+        return -1;
+    int rc = parse_dataset(path, cli_input_format(path), data, size, opt, out, err);
+    free(data);
+    return rc;
+}
+
+int cli_parse_dataset(const char *name, cli_format format, const void *data, size_t size,
+                      const cli_read_options *opt, cli_dataset *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    char *copy = malloc(size + 1);
+    if (copy == NULL)
+        return fail(err, "%s: out of memory", name);
+    if (size)
+        memcpy(copy, data, size);
+    copy[size] = '\0';
+    int rc = parse_dataset(name, format, copy, size, opt, out, err);
+    free(copy);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- atomic output files */

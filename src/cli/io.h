@@ -52,6 +52,10 @@ typedef struct cli_dataset {
 } cli_dataset;
 
 int cli_read_dataset(const char *path, const cli_read_options *opt, cli_dataset *out, char *err);
+/* The same for a file's bytes in memory (the fuzzers, fuzz/): `name` stands for the path in
+ * messages; `format` is what cli_input_format would say of the file's name. */
+int cli_parse_dataset(const char *name, cli_format format, const void *data, size_t size,
+                      const cli_read_options *opt, cli_dataset *out, char *err);
 void cli_dataset_free(cli_dataset *d);
 size_t cli_series_length(const cli_dataset *d, size_t i);
 size_t cli_max_length(const cli_dataset *d);
