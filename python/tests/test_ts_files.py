@@ -58,6 +58,9 @@ def test_equal_length_multivariate(tmp_path, measure):
     got = _cli_matrix(tmp_path, ts, "--measure", measure)
     want = wavewarp.pairwise(X.transpose(0, 2, 1), measure=measure, backend="cpu")
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+    # the same arrays as .npy (count, length, dim): the CLI reads both to the same bits
+    np.save(tmp_path / "same.npy", X.transpose(0, 2, 1))
+    assert np.array_equal(_cli_matrix(tmp_path, tmp_path / "same.npy", "--measure", measure), got)
 
 
 def test_unequal_lengths_and_no_labels(tmp_path):
@@ -68,6 +71,13 @@ def test_unequal_lengths_and_no_labels(tmp_path):
     assert "@equalLength false" in ts.read_text()
     got = _cli_matrix(tmp_path, ts)
     np.testing.assert_allclose(got, wavewarp.pairwise(_ours(X), measure="twed", backend="cpu"), rtol=1e-13)
+    # the same series NaN-padded in a .npy (the CLI cuts trailing NaN padding): the same bits
+    longest = max(case.shape[1] for case in X)
+    padded = np.full((len(X), longest, X[0].shape[0]), np.nan)
+    for i, series in enumerate(_ours(X)):
+        padded[i, : len(series)] = series
+    np.save(tmp_path / "same.npy", padded)
+    assert np.array_equal(_cli_matrix(tmp_path, tmp_path / "same.npy"), got)
     # and a classify of a file without labels says so
     done = _run("classify", ts.name, ts.name, cwd=tmp_path, ok=False)
     assert done.returncode == 1 and "has no class labels" in done.stderr
