@@ -16,8 +16,9 @@
 
 /* One reader input: the first byte picks the options (label mode, single-series files), the rest
  * is the file, read as `format`. An accepted file gives at least one series, each of at least one
- * sample, finite values and labels, offsets from 0 upwards, a right ragged flag, no labels under
- * --no-labels; a refused one says why, naming the file. */
+ * sample, finite values and labels (class numbers when the classes have names), offsets from 0
+ * upwards, a right ragged flag, no labels under --no-labels; a refused one says why, naming the
+ * file. */
 static inline const char *ww_fuzz_reader(cli_format format, const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -41,6 +42,9 @@ static inline const char *ww_fuzz_reader(cli_format format, const uint8_t *data,
             broken = "a series without samples";
         else if (d.labels && !isfinite(d.labels[i]))
             broken = "a label that is not finite";
+        else if (d.class_names && !(d.labels && d.labels[i] >= 0 && d.labels[i] < (double)d.class_count &&
+                                    d.labels[i] == floor(d.labels[i]) && d.class_names[(size_t)d.labels[i]]))
+            broken = "a label that is not the number of a class name";
     }
     if (broken == NULL) {
         int ragged = 0;

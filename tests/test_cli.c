@@ -2006,6 +2006,28 @@ void test_cli_ts_reader(void)
     CHECK(r.code == 0 && strtod(r.out, NULL) == want);
     cli_result_free(&r);
     ww_ctx_destroy(ctx);
+    /* a test file whose @classLabel lists other classes, or in another order (aeon writes each
+     * split's own classes): its labels are numbered as the training file's, by name */
+    write_text(&b, "test.ts",
+               "@univariate false\n@dimensions 2\n@classLabel true Walking Running Jumping\n@data\n"
+               "4,5:40,50:Walking\n1,2,3:10,20,30:Running\n1,2:10,20:Jumping\n");
+    CHECK(read_dataset(&b, "test.ts", CLI_LABELS_AUTO, &t) == 0);
+    CHECK(t.class_count == 3 && t.labels && t.labels[0] == 0 && t.labels[1] == 1 && t.labels[2] == 2);
+    cli_dataset m;
+    CHECK(read_dataset(&b, "mv.ts", CLI_LABELS_AUTO, &m) == 0);
+    char err[CLI_ERR_SIZE];
+    CHECK(cli_align_class_labels(&m, &t, err) == 0);
+    CHECK(t.labels && t.labels[0] == 2 && t.labels[1] == 1 && t.labels[2] == 3); /* Jumping: new */
+    CHECK(t.class_names == NULL && m.class_count == 3);
+    cli_dataset_free(&t);
+    cli_dataset_free(&m);
+    r = run_cli(&b, "classify mv.ts test.ts -o pred2.csv");
+    CHECK(r.code == 0 && fabs(find_number(r.out, "accuracy:") - 2.0 / 3.0) < 1e-4);
+    cli_result_free(&r);
+    path_in(&b, "pred2.csv", pred_path, sizeof pred_path);
+    pred = slurp(pred_path, NULL);
+    CHECK(pred && strstr(pred, "0,2,2,1,0\n1,1,1,0,0\n2,3,") != NULL);
+    free(pred);
     r = run_cli(&b, "classify aeon.ts uni.ts");
     CHECK(r.code == 1 && strstr(r.err, "aeon.ts: the file has no class labels") != NULL);
     cli_result_free(&r);

@@ -136,3 +136,16 @@ def test_classify_basic_motions(tmp_path):
     np.testing.assert_array_equal(rows[:, 1], [names.index(label) for label in y_test])
     np.testing.assert_array_equal(rows[:, 2], [names.index(label) for label in predicted])
     assert accuracy > 0.5  # well above chance (4 classes); 0.725 with TWED defaults
+
+    # a test file of three classes only: aeon's header then names those three, numbered 0..2 in
+    # that file; classify renumbers them by name as the training file's
+    keep = y_test != "standing"
+    assert len(np.unique(y_test[keep])) == 3
+    subset = _write(tmp_path, X_test[keep], y_test[keep], "classification", "BasicMotions", "_TEST3")
+    assert "@classLabel true badminton running walking" in subset.read_text()
+    done = _run("classify", train.name, subset.name, "-o", "pred3.csv", "--backend", "cpu", cwd=tmp_path)
+    accuracy3 = float(done.stdout.split("accuracy:")[1].split()[0])
+    assert accuracy3 == pytest.approx(np.mean(predicted[keep] == y_test[keep]), abs=5e-5)
+    rows = np.loadtxt(tmp_path / "pred3.csv", delimiter=",", skiprows=1)
+    np.testing.assert_array_equal(rows[:, 1], [names.index(label) for label in y_test[keep]])
+    np.testing.assert_array_equal(rows[:, 2], [names.index(label) for label in predicted[keep]])

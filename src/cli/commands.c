@@ -888,6 +888,11 @@ int cli_cmd_classify(const cli_settings *s)
         rc = require_labels(path_train, &train);
     if (rc == CLI_EXIT_OK)
         rc = require_labels(path_test, &test);
+    /* .ts class names: the test file's numbered as the training file's */
+    if (rc == CLI_EXIT_OK && cli_align_class_labels(&train, &test, err) != 0) {
+        cli_error("%s", err);
+        rc = CLI_EXIT_RUNTIME;
+    }
     if (rc == CLI_EXIT_OK)
         rc = check_same_dim(path_train, &train, path_test, &test);
     if (rc == CLI_EXIT_OK)

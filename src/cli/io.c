@@ -115,7 +115,40 @@ void cli_dataset_free(cli_dataset *d)
     free(d->values);
     free(d->offsets);
     free(d->labels);
+    for (size_t i = 0; d->class_names && i < d->class_count; i++)
+        free(d->class_names[i]);
+    free(d->class_names);
     memset(d, 0, sizeof *d);
+}
+
+int cli_align_class_labels(const cli_dataset *reference, cli_dataset *other, char *err)
+{
+    if (reference->class_names == NULL || other->class_names == NULL || other->labels == NULL)
+        return 0;
+    size_t *to = malloc(other->class_count * sizeof *to);
+    if (to == NULL)
+        return fail(err, "out of memory");
+    size_t unknown = 0;
+    for (size_t k = 0; k < other->class_count; k++) {
+        size_t j = reference->class_count;
+        for (size_t i = 0; i < reference->class_count && j == reference->class_count; i++)
+            if (strcmp(reference->class_names[i], other->class_names[k]) == 0)
+                j = i;
+        for (size_t i = 0; i < reference->class_count && j == reference->class_count; i++)
+            if (strcasecmp(reference->class_names[i], other->class_names[k]) == 0)
+                j = i;
+        to[k] = j < reference->class_count ? j : reference->class_count + unknown++;
+    }
+    for (size_t i = 0; i < other->count; i++)
+        other->labels[i] = (double)to[(size_t)other->labels[i]];
+    free(to);
+    /* the labels now count in the reference's names */
+    for (size_t k = 0; k < other->class_count; k++)
+        free(other->class_names[k]);
+    free(other->class_names);
+    other->class_names = NULL;
+    other->class_count = 0;
+    return 0;
 }
 
 size_t cli_series_length(const cli_dataset *d, size_t i) { return d->offsets[i + 1] - d->offsets[i]; }
@@ -1039,6 +1072,19 @@ static int parse_ts_file(const char *path, const char *data, size_t size, const 
     out->count = count;
     out->dim = dim;
     if (with_labels && opt->labels != CLI_LABELS_NONE) {
+        if (h.class_count && !h.numeric_classes) {
+            out->class_names = calloc(h.class_count, sizeof *out->class_names);
+            if (out->class_names == NULL)
+                goto oom_out;
+            out->class_count = h.class_count;
+            for (size_t k = 0; k < h.class_count; k++) {
+                out->class_names[k] = malloc(h.classes[k].n + 1);
+                if (out->class_names[k] == NULL)
+                    goto oom_out;
+                memcpy(out->class_names[k], h.classes[k].s, h.classes[k].n);
+                out->class_names[k][h.classes[k].n] = '\0';
+            }
+        }
         out->labels = labels;
         labels = NULL;
     }
@@ -1048,6 +1094,10 @@ static int parse_ts_file(const char *path, const char *data, size_t size, const 
     mark_ragged(out);
     rc = 0;
     goto done;
+oom_out:
+    values = NULL; /* owned by out now */
+    offsets = NULL;
+    cli_dataset_free(out);
 oom:
     fail(err, "%s: out of memory", path);
 done:

@@ -49,6 +49,9 @@ typedef struct cli_dataset {
     size_t dim;
     int ragged;      /* not all series have the same length */
     int label_guess; /* CLI_LABELS_AUTO only: 1 label column detected, 0 none detected */
+    /* .ts files with named classes: label k is class_names[k] (NULL, 0 for other files) */
+    char **class_names;
+    size_t class_count;
 } cli_dataset;
 
 int cli_read_dataset(const char *path, const cli_read_options *opt, cli_dataset *out, char *err);
@@ -57,6 +60,11 @@ int cli_read_dataset(const char *path, const cli_read_options *opt, cli_dataset 
 int cli_parse_dataset(const char *name, cli_format format, const void *data, size_t size,
                       const cli_read_options *opt, cli_dataset *out, char *err);
 void cli_dataset_free(cli_dataset *d);
+/* When both datasets have named classes (.ts files), renumbers `other`'s labels into `reference`'s
+ * numbering by name (a class `reference` does not have gets a number of its own), so that the
+ * labels of a training and a test file agree whatever order their @classLabel lines list the
+ * classes in. Nothing to do otherwise. Returns -1 (err set) only for want of memory. */
+int cli_align_class_labels(const cli_dataset *reference, cli_dataset *other, char *err);
 size_t cli_series_length(const cli_dataset *d, size_t i);
 size_t cli_max_length(const cli_dataset *d);
 
