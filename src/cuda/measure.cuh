@@ -196,6 +196,10 @@ template <class Ops, typename T> struct measure_functor {
     }
 };
 
+/* A measure's functor in double and in float. */
+template <class Ops> using measure_f64 = measure_functor<Ops, double>;
+template <class Ops> using measure_f32 = measure_functor<Ops, float>;
+
 /* The functor of a measure descriptor (host side). */
 template <class Ops, typename T> static inline measure_functor<Ops, T> make_functor(const ww_measure *m);
 template <> inline measure_functor<twed_ops, double> make_functor<twed_ops, double>(const ww_measure *m)
