@@ -137,7 +137,11 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
     if (st != WW_OK)
         return st;
     const size_t band_rows = (size_t)WAVEFRONT_THREADS * shape->rows;
-    const size_t nbands = (a.length + band_rows - 1) / band_rows;
+    /* the result read at its exact cell (see result_cell): the rows shifted so that row na is the
+     * last of a thread's tile rows */
+    const bool exact = WIN || !M::pad_repeats_last;
+    const size_t R = (size_t)shape->rows, shift = exact ? (R - a.length % R) % R : 0;
+    const size_t nbands = (a.length + shift + band_rows - 1) / band_rows;
     const size_t blocks = (b.length + shape->cols - 1) / shape->cols;
     /* the kernel indexes rows, columns and steps with int */
     if (a.length + 2 * band_rows >= (size_t)INT32_MAX || b.length + 1024 >= (size_t)INT32_MAX)
@@ -161,13 +165,12 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
     w.nbands = (unsigned)nbands;
     w.result = result;
     w.band = band;
-    /* D(na, nb): row na - 1 (0-based) of the bands, column nb - 1 of the blocks */
-    const size_t last_row = a.length - 1, last_col = b.length - 1;
+    /* D(na, nb): shifted row na - 1 + shift (0-based), column nb - 1 (in the last block) */
+    const size_t last_row = a.length - 1 + shift;
     w.at.band = (unsigned)(last_row / band_rows);
-    w.at.thread = (int)(last_row % band_rows / (size_t)shape->rows);
-    w.at.k = (int)(last_row % (size_t)shape->rows);
-    w.at.block = (int)(last_col / (size_t)shape->cols);
-    w.at.c = (int)(last_col % (size_t)shape->cols);
+    w.at.thread = (int)(last_row % band_rows / R);
+    w.at.c = (int)((b.length - 1) % (size_t)shape->cols);
+    w.at.row_shift = (int)shift;
     return launch(s, w);
 }
 

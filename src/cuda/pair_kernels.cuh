@@ -101,11 +101,13 @@ __device__ __forceinline__ unsigned long long handover_check(double v, unsigned 
 }
 
 /* Where the result is, for measures whose padding does not repeat D(na, nb) past the end and for
- * windows: row na is row `k` of thread `thread` of band `band`; column nb is column `c` of block
- * `block`. */
+ * windows: the rows are shifted down by `row_shift` (< R) padding rows, so that row na is the last
+ * row of a thread's tiles (thread `thread` of band `band`); column nb is column `c` of the last
+ * block. Row 0 of the dynamic program is then the padding row just above row 1 (row_shift - 1 of
+ * thread 0 of band 0), whose value in column 0 is D(0, 0) = 0. */
 struct result_cell {
     unsigned band;
-    int thread, k, block, c;
+    int thread, c, row_shift;
 };
 
 template <class M> struct wavefront_args {
@@ -166,10 +168,12 @@ struct band_sweep {
     int start, last, above_last;
 };
 
-template <int R, int C> __device__ __forceinline__ band_sweep windowed_sweep(const pair_band &pb, unsigned band, int na)
+template <int R, int C>
+__device__ __forceinline__ band_sweep windowed_sweep(const pair_band &pb, unsigned band, int na, int shift)
 {
-    const int first_row = (int)band * (WAVEFRONT_THREADS * R) + 1;
-    const int last_row = min(first_row + WAVEFRONT_THREADS * R - 1, na);
+    const int band_first = (int)band * (WAVEFRONT_THREADS * R) + 1 - shift; /* rows of the dynamic program */
+    const int first_row = max(band_first, 1);
+    const int last_row = min(band_first + WAVEFRONT_THREADS * R - 1, na);
     int lo, hi, unused;
     pb.row(first_row, &lo, &unused);
     pb.row(last_row, &unused, &hi);
@@ -235,19 +239,23 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         if (band >= w.nbands)
             return;
 
+        /* the rows are shifted down by `shift` padding rows (0 for TWED without a window) */
+        const int shift = EXACT_RESULT ? w.at.row_shift : 0;
         /* the blocks this band sweeps, [start, last], and the last one the band above published */
-        const band_sweep sweep = WIN ? windowed_sweep<R, C>(w.band, band, na) : band_sweep{0, blocks - 1, blocks - 1};
+        const band_sweep sweep = WIN ? windowed_sweep<R, C>(w.band, band, na, shift) : band_sweep{0, blocks - 1, blocks - 1};
         const int start = WIN ? sweep.start : 0, last = WIN ? sweep.last : blocks - 1;
         const int above_last = WIN ? sweep.above_last : blocks - 1;
         const int steps = (WIN ? last - start + 1 : blocks) + (WAVEFRONT_WARPS - 1) * WARP_SKEW + 31;
 
-        /* rows row0 - 1 .. row0 + R - 1: the row above this thread's first, then its own */
-        const int row0 = (int)band * (WAVEFRONT_THREADS * R) + 1 + (int)threadIdx.x * R;
+        /* rows row0 - 1 .. row0 + R - 1: the row above this thread's first, then its own (rows of
+         * the dynamic program: shifted by `shift`) */
+        const int row0 = (int)band * (WAVEFRONT_THREADS * R) + 1 + (int)threadIdx.x * R - shift;
         double a_val[R + 1][VW], a_t[R + 1], a_del[R];
         int a_row[R + 1];
 #pragma unroll
         for (int r = 0; r <= R; r++) {
-            a_row[r] = min(row0 - 1 + r, na + 1); /* rows past na: the padding */
+            /* rows past na: the padding; before row 0 (shifted rows): sample 0, padding too */
+            a_row[r] = EXACT_RESULT ? min(max(row0 - 1 + r, 0), na + 1) : min(row0 - 1 + r, na + 1);
 #pragma unroll
             for (int k = 0; k < VW; k++)
                 a_val[r][k] = VD > 0 ? w.a.values[(size_t)a_row[r] * VW + k] : 0.0;
@@ -261,7 +269,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
 #pragma unroll
             for (int k = 0; k < R; k++) {
                 row_lo[k] = INT_MAX, row_hi[k] = 0;
-                if (row0 + k <= na)
+                if (row0 + k >= 1 && row0 + k <= na)
                     w.band.row(row0 + k, &row_lo[k], &row_hi[k]);
             }
         }
@@ -270,8 +278,8 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         double d_left[R], m_left[R + 1], d_bottom[C];
         double corner = row0 == 1 ? 0.0 : inf; /* D(0, 0) above-left of the first tile */
 #pragma unroll
-        for (int k = 0; k < R; k++)
-            d_left[k] = inf;
+        for (int k = 0; k < R; k++) /* D(r, 0); D(0, 0) = 0 when row 0 is a shifted padding row */
+            d_left[k] = EXACT_RESULT && row0 + k == 0 ? 0.0 : inf;
 #pragma unroll
         for (int r = 0; r <= R; r++)
             m_left[r] = 0;
@@ -279,7 +287,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         for (int c = 0; c < C; c++)
             d_bottom[c] = inf;
         /* D(na, nb) = the last cell of the last tile of the last band (see SERIES_PAD_BACK), or
-         * the exact cell w.at */
+         * the last row of the tiles of thread w.at.thread of band w.at.band (see result_cell) */
         const bool result_thread = EXACT_RESULT ? band == w.at.band && (int)threadIdx.x == w.at.thread
                                                 : band + 1 == w.nbands && threadIdx.x == WAVEFRONT_THREADS - 1;
         const int skew = warp * WARP_SKEW + lane; /* this thread's block at step S is start + S - skew */
@@ -468,23 +476,10 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                                make_double2(v, __longlong_as_double((long long)handover_check(v, out_id))));
                     }
                 }
-                if constexpr (EXACT_RESULT) {
-                    if (result_thread && j == w.at.block) {
-                        /* the cell picked by masks over its bits: a plain select of d[at.k][at.c]
-                         * becomes an indexed read, which puts the tile in local memory */
-                        unsigned long long bits = 0;
-#pragma unroll
-                        for (int k = 0; k < R; k++)
-#pragma unroll
-                            for (int c = 0; c < C; c++)
-                                bits |= (unsigned long long)__double_as_longlong(d[k][c]) &
-                                        (0ull - (unsigned long long)(k == w.at.k && c == w.at.c));
-                        w.result->value = M::finish(__longlong_as_double((long long)bits));
-                    }
-                } else {
-                    if (result_thread && j == blocks - 1)
-                        w.result->value = d[R - 1][C - 1];
-                }
+                /* a predicated store: no branch in the unrolled steps */
+                if (result_thread && j == blocks - 1)
+                    w.result->value = EXACT_RESULT && C > 1 && w.at.c == 0 ? M::finish(d[R - 1][0])
+                                                                         : M::finish(d[R - 1][C - 1]);
             }
             __syncthreads();
         }
