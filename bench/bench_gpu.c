@@ -8,7 +8,7 @@
  * TWED tables (those of the commits before the measures were split out, for old-vs-new runs),
  * WW_BENCH_DTW_ONLY=1 runs the measures' tables alone.
  * Usage: ww_bench_gpu [max_log2_n] [output.md] */
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "wavewarp.h"
 #include "bench_common.h"
 
@@ -126,6 +126,49 @@ static void measures_tables(FILE *md, ww_ctx *fast, ww_ctx *cpu, const double *a
         cell(c[0], sizeof c[0], t), cell(c[1], sizeof c[1], tf), cell(c[2], sizeof c[2], tc), cell(c[3], sizeof c[3], tt);
         snprintf(line, sizeof line, "| %zu | %s | %.1f | %s | %s | %s | %.2f |\n", n, c[0],
                  t > 0 ? (double)n * (double)n / t / 1e9 : 0.0, c[1], c[2], c[3], t > 0 && tt > 0 ? t / tt : 0.0);
+        out_line(md, line);
+    }
+    /* the tile shapes for DTW (a cheaper cell than TWED's: wider tiles may pay earlier), and for the
+     * largest pairs the bands resident per multiprocessor (WW_WAVEFRONT_RESIDENT) */
+    const char *tiles[] = {NULL, "3x1s16", "4x1s16", "8x1s16", "8x2s8"};
+    out_line(md, "\nDTW tile shapes of the wavefront engine (RxCsS, as the TWED table; f64, time of the call):\n\n"
+                 "| n | auto | 3x1s16 | 4x1s16 | 8x1s16 | 8x2s8 |\n| --- | --- | --- | --- | --- | --- |\n");
+    for (int lg = 10; lg <= max_log2; lg++) {
+        const size_t n = (size_t)1 << lg;
+        const int reps = lg <= 14 ? 11 : (lg <= 16 ? 3 : 1);
+        ww_series A = ww_series_f64(a, NULL, n, 1), B = ww_series_f64(b, NULL, n, 1);
+        int at = snprintf(line, sizeof line, "| %zu |", n);
+        for (int k = 0; k < 5; k++) {
+            char c[32];
+            if (tiles[k])
+                setenv("WW_WAVEFRONT_TILE", tiles[k], 1);
+            double v = NAN;
+            cell(c, sizeof c, time_measure(fast, &dtw, &A, &B, reps, &v));
+            unsetenv("WW_WAVEFRONT_TILE");
+            at += snprintf(line + at, sizeof line - (size_t)at, " %s |", c);
+        }
+        snprintf(line + at, sizeof line - (size_t)at, "\n");
+        out_line(md, line);
+    }
+    out_line(md, "\nDTW, bands of the 8 x 2 shape resident per multiprocessor (WW_WAVEFRONT_RESIDENT; 0: as many as "
+                 "fit), f64:\n\n| n | 0 | 2 | 3 | 4 |\n| --- | --- | --- | --- | --- |\n");
+    for (int lg = 16; lg <= max_log2; lg += 2) {
+        const size_t n = (size_t)1 << lg;
+        ww_series A = ww_series_f64(a, NULL, n, 1), B = ww_series_f64(b, NULL, n, 1);
+        int at = snprintf(line, sizeof line, "| %zu |", n);
+        const char *resident[] = {NULL, "2", "3", "4"};
+        setenv("WW_WAVEFRONT_TILE", "8x2s8", 1);
+        for (int k = 0; k < 4; k++) {
+            char c[32];
+            if (resident[k])
+                setenv("WW_WAVEFRONT_RESIDENT", resident[k], 1);
+            double v = NAN;
+            cell(c, sizeof c, time_measure(fast, &dtw, &A, &B, lg <= 16 ? 3 : 1, &v));
+            unsetenv("WW_WAVEFRONT_RESIDENT");
+            at += snprintf(line + at, sizeof line - (size_t)at, " %s |", c);
+        }
+        unsetenv("WW_WAVEFRONT_TILE");
+        snprintf(line + at, sizeof line - (size_t)at, "\n");
         out_line(md, line);
     }
     out_line(md, "\nA window of 10% (fraction 0.1: radius n / 10), f64: the time against the band's share of the "

@@ -198,6 +198,20 @@ static void dtw_tables(FILE *md, ww_ctx *gpu, ww_ctx *cpu, const double *v, cons
         const double i64 = time_index(gpu, ix, &q, r, NULL, 11), i32 = time_index(gpu, ix32, &q32, r32, &o32, 11);
         row(md, "| 1 query vs a ww_index of the 60,000 series (prepared once) | %.3f ms | %.3f ms | %.2f | - | %.1e |\n",
             i64 * 1e3, i32 * 1e3, i64 / i32, max_rel_diff(r, rc, nres));
+        /* the staged kernel's shapes on this query (WW_STAGED_THREADS, WW_STAGED_ROWS) */
+        char shapes[512];
+        int at = snprintf(shapes, sizeof shapes, "| staged kernel shapes, index query (threads/rows: f64, f32) |");
+        const char *threads[] = {"32", "64", "128"}, *rows[] = {"1", "2"};
+        for (int t = 0; t < 3; t++)
+            for (int k = 0; k < 2; k++) {
+                setenv("WW_STAGED_THREADS", threads[t], 1);
+                setenv("WW_STAGED_ROWS", rows[k], 1);
+                const double s64 = time_index(gpu, ix, &q, r, NULL, 11), s32 = time_index(gpu, ix32, &q32, r32, &o32, 11);
+                at += snprintf(shapes + at, sizeof shapes - (size_t)at, " %s/%s: %.3f, %.3f ms;", threads[t], rows[k],
+                               s64 * 1e3, s32 * 1e3);
+            }
+        unsetenv("WW_STAGED_THREADS"), unsetenv("WW_STAGED_ROWS");
+        row(md, "%s | | | | |\n", shapes);
         ww_index_destroy(ix), ww_index_destroy(ix32);
         free(r), free(rc), free(r32);
     }

@@ -5,6 +5,9 @@
 #define WW_CUDA_WAVEFRONT_SHAPES_CUH
 
 #include "pair_kernels.cuh"
+#include "../common/settings.h"
+
+#include <stdlib.h>
 
 template <class M> using wavefront_launcher = ww_status (*)(ww_cuda_state *s, const wavefront_args<M> &w);
 
@@ -18,6 +21,9 @@ ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args<M> &w)
             &per_sm, wavefront_kernel<M, R, C, SYNC, VD, DEG, WIN>, WAVEFRONT_THREADS, 0));
         if (per_sm < 1)
             per_sm = 1;
+        const char *resident = ww_setting_value(WW_SETTING_WAVEFRONT_RESIDENT); /* benchmarks */
+        if (resident && atoi(resident) > 0 && atoi(resident) < per_sm)
+            per_sm = atoi(resident);
         if (grid > (size_t)per_sm * s->sm_count)
             grid = (size_t)per_sm * s->sm_count;
     }
