@@ -150,8 +150,8 @@ static void measures_tables(FILE *md, ww_ctx *fast, ww_ctx *cpu, const double *a
         snprintf(line + at, sizeof line - (size_t)at, "\n");
         out_line(md, line);
     }
-    out_line(md, "\nDTW, bands of the 8 x 2 shape resident per multiprocessor (WW_WAVEFRONT_RESIDENT; 0: as many as "
-                 "fit), f64:\n\n| n | 0 | 2 | 3 | 4 |\n| --- | --- | --- | --- | --- |\n");
+    out_line(md, "\nDTW, bands of the 8 x 2 shape resident per multiprocessor (WW_WAVEFRONT_RESIDENT; 0: the default, as "
+                 "many as fit up to 4), f64:\n\n| n | 0 | 2 | 3 | 4 |\n| --- | --- | --- | --- | --- |\n");
     for (int lg = 16; lg <= max_log2; lg += 2) {
         const size_t n = (size_t)1 << lg;
         ww_series A = ww_series_f64(a, NULL, n, 1), B = ww_series_f64(b, NULL, n, 1);

@@ -9,6 +9,8 @@
 
 #include <stdlib.h>
 
+#define WAVEFRONT_MAX_RESIDENT 4 /* bands per multiprocessor at once, at most */
+
 template <class M> using wavefront_launcher = ww_status (*)(ww_cuda_state *s, const wavefront_args<M> &w);
 
 template <class M, int R, int C, int SYNC, int VD, int DEG, bool WIN>
@@ -21,6 +23,12 @@ ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args<M> &w)
             &per_sm, wavefront_kernel<M, R, C, SYNC, VD, DEG, WIN>, WAVEFRONT_THREADS, 0));
         if (per_sm < 1)
             per_sm = 1;
+        /* at most 4 bands per multiprocessor: more spend their issue slots waiting for the bands
+         * above (DTW, 8 x 2 at n = 2^20 on an H200: 1.01 s with the 5 that fit, 0.69 s with 4,
+         * 0.75 s with 3; bench/results/gpu-dtw.md). TWED's kernels hold 122 registers or more, so
+         * at most 4 of theirs fit anyway: their launches are unchanged. */
+        if (per_sm > WAVEFRONT_MAX_RESIDENT)
+            per_sm = WAVEFRONT_MAX_RESIDENT;
         const char *resident = ww_setting_value(WW_SETTING_WAVEFRONT_RESIDENT); /* benchmarks */
         if (resident && atoi(resident) > 0 && atoi(resident) < per_sm)
             per_sm = atoi(resident);
