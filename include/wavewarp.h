@@ -129,6 +129,9 @@ WW_API const char *ww_backend_name(ww_backend backend);
 WW_API int ww_ctx_num_threads(const ww_ctx *ctx);
 /* Describes the backend in use, e.g. "cpu (2 threads, avx512)" or "cuda (NVIDIA H100, sm_90)". */
 WW_API const char *ww_ctx_describe(const ww_ctx *ctx);
+/* Where the context's last computing call ran (a CUDA context runs small work, and work the GPU has
+ * no engine for, on the CPU with backend AUTO): CPU or CUDA; AUTO before any call or for NULL. */
+WW_API ww_backend ww_ctx_last_backend(const ww_ctx *ctx);
 /* Non-zero when this build has the CUDA backend and a device is usable. */
 WW_API int ww_cuda_available(void);
 /* CUDA devices visible to this process (0 without CUDA or without a GPU). */
@@ -276,6 +279,9 @@ WW_API ww_status ww_measure_set_window(ww_measure *m, size_t radius);
 WW_API ww_status ww_measure_set_window_fraction(ww_measure *m, double fraction);
 /* The radius the measure uses for a pair of lengths n and m (WW_NO_WINDOW: none). */
 WW_API size_t ww_measure_radius(const ww_measure *m, size_t n, size_t m_length);
+/* The cells of the dynamic program the measure computes for a pair of lengths n and m: n m, or
+ * its window's band. Progress callbacks count these. */
+WW_API uint64_t ww_measure_cells(const ww_measure *m, size_t n, size_t m_length);
 /* WW_OK for a known kind with valid parameters; WW_ERR_MEASURE for an unknown kind, WW_ERR_PARAM
  * for bad parameters, WW_ERR_NULL_POINTER for NULL. */
 WW_API ww_status ww_measure_check(const ww_measure *m);

@@ -422,13 +422,14 @@ void test_measures_pairwise_vs_pairs(void)
     ww_ctx_destroy(two);
 }
 
-/* Progress of a windowed matrix counts the band's cells and ends at its total. */
-static int count_progress(uint64_t done, uint64_t total, void *user)
+/* Progress rises, never past its total: seen = {last done, total, calls}. */
+static int monotone_progress(uint64_t done, uint64_t total, void *user)
 {
     uint64_t *seen = (uint64_t *)user;
-    CHECK(done <= total);
+    CHECK(done >= seen[0] && done <= total);
     seen[0] = done;
     seen[1] = total;
+    seen[2]++;
     return 0;
 }
 
@@ -470,9 +471,10 @@ void test_measures_knn_index_progress(void)
     CHECK(memcmp(idx, idx2, sizeof idx) == 0 && memcmp(dist, dist2, sizeof dist) == 0);
     ww_index_destroy(ix);
 
-    uint64_t seen[2] = {0, 0};
+    /* the band's cells, ending at their total */
+    uint64_t seen[3] = {0, 0, 0};
     ww_pairwise_options o = ww_pairwise_options_default();
-    o.progress = count_progress;
+    o.progress = monotone_progress;
     o.progress_user = seen;
     double self[50 * 50];
     CHECK_STATUS(ww_pairwise(ctx, &m, &x, NULL, self, &o), WW_OK);
@@ -530,6 +532,14 @@ void test_window_fraction(void)
     CHECK_STATUS(ww_measure_set_window_fraction(&m, 0.1), WW_OK); /* and the reverse */
     CHECK(m.window == WW_NO_WINDOW && ww_measure_radius(&m, 50, 60) == 5);
     CHECK(ww_measure_radius(NULL, 5, 5) == WW_NO_WINDOW);
+    /* the cells a pair costs: n m, or the band's */
+    CHECK(ww_measure_cells(&m, 40, 33) == ww_window_cells(40, 33, 3)); /* fraction 0.1 of 33: radius 3 */
+    ww_measure plain = ww_measure_twed(0.001, 1, 2);
+    CHECK(ww_measure_cells(&plain, 40, 33) == 40u * 33u);
+    ww_measure_set_window(&plain, 0);
+    CHECK(ww_measure_cells(&plain, 40, 40) == 40u && ww_measure_cells(&plain, 40, 33) == ww_window_cells(40, 33, 0));
+    ww_measure_set_window(&plain, 33); /* as wide as the shorter series: the whole matrix */
+    CHECK(ww_measure_cells(&plain, 40, 33) == 40u * 33u);
     ww_measure bad = ww_measure_dtw();
     bad.window_fraction = 2.0;
     CHECK_STATUS(ww_measure_check(&bad), WW_ERR_PARAM);
@@ -572,5 +582,69 @@ void test_window_fraction(void)
     free(g2);
     free(v);
     free(got);
+    ww_ctx_destroy(ctx);
+}
+
+/* kNN over several chunks of queries with a window: progress rises to exactly its total; DTW does
+ * not check the stamps of later chunks either (it reads none). */
+
+void test_knn_chunks_window_progress(void)
+{
+    ww_rng rng = {2024};
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 2);
+    const size_t nq = 600, n = 20, len = 12; /* 600 queries: more than one chunk of 256 */
+    double *qv = malloc(nq * len * sizeof(double)), *qt = malloc(nq * len * sizeof(double)), xv[20 * 12];
+    fill(&rng, qv, nq * len);
+    fill(&rng, xv, n * len);
+    for (size_t k = 0; k < nq * len; k++)
+        qt[k] = k == 300 * len ? NAN : (double)k; /* a bad stamp in the second chunk */
+    ww_dataset q = ww_dataset_f64(qv, qt, NULL, nq, len, 1), x = ww_dataset_f64(xv, NULL, NULL, n, len, 1);
+    ww_measure m = ww_measure_dtw();
+    ww_measure_set_window(&m, 2);
+    size_t *idx = malloc(nq * 2 * sizeof(size_t));
+    double *dist = malloc(nq * 2 * sizeof(double));
+    uint64_t seen[3] = {0, 0, 0};
+    ww_pairwise_options o = ww_pairwise_options_default();
+    o.progress = monotone_progress;
+    o.progress_user = seen;
+    CHECK_STATUS(ww_knn(ctx, &m, &q, &x, 2, idx, dist, &o), WW_OK);
+    CHECK(seen[2] > 1 && seen[0] == seen[1] && seen[1] == (uint64_t)nq * len * n * len);
+    /* the same queries one by one */
+    for (size_t i = 0; i < nq; i += 97) {
+        ww_series a;
+        ww_dataset_series(&q, i, &a);
+        double best = INFINITY;
+        for (size_t j = 0; j < n; j++) {
+            ww_series b;
+            ww_dataset_series(&x, j, &b);
+            double d;
+            CHECK_STATUS(ww_distance(ctx, &m, &a, &b, &d), WW_OK);
+            best = d < best ? d : best;
+        }
+        CHECK(dist[i * 2] == best);
+    }
+    ww_measure t = ww_measure_twed(0.001, 1, 2); /* TWED reads the stamps: refused, nothing written */
+    dist[0] = -1;
+    CHECK_STATUS(ww_knn(ctx, &t, &q, &x, 2, idx, dist, NULL), WW_ERR_STAMPS);
+    CHECK(dist[0] == -1);
+    free(qv);
+    free(qt);
+    free(idx);
+    free(dist);
+    ww_ctx_destroy(ctx);
+}
+
+/* Where the last call ran: AUTO before any, then the CPU on a CPU context. (A GPU context handing
+ * work to the CPU is tested in test_cuda.c.) */
+void test_ctx_last_backend(void)
+{
+    CHECK(ww_ctx_last_backend(NULL) == WW_BACKEND_AUTO);
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 1);
+    CHECK(ww_ctx_last_backend(ctx) == WW_BACKEND_AUTO);
+    double v[3] = {1, 2, 3}, d;
+    ww_series s = ww_series_f64(v, NULL, 3, 1);
+    ww_measure m = ww_measure_dtw();
+    CHECK_STATUS(ww_distance(ctx, &m, &s, &s, &d), WW_OK);
+    CHECK(ww_ctx_last_backend(ctx) == WW_BACKEND_CPU);
     ww_ctx_destroy(ctx);
 }

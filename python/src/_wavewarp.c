@@ -13,7 +13,15 @@
  * Arrays exposing __cuda_array_interface__ (CuPy, PyTorch, Numba) are passed to the library as
  * device pointers (memory = WW_DEVICE) without any copy.
  *
- * The type Index (wrapped by wavewarp.TwedIndex) holds a ww_index and the context that made it.
+ * Every computing entry point takes the measure as a "spec", the tuple
+ *     (name, nu, lmbda, degree, radius, window)
+ * built by wavewarp._measure (name "twed" or "dtw"; the TWED parameters None for DTW; radius an
+ * integer number of samples or None, window aeon's fraction or None, at most one of the two), and
+ * calls the library's generic functions (ww_distance, ww_pairwise, ww_knn, ww_index_create): one
+ * set of entry points for every measure; the twed* functions of the package call them too.
+ *
+ * The type Index (wrapped by wavewarp.Index and wavewarp.TwedIndex) holds a ww_index and the
+ * context that made it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -31,7 +39,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-/* size_t* outputs of ww_twed_knn are written straight into NumPy intp arrays. */
+/* size_t* outputs of ww_knn are written straight into NumPy intp arrays. */
 _Static_assert(sizeof(size_t) == sizeof(npy_intp), "size_t and npy_intp must have the same width");
 
 static PyObject *WavewarpError; /* wavewarp.WavewarpError, a RuntimeError */
@@ -39,7 +47,8 @@ static PyObject *WavewarpError; /* wavewarp.WavewarpError, a RuntimeError */
 /* ---------------------------------------------------------------------------------- errors */
 
 /* Sets the Python exception for a failed status and returns NULL. Bad input is a ValueError, out of
- * memory a MemoryError, everything else (no GPU, CUDA failures...) a WavewarpError. */
+ * memory a MemoryError, everything else (no GPU, CUDA failures, a measure or window that the backend
+ * asked for does not have: WW_ERR_UNSUPPORTED...) a WavewarpError. */
 static PyObject *raise_status(ww_status status)
 {
     PyObject *type = WavewarpError;
@@ -53,6 +62,7 @@ static PyObject *raise_status(ww_status status)
     case WW_ERR_DTYPE:
     case WW_ERR_MEMORY_KIND:
     case WW_ERR_OVERFLOW:
+    case WW_ERR_MEASURE:
         type = PyExc_ValueError;
         break;
     case WW_ERR_MEMORY:
@@ -106,7 +116,9 @@ static int parse_threads(PyObject *obj, int *out)
     return 0;
 }
 
-static int parse_params(PyObject *nu, PyObject *lmbda, PyObject *degree, ww_twed_params *out)
+/* The TWED parameters of a spec: nu and lmbda numbers, degree an integer >= 1 (the library checks
+ * the ranges of nu and lambda and reports WW_ERR_PARAM with its own message). */
+static int parse_twed_params(PyObject *nu, PyObject *lmbda, PyObject *degree, ww_twed_params *out)
 {
     out->nu = PyFloat_AsDouble(nu);
     if (out->nu == -1.0 && PyErr_Occurred())
@@ -122,8 +134,108 @@ static int parse_params(PyObject *nu, PyObject *lmbda, PyObject *degree, ww_twed
         return -1;
     }
     out->degree = (int)d;
-    /* nu, lambda: the library checks them and reports WW_ERR_PARAM with its own message */
     return 0;
+}
+
+static PyObject *zero_long; /* the int 0, made at import */
+
+/* The window of a spec: radius (None or an integer >= 0, in samples) or window (None or aeon's
+ * fraction of the shorter series, 0 <= window <= 1), not both. */
+static int parse_window(PyObject *radius, PyObject *window, ww_measure *m)
+{
+    if (radius != Py_None && window != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "give window (aeon's fraction of the shorter series) or radius "
+                        "(samples), not both");
+        return -1;
+    }
+    if (radius != Py_None) {
+        if (PyBool_Check(radius) || !PyIndex_Check(radius)) {
+            PyErr_Format(PyExc_TypeError, "radius must be None or an integer number of samples, not %R", radius);
+            return -1;
+        }
+        PyObject *value = PyNumber_Index(radius);
+        if (value == NULL)
+            return -1;
+        int negative = PyObject_RichCompareBool(value, zero_long, Py_LT);
+        size_t r = negative ? 0 : PyLong_AsSize_t(value);
+        Py_DECREF(value);
+        if (negative != 0) {
+            if (negative > 0)
+                PyErr_Format(PyExc_ValueError, "radius must be >= 0, not %R", radius);
+            return -1;
+        }
+        if (r == (size_t)-1 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+                return -1;
+            PyErr_Clear();
+            r = WW_NO_WINDOW; /* beyond size_t: wider than any series, i.e. no window */
+        }
+        ww_measure_set_window(m, r);
+    }
+    if (window != Py_None) {
+        if (PyBool_Check(window)) {
+            PyErr_Format(PyExc_TypeError, "window must be None or a number between 0 and 1, not %R", window);
+            return -1;
+        }
+        double f = PyFloat_AsDouble(window);
+        if (f == -1.0 && PyErr_Occurred())
+            return -1;
+        if (ww_measure_set_window_fraction(m, f) != WW_OK) {
+            PyErr_Format(PyExc_ValueError, "window must be between 0 and 1 (aeon's fraction of the shorter "
+                         "series), not %R", window);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A spec (name, nu, lmbda, degree, radius, window) -> a checked ww_measure. */
+static int parse_measure(PyObject *spec, ww_measure *out)
+{
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 6) {
+        PyErr_SetString(PyExc_TypeError, "internal error: a measure spec is a tuple "
+                        "(name, nu, lmbda, degree, radius, window)");
+        return -1;
+    }
+    PyObject *name = PyTuple_GET_ITEM(spec, 0);
+    PyObject *nu = PyTuple_GET_ITEM(spec, 1), *lmbda = PyTuple_GET_ITEM(spec, 2);
+    PyObject *degree = PyTuple_GET_ITEM(spec, 3);
+    if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "twed") == 0) {
+        ww_twed_params p;
+        if (parse_twed_params(nu, lmbda, degree, &p) != 0)
+            return -1;
+        *out = ww_measure_twed(p.nu, p.lambda, p.degree);
+    } else if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "dtw") == 0) {
+        if (nu != Py_None || lmbda != Py_None || degree != Py_None) {
+            PyErr_SetString(PyExc_ValueError, "dtw takes no parameters (nu, lmbda and degree are TWED's)");
+            return -1;
+        }
+        *out = ww_measure_dtw();
+    } else {
+        PyErr_Format(PyExc_ValueError, "measure must be 'twed' or 'dtw', not %R", name);
+        return -1;
+    }
+    if (parse_window(PyTuple_GET_ITEM(spec, 4), PyTuple_GET_ITEM(spec, 5), out) != 0)
+        return -1;
+    ww_status status = ww_measure_check(out);
+    if (status != WW_OK) {
+        raise_status(status);
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether a measure reads time stamps (TWED does, DTW does not: given to DTW they are an error,
+ * never silently ignored). */
+static int measure_uses_stamps(const ww_measure *m)
+{
+    return m->kind == WW_MEASURE_TWED;
+}
+
+static int reject_stamps(const ww_measure *m, const char *what)
+{
+    PyErr_Format(PyExc_ValueError, "%s: %s does not use time stamps; leave them out", what, ww_measure_name(m));
+    return -1;
 }
 
 /* GPU data can only be read by the CUDA backend: "auto" then means CUDA, so that a build or a
@@ -523,7 +635,7 @@ static PyObject *contiguous_device_interface(PyObject *obj, PyObject **copy_out)
 
 /* ---------------------------------------------------------------------------------- one series */
 
-/* An argument of twed(): a NumPy array (any dtype, not yet converted) or a GPU array. */
+/* An argument of distance(): a NumPy array (any dtype, not yet converted) or a GPU array. */
 typedef struct operand {
     PyObject *host;   /* new reference to an ndarray, or NULL */
     PyObject *device; /* new reference to the GPU array object (maybe a contiguous copy), or NULL */
@@ -631,7 +743,7 @@ static int operand_finish(operand *op, const char *what, int want_f32, int max_n
             PyErr_Format(PyExc_ValueError,
                          "%s: a series must be 1-D (length,) or 2-D (length, dim), got %d dimensions"
                          "%s", what, ndim,
-                         ndim == 3 ? " (use twed_pairwise for batches of series)" : "");
+                         ndim == 3 ? " (use pairwise or twed_pairwise for batches of series)" : "");
         return -1;
     }
     *length = shape[0];
@@ -639,7 +751,7 @@ static int operand_finish(operand *op, const char *what, int want_f32, int max_n
     return 0;
 }
 
-/* Everything twed() needs, converted; owns references to the arrays the descriptors point into. */
+/* Everything distance() needs, converted; owns references to the arrays the descriptors point into. */
 typedef struct pair_input {
     operand a, b, ta, tb;
     ww_series sa, sb;
@@ -719,20 +831,22 @@ static PyObject *float_result(double value, int is_f32)
     return scalar;
 }
 
-/* twed(a, b, ta, tb, nu, lmbda, degree, backend, threads) -> float (numpy.float32 for float32) */
-static PyObject *py_twed(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* distance(a, b, ta, tb, spec, backend, threads) -> float (numpy.float32 for float32) */
+static PyObject *py_distance(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 9) {
-        PyErr_SetString(PyExc_TypeError, "_wavewarp.twed takes 9 positional arguments");
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.distance takes 7 positional arguments");
         return NULL;
     }
-    ww_twed_params params;
+    ww_measure measure;
     ww_backend backend;
     int threads;
-    if (parse_params(args[4], args[5], args[6], &params) != 0 || parse_backend(args[7], &backend) != 0 ||
-        parse_threads(args[8], &threads) != 0)
+    if (parse_measure(args[4], &measure) != 0 || parse_backend(args[5], &backend) != 0 ||
+        parse_threads(args[6], &threads) != 0)
         return NULL;
+    if (!measure_uses_stamps(&measure) && (args[2] != Py_None || args[3] != Py_None))
+        return (void)reject_stamps(&measure, args[2] != Py_None ? "ta" : "tb"), NULL;
     pair_input pair;
     if (pair_open(args[0], args[1], args[2], args[3], &pair) != 0)
         return NULL;
@@ -745,7 +859,7 @@ static PyObject *py_twed(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     double distance = 0.0;
     ww_status status;
     Py_BEGIN_ALLOW_THREADS
-    status = ww_twed(ctx, &pair.sa, &pair.sb, &params, &distance);
+    status = ww_distance(ctx, &measure, &pair.sa, &pair.sb, &distance);
     Py_END_ALLOW_THREADS
     ctx_release(ctx, backend, threads);
     int is_f32 = pair.is_f32;
@@ -755,23 +869,16 @@ static PyObject *py_twed(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return float_result(distance, is_f32);
 }
 
-/* _time_c_twed(a, b, nu, lmbda, degree, backend, threads, repetitions) -> seconds per ww_twed call,
- * timed in C around the bare library call: what the benchmark subtracts to get the binding's own
- * overhead. */
-static PyObject *py_time_c_twed(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* Seconds per bare ww_distance call on a, b (host arrays), timed in C around the library call:
+ * what the benchmark subtracts to get the binding's own overhead. */
+static PyObject *time_c_distance(PyObject *a, PyObject *b, const ww_measure *measure, PyObject *backend_obj,
+                                 PyObject *threads_obj, PyObject *repetitions_obj)
 {
-    (void)self;
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "_wavewarp._time_c_twed takes 8 positional arguments");
-        return NULL;
-    }
-    ww_twed_params params;
     ww_backend backend;
     int threads;
-    if (parse_params(args[2], args[3], args[4], &params) != 0 || parse_backend(args[5], &backend) != 0 ||
-        parse_threads(args[6], &threads) != 0)
+    if (parse_backend(backend_obj, &backend) != 0 || parse_threads(threads_obj, &threads) != 0)
         return NULL;
-    long repetitions = PyLong_AsLong(args[7]);
+    long repetitions = PyLong_AsLong(repetitions_obj);
     if (repetitions == -1 && PyErr_Occurred())
         return NULL;
     if (repetitions < 1) {
@@ -779,7 +886,7 @@ static PyObject *py_time_c_twed(PyObject *self, PyObject *const *args, Py_ssize_
         return NULL;
     }
     pair_input pair;
-    if (pair_open(args[0], args[1], Py_None, Py_None, &pair) != 0)
+    if (pair_open(a, b, Py_None, Py_None, &pair) != 0)
         return NULL;
     ww_ctx *ctx = ctx_acquire(backend, threads);
     if (ctx == NULL) {
@@ -791,7 +898,7 @@ static PyObject *py_time_c_twed(PyObject *self, PyObject *const *args, Py_ssize_
     Py_BEGIN_ALLOW_THREADS
     double start = monotonic_seconds();
     for (long r = 0; r < repetitions && status == WW_OK; r++)
-        status = ww_twed(ctx, &pair.sa, &pair.sb, &params, &distance);
+        status = ww_distance(ctx, measure, &pair.sa, &pair.sb, &distance);
     elapsed = monotonic_seconds() - start;
     Py_END_ALLOW_THREADS
     ctx_release(ctx, backend, threads);
@@ -799,6 +906,66 @@ static PyObject *py_time_c_twed(PyObject *self, PyObject *const *args, Py_ssize_
     if (status != WW_OK)
         return raise_status(status);
     return PyFloat_FromDouble(elapsed / (double)repetitions);
+}
+
+/* _time_c_distance(a, b, spec, backend, threads, repetitions) -> seconds per call */
+static PyObject *py_time_c_distance(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp._time_c_distance takes 6 positional arguments");
+        return NULL;
+    }
+    ww_measure measure;
+    if (parse_measure(args[2], &measure) != 0)
+        return NULL;
+    return time_c_distance(args[0], args[1], &measure, args[3], args[4], args[5]);
+}
+
+/* _time_c_twed(a, b, nu, lmbda, degree, backend, threads, repetitions): the TWED form that
+ * bench/bench_python.py calls. */
+static PyObject *py_time_c_twed(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp._time_c_twed takes 8 positional arguments");
+        return NULL;
+    }
+    ww_twed_params p;
+    if (parse_twed_params(args[2], args[3], args[4], &p) != 0)
+        return NULL;
+    const ww_measure measure = ww_measure_twed(p.nu, p.lambda, p.degree);
+    return time_c_distance(args[0], args[1], &measure, args[5], args[6], args[7]);
+}
+
+/* measure_check(spec) -> None: raises what a computing call would raise for this measure. */
+static PyObject *py_measure_check(PyObject *self, PyObject *spec)
+{
+    (void)self;
+    ww_measure measure;
+    if (parse_measure(spec, &measure) != 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* measure_radius(spec, n, m) -> the radius used for a pair of lengths n and m, None for none */
+static PyObject *py_measure_radius(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.measure_radius takes 3 positional arguments");
+        return NULL;
+    }
+    ww_measure measure;
+    if (parse_measure(args[0], &measure) != 0)
+        return NULL;
+    size_t n = PyLong_AsSize_t(args[1]), m = PyLong_AsSize_t(args[2]);
+    if ((n == (size_t)-1 || m == (size_t)-1) && PyErr_Occurred())
+        return NULL;
+    size_t r = ww_measure_radius(&measure, n, m);
+    if (r == WW_NO_WINDOW)
+        Py_RETURN_NONE;
+    return PyLong_FromSize_t(r);
 }
 
 /* ---------------------------------------------------------------------------------- collections */
@@ -921,22 +1088,32 @@ static int dataset_from_pack(PyObject *pack, const char *what, dataset_input *ou
     return 0;
 }
 
-/* pairwise(xpack, ypack or None, nu, lmbda, degree, backend, threads, progress, devices) -> ndarray */
+/* A pack with time stamps for a measure that does not read them is an error (stamps_what names
+ * the user's argument). */
+static int check_pack_stamps(const ww_measure *m, const dataset_input *d, const char *stamps_what)
+{
+    if (d->stamps != NULL && d->stamps != Py_None && !measure_uses_stamps(m))
+        return reject_stamps(m, stamps_what);
+    return 0;
+}
+
+/* pairwise(xpack, ypack or None, spec, backend, threads, progress, devices) -> ndarray */
 static PyObject *py_pairwise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 9) {
-        PyErr_SetString(PyExc_TypeError, "_wavewarp.pairwise takes 9 positional arguments");
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.pairwise takes 7 positional arguments");
         return NULL;
     }
-    ww_twed_params params;
+    ww_measure measure;
     ww_backend backend;
     int threads;
     dataset_input x, y;
     int self_matrix = args[1] == Py_None;
-    if (parse_params(args[2], args[3], args[4], &params) != 0 || parse_backend(args[5], &backend) != 0 ||
-        parse_threads(args[6], &threads) != 0 || dataset_from_pack(args[0], "X", &x) != 0 ||
-        (!self_matrix && dataset_from_pack(args[1], "Y", &y) != 0))
+    if (parse_measure(args[2], &measure) != 0 || parse_backend(args[3], &backend) != 0 ||
+        parse_threads(args[4], &threads) != 0 || dataset_from_pack(args[0], "X", &x) != 0 ||
+        (!self_matrix && dataset_from_pack(args[1], "Y", &y) != 0) ||
+        check_pack_stamps(&measure, &x, "tX") != 0 || (!self_matrix && check_pack_stamps(&measure, &y, "tY") != 0))
         return NULL;
     backend = backend_for_memory(backend, x.ds.memory == WW_DEVICE || (!self_matrix && y.ds.memory == WW_DEVICE));
     int is_f32 = x.ds.dtype == WW_F32;
@@ -947,17 +1124,17 @@ static PyObject *py_pairwise(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (out == NULL)
         return NULL;
     int device_list[MAX_DEVICES], device_count;
-    ww_ctx *ctx = ctx_for_call(&backend, threads, args[8], device_list, &device_count);
+    ww_ctx *ctx = ctx_for_call(&backend, threads, args[6], device_list, &device_count);
     if (ctx == NULL) {
         Py_DECREF(out);
         return NULL;
     }
     poll_state poll;
-    ww_pairwise_options opt = poll_options(&poll, args[7], is_f32);
+    ww_pairwise_options opt = poll_options(&poll, args[5], is_f32);
     void *dst = PyArray_DATA((PyArrayObject *)out);
     ww_status status;
     Py_BEGIN_ALLOW_THREADS
-    status = ww_twed_pairwise(ctx, &x.ds, self_matrix ? NULL : &y.ds, &params, dst, &opt);
+    status = ww_pairwise(ctx, &measure, &x.ds, self_matrix ? NULL : &y.ds, dst, &opt);
     Py_END_ALLOW_THREADS
     ctx_done(ctx, backend, threads, device_count);
     if (status != WW_OK) {
@@ -967,25 +1144,25 @@ static PyObject *py_pairwise(PyObject *self, PyObject *const *args, Py_ssize_t n
     return out;
 }
 
-/* knn(qpack, xpack, k, nu, lmbda, degree, backend, threads, progress, devices)
- *   -> (indices, distances) */
+/* knn(qpack, xpack, k, spec, backend, threads, progress, devices) -> (indices, distances) */
 static PyObject *py_knn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "_wavewarp.knn takes 10 positional arguments");
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.knn takes 8 positional arguments");
         return NULL;
     }
-    ww_twed_params params;
+    ww_measure measure;
     ww_backend backend;
     int threads;
     dataset_input q, x;
     Py_ssize_t k = PyLong_AsSsize_t(args[2]);
     if (k == -1 && PyErr_Occurred())
         return NULL;
-    if (parse_params(args[3], args[4], args[5], &params) != 0 || parse_backend(args[6], &backend) != 0 ||
-        parse_threads(args[7], &threads) != 0 || dataset_from_pack(args[0], "queries", &q) != 0 ||
-        dataset_from_pack(args[1], "X", &x) != 0)
+    if (parse_measure(args[3], &measure) != 0 || parse_backend(args[4], &backend) != 0 ||
+        parse_threads(args[5], &threads) != 0 || dataset_from_pack(args[0], "queries", &q) != 0 ||
+        dataset_from_pack(args[1], "X", &x) != 0 || check_pack_stamps(&measure, &q, "tqueries") != 0 ||
+        check_pack_stamps(&measure, &x, "tX") != 0)
         return NULL;
     if (q.ds.count == 0 || x.ds.count == 0)
         return raise_status(WW_ERR_EMPTY);
@@ -999,19 +1176,19 @@ static PyObject *py_knn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (knn_arrays(q.ds.count, (size_t)k, &indices, &distances) != 0)
         return NULL;
     int device_list[MAX_DEVICES], device_count;
-    ww_ctx *ctx = ctx_for_call(&backend, threads, args[9], device_list, &device_count);
+    ww_ctx *ctx = ctx_for_call(&backend, threads, args[7], device_list, &device_count);
     if (ctx == NULL) {
         Py_DECREF(indices);
         Py_DECREF(distances);
         return NULL;
     }
     poll_state poll;
-    ww_pairwise_options opt = poll_options(&poll, args[8], 0);
+    ww_pairwise_options opt = poll_options(&poll, args[6], 0);
     size_t *idx = (size_t *)PyArray_DATA((PyArrayObject *)indices);
     double *dist = (double *)PyArray_DATA((PyArrayObject *)distances);
     ww_status status;
     Py_BEGIN_ALLOW_THREADS
-    status = ww_twed_knn(ctx, &q.ds, &x.ds, &params, (size_t)k, idx, dist, &opt);
+    status = ww_knn(ctx, &measure, &q.ds, &x.ds, (size_t)k, idx, dist, &opt);
     Py_END_ALLOW_THREADS
     ctx_done(ctx, backend, threads, device_count);
     if (status != WW_OK) {
@@ -1024,7 +1201,7 @@ static PyObject *py_knn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* ---------------------------------------------------------------------------------- indexes */
 
-/* _wavewarp.Index: a ww_index together with the context that made it (wavewarp.TwedIndex wraps
+/* _wavewarp.Index: a ww_index together with the context that made it (wavewarp.Index wraps
  * it). An index is used with its own context only, so the context is taken out of the pool for the
  * index's lifetime and handed back only after ww_index_destroy: the context always outlives the
  * index, whatever order Python frees things in. A context serves one thread at a time, and the GIL
@@ -1043,6 +1220,7 @@ typedef struct IndexObject {
     unsigned long owner;
     size_t count, dim;
     int is_f32;
+    int uses_stamps;       /* the measure reads time stamps (queries with stamps are an error else) */
     ww_backend backend;    /* the backend in use (never AUTO) */
     PyObject *description; /* ww_ctx_describe() of the context, a str */
 } IndexObject;
@@ -1082,14 +1260,14 @@ static void index_dealloc(PyObject *obj)
 
 static PyObject *raise_closed(void)
 {
-    PyErr_SetString(PyExc_ValueError, "operation on a closed TwedIndex");
+    PyErr_SetString(PyExc_ValueError, "operation on a closed index");
     return NULL;
 }
 
 static int index_reentered(IndexObject *self, const char *what)
 {
     if (self->busy && self->owner == PyThread_get_thread_ident()) {
-        PyErr_Format(PyExc_RuntimeError, "a TwedIndex cannot be %s from the progress callback of its "
+        PyErr_Format(PyExc_RuntimeError, "an index cannot be %s from the progress callback of its "
                      "own running call", what);
         return 1;
     }
@@ -1141,24 +1319,24 @@ static void index_leave(IndexObject *self)
     PyThread_release_lock(self->lock);
 }
 
-/* index_create(xpack, nu, lmbda, degree, backend, threads) -> Index */
+/* index_create(xpack, spec, backend, threads) -> Index */
 static PyObject *py_index_create(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "_wavewarp.index_create takes 6 positional arguments");
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.index_create takes 4 positional arguments");
         return NULL;
     }
-    ww_twed_params params;
+    ww_measure measure;
     ww_backend backend;
     int threads;
     dataset_input x;
-    if (parse_params(args[1], args[2], args[3], &params) != 0 || parse_backend(args[4], &backend) != 0 ||
-        parse_threads(args[5], &threads) != 0 || dataset_from_pack(args[0], "X", &x) != 0)
+    if (parse_measure(args[1], &measure) != 0 || parse_backend(args[2], &backend) != 0 ||
+        parse_threads(args[3], &threads) != 0 || dataset_from_pack(args[0], "X", &x) != 0 ||
+        check_pack_stamps(&measure, &x, "tX") != 0)
         return NULL;
     if (x.ds.count == 0)
         return raise_status(WW_ERR_EMPTY);
-    const ww_measure measure = ww_measure_twed(params.nu, params.lambda, params.degree);
     backend = backend_for_memory(backend, x.ds.memory == WW_DEVICE);
     IndexObject *self = PyObject_New(IndexObject, &IndexType);
     if (self == NULL)
@@ -1172,6 +1350,7 @@ static PyObject *py_index_create(PyObject *module, PyObject *const *args, Py_ssi
     self->count = x.ds.count;
     self->dim = x.ds.dim;
     self->is_f32 = x.ds.dtype == WW_F32;
+    self->uses_stamps = measure_uses_stamps(&measure);
     self->description = NULL;
     self->lock = PyThread_allocate_lock();
     if (self->lock == NULL) {
@@ -1206,6 +1385,10 @@ static int index_queries(IndexObject *self, PyObject *pack, dataset_input *q)
 {
     if (dataset_from_pack(pack, "queries", q) != 0)
         return -1;
+    if (!self->uses_stamps && q->stamps != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "tqueries: the index's measure does not use time stamps; leave them out");
+        return -1;
+    }
     if ((q->ds.dtype == WW_F32) != self->is_f32) {
         PyErr_Format(PyExc_ValueError, "queries are %s but the index holds %s series",
                      q->ds.dtype == WW_F32 ? "float32" : "float64", self->is_f32 ? "float32" : "float64");
@@ -1363,9 +1546,9 @@ static PyObject *index_get_description(PyObject *obj, void *closure)
 
 static PyMethodDef index_methods[] = {
     {"pairwise", (PyCFunction)(void (*)(void))index_pairwise, METH_FASTCALL,
-     "pairwise(qpack, progress): see wavewarp.TwedIndex.pairwise"},
+     "pairwise(qpack, progress): see wavewarp.Index.pairwise"},
     {"knn", (PyCFunction)(void (*)(void))index_knn, METH_FASTCALL,
-     "knn(qpack, k, progress): see wavewarp.TwedIndex.knn (distances always float64 here)"},
+     "knn(qpack, k, progress): see wavewarp.Index.knn (distances always float64 here)"},
     {"close", index_close, METH_NOARGS, "Frees the index and hands its context back; idempotent."},
     {NULL, NULL, 0, NULL},
 };
@@ -1383,8 +1566,8 @@ static PyGetSetDef index_getset[] = {
 static PyTypeObject IndexType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "wavewarp._wavewarp.Index",
-    .tp_doc = "A dataset prepared once for repeated TWED queries; made by index_create. Use "
-              "wavewarp.TwedIndex.",
+    .tp_doc = "A dataset prepared once for repeated queries under one measure; made by index_create. "
+              "Use wavewarp.Index (or wavewarp.TwedIndex).",
     .tp_basicsize = sizeof(IndexObject),
     .tp_itemsize = 0,
 #ifdef Py_TPFLAGS_DISALLOW_INSTANTIATION
@@ -1461,20 +1644,26 @@ static PyObject *py_contexts_created(PyObject *self, PyObject *unused)
 }
 
 static PyMethodDef module_methods[] = {
-    {"twed", (PyCFunction)(void (*)(void))py_twed, METH_FASTCALL,
-     "twed(a, b, ta, tb, nu, lmbda, degree, backend, threads): see wavewarp.twed"},
+    {"distance", (PyCFunction)(void (*)(void))py_distance, METH_FASTCALL,
+     "distance(a, b, ta, tb, spec, backend, threads): see wavewarp.distance"},
     {"pairwise", (PyCFunction)(void (*)(void))py_pairwise, METH_FASTCALL,
-     "pairwise(xpack, ypack, nu, lmbda, degree, backend, threads, progress, devices): see wavewarp.twed_pairwise"},
+     "pairwise(xpack, ypack, spec, backend, threads, progress, devices): see wavewarp.pairwise"},
     {"knn", (PyCFunction)(void (*)(void))py_knn, METH_FASTCALL,
-     "knn(qpack, xpack, k, nu, lmbda, degree, backend, threads, progress, devices): see wavewarp.twed_knn"},
+     "knn(qpack, xpack, k, spec, backend, threads, progress, devices): see wavewarp.knn"},
     {"index_create", (PyCFunction)(void (*)(void))py_index_create, METH_FASTCALL,
-     "index_create(xpack, nu, lmbda, degree, backend, threads) -> Index: see wavewarp.TwedIndex"},
+     "index_create(xpack, spec, backend, threads) -> Index: see wavewarp.Index"},
+    {"measure_check", py_measure_check, METH_O,
+     "measure_check(spec): raises what a computing call raises for this measure spec."},
+    {"measure_radius", (PyCFunction)(void (*)(void))py_measure_radius, METH_FASTCALL,
+     "measure_radius(spec, n, m): the window radius for lengths n and m (None: no window)."},
     {"cuda_available", py_cuda_available, METH_NOARGS,
      "True when this build has the CUDA backend and a GPU is usable."},
     {"describe", (PyCFunction)(void (*)(void))py_describe, METH_FASTCALL,
      "describe(backend, threads): the backend a context of these settings uses, in words."},
+    {"_time_c_distance", (PyCFunction)(void (*)(void))py_time_c_distance, METH_FASTCALL,
+     "_time_c_distance(a, b, spec, backend, threads, repetitions): seconds per bare ww_distance call."},
     {"_time_c_twed", (PyCFunction)(void (*)(void))py_time_c_twed, METH_FASTCALL,
-     "Seconds per bare ww_twed call, timed in C (benchmarks)."},
+     "_time_c_twed(a, b, nu, lmbda, degree, backend, threads, repetitions): the same for TWED."},
     {"_set_poll_interval", py_set_poll_interval, METH_O,
      "Sets how often (seconds) long calls check for Ctrl-C and report progress; returns the old value."},
     {"_raise_status", py_raise_status, METH_O,
@@ -1500,6 +1689,8 @@ PyMODINIT_FUNC PyInit__wavewarp(void);
 PyMODINIT_FUNC PyInit__wavewarp(void)
 {
     import_array();
+    if (zero_long == NULL && (zero_long = PyLong_FromLong(0)) == NULL)
+        return NULL;
     if (PyType_Ready(&IndexType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional
 
@@ -111,3 +112,50 @@ def reference_twed(a, b, ta=None, tb=None, nu=0.001, lmbda=1.0, degree=2) -> flo
             )
             D[i, j] = min(D[i - 1, j] + del_a, D[i, j - 1] + del_b, match)
     return float(D[na, nb])
+
+
+# ------------------------------------------------------------------------------ aeon's data sets
+
+#: aeon's classification data sets shipped inside its package (read offline, nothing downloaded):
+#: name -> (equal lengths, multivariate)
+AEON_DATASETS = {
+    "GunPoint": (True, False),
+    "ItalyPowerDemand": (True, False),
+    "ArrowHead": (True, False),
+    "UnitTest": (True, False),
+    "OSULeaf": (True, False),
+    "ACSF1": (True, False),
+    "BasicMotions": (True, True),
+    "JapaneseVowels": (False, True),
+    "PickupGestureWiimoteZ": (False, False),
+}
+
+
+def load_aeon_dataset(name: str, split: str):
+    """(X, y) of one of aeon's bundled data sets, in aeon's layout: a 3-D array (n_cases,
+    n_channels, n_timepoints) or, for unequal lengths, a list of (n_channels, n_timepoints)."""
+    datasets = pytest.importorskip("aeon.datasets", reason="aeon is not installed: pip install aeon")
+    loaders = {
+        "GunPoint": "load_gunpoint",
+        "ItalyPowerDemand": "load_italy_power_demand",
+        "ArrowHead": "load_arrow_head",
+        "BasicMotions": "load_basic_motions",
+        "JapaneseVowels": "load_japanese_vowels",
+        "OSULeaf": "load_osuleaf",  # deprecated in aeon 1.6, to go in 1.7
+        "ACSF1": "load_acsf1",  # likewise
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the deprecation notices
+        if name in loaders:
+            loader = getattr(datasets, loaders[name], None)
+            if loader is None:
+                pytest.skip(f"this aeon ({datasets.__name__}) no longer ships {name}")
+            return loader(split=split)
+        return datasets.load_classification(name, split=split, extract_path=None)  # shipped with aeon
+
+
+def aeon_to_wavewarp(X):
+    """aeon's (n_cases, n_channels, n_timepoints) array or list of (n_channels, n_timepoints) -> ours."""
+    if isinstance(X, np.ndarray):
+        return X.transpose(0, 2, 1)
+    return [x.T for x in X]

@@ -20,10 +20,23 @@ aeon 1.6.0 (aeon/distances/elastic/_bounding_matrix.py, _dtw.py, _twe.py)
     ``_sakoe_chiba_bounds`` (row bounds, used by dtw_distance; same cells). Both walk the steps
     above but evaluate ``floor((step / (l + 1)) * s)`` in floating point. L is always exact; S
     comes out one too small when step * s / (l + 1) is an exact integer and the double product
-    rounds below it. The first such lengths are (s, l) = (22, 43) (step 30 gives 14, not 15), then
-    (23, 45), (26, 51), (22, 65), ...; none with both lengths <= 40. There the band column L is
-    shifted down by one and aeon's DTW value may differ from ours. ``sakoe_chiba_cells(...,
-    float_floors=True)`` reproduces aeon exactly. r = 0 still holds a path in aeon's band.
+    rounds below it. Where that happens depends on the environment: in one venv the first such
+    lengths were (s, l) = (22, 43) (step 30 gives 14, not 15), then (23, 45), (26, 51), ...; in
+    another venv of the same aeon and numba versions, on the same machine, (6, 33) already differed,
+    and dtw_distance's row bounds and the dense matrix disagreed with each other. So compare with
+    aeon only where its band cannot differ: equal lengths, or gcd(s, l + 1) == 1 (no step puts S on
+    an exact integer): ``aeon_band_may_differ``; ``band_differs_only_at_exact_steps`` checks the
+    rest. ``sakoe_chiba_cells(..., float_floors=True)`` is the floor in plain double arithmetic
+    (what aeon's source gives when Python runs it: ``_sakoe_chiba_bounding.py_func``).
+    r = 0 still holds a path in aeon's band.
+    Why it varies: the band functions are ``@njit(cache=True)`` without fastmath, but numba
+    compiles a callee with the fastmath flag of the caller that compiles it first, and
+    dtw_distance / twe_distance are ``fastmath=True``; LLVM then evaluates ``(step / (l + 1)) * s``
+    in another order, whose floor falls one low at other exact-integer steps (e.g. (6, 33), step
+    17) than Python's. Calling ``create_bounding_matrix`` before or after ``twe_distance`` in a
+    fresh process (``NUMBA_CACHE_DIR`` empty) gives the two bands; numba's on-disk cache then keeps
+    whichever came first. Off the pairs of ``aeon_band_may_differ`` both compile orders give our
+    band (checked for all lengths 1..79, windows 0, 0.1, 0.3, 0.5).
   * dtw_distance: squared Euclidean local cost summed over channels, no square root, inf when no
     path. Equal lengths: |i - j| <= int(window * n) (closed form in the code).
   * twe_distance pads both series with a zero sample at time 0 but builds the band on the
@@ -85,6 +98,36 @@ def _short_index(step: int, s: int, l: int, float_floors: bool) -> int:
     if float_floors:  # aeon: math.floor((step / max_size) * size)
         return math.floor((step / (l + 1)) * s)
     return (step * s) // (l + 1)
+
+
+def aeon_band_may_differ(n: int, m: int) -> bool:
+    """Whether aeon's band may differ from the exact one for lengths n, m: only where some step puts
+    the short index exactly on an integer (step * s / (l + 1) with S >= 1), which needs
+    gcd(s, l + 1) > 1. How aeon's compiled floating-point code rounds there varies between
+    environments (seen: two venvs of the same aeon 1.6.0 and numba 0.63.1 on one machine gave
+    different bands for lengths 6 and 33), so tests compare with aeon only on other length pairs,
+    or allow exactly these cells to differ (band_differs_only_at_exact_steps)."""
+    if n == m:
+        return False
+    s, l = min(n, m), max(n, m)
+    return math.gcd(s, l + 1) > 1
+
+
+def band_differs_only_at_exact_steps(got: np.ndarray, n: int, m: int, radius: int) -> bool:
+    """True when the boolean band `got` (n, m) equals ours but at long indices L of the steps
+    whose short index is an exact integer (where a floating-point floor may take S - 1)."""
+    want = sakoe_chiba_cells(n, m, radius)
+    diff = got != want
+    if not diff.any():
+        return True
+    s, l = min(n, m), max(n, m)
+    allowed = np.zeros((s, l), dtype=bool)
+    for step in range(1, l + 1):
+        if (step * s) % (l + 1) == 0:
+            allowed[:, (step * l) // (l + 1)] = True
+    if n > m:
+        allowed = allowed.T
+    return bool(not (diff & ~allowed).any())
 
 
 def sakoe_chiba_cells(n: int, m: int, radius: Optional[int], float_floors: bool = False) -> np.ndarray:

@@ -10,8 +10,13 @@ Where the conventions meet and where they part (see also the wavewarp module doc
 * time: aeon uses sample indices 1..n (and 0 for the padded first sample), exactly our default
   stamps. Stamps t0 + c * (1..n), one t0 for both series, equal aeon with nu * c; other stamps
   (different starts, irregular sampling) have no aeon form.
-* aeon's window / itakura_max_slope bound the warping; wavewarp computes unconstrained TWED only, so
-  only window=None (or 1.0) corresponds.
+* aeon's window: our window (the same fraction, radius int(window * min(n, m)) per pair), on the
+  samples without the padding sample, as twe_distance does. Off the length pairs where aeon's
+  floating-point floors make its band uncertain (reference_measures.aeon_band_may_differ), the two
+  agree; there we equal the exact reference. aeon's twe_pairwise_distance on a collection of
+  UNEQUAL lengths builds another band (on the padded lengths) than its own twe_distance: we equal
+  twe_distance (test_twe_pairwise_of_unequal_lengths_is_not_twe_distance). itakura_max_slope has
+  no counterpart.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import numpy as np
 import pytest
 
 import wavewarp
+from conftest import aeon_to_wavewarp, load_aeon_dataset
+from reference_measures import aeon_band_may_differ, radius_from_window, twed_reference
 
 aeon_distances = pytest.importorskip("aeon.distances", reason="aeon is not installed: pip install aeon")
 twe_distance = aeon_distances.twe_distance
@@ -31,10 +38,10 @@ RTOL = 1e-10
 PARAMS = [(0.001, 1.0), (0.0, 0.0), (0.05, 0.5), (0.5, 2.0), (1.0, 0.1), (3.0, 5.0)]
 
 
-def _aeon_pairwise(X, Y=None, nu=0.001, lmbda=1.0):
+def _aeon_pairwise(X, Y=None, nu=0.001, lmbda=1.0, window=None):
     with warnings.catch_warnings():  # numba's uint64 -> int64 cast warning inside aeon
         warnings.simplefilter("ignore")
-        return twe_pairwise_distance(X, Y, nu=nu, lmbda=lmbda)
+        return twe_pairwise_distance(X, Y, nu=nu, lmbda=lmbda, window=window)
 
 
 # ----------------------------------------------------------------------------------- random data
@@ -77,26 +84,8 @@ def test_pairwise_random(rng, nu, lmbda):
 # ----------------------------------------------------------------------------------- aeon's data sets
 
 
-def _load(name: str, split: str):
-    datasets = pytest.importorskip("aeon.datasets")
-    loaders = {
-        "GunPoint": datasets.load_gunpoint,
-        "ItalyPowerDemand": datasets.load_italy_power_demand,
-        "ArrowHead": datasets.load_arrow_head,
-        "BasicMotions": datasets.load_basic_motions,
-        "JapaneseVowels": datasets.load_japanese_vowels,
-    }
-    if name in loaders:
-        return loaders[name](split=split)
-    # shipped inside aeon's package: no download
-    return datasets.load_classification(name, split=split, extract_path=None)
-
-
-def _to_wavewarp(X):
-    """aeon's (n_cases, n_channels, n_timepoints) array or list of (n_channels, n_timepoints) -> ours."""
-    if isinstance(X, np.ndarray):
-        return X.transpose(0, 2, 1)
-    return [x.T for x in X]
+_load = load_aeon_dataset
+_to_wavewarp = aeon_to_wavewarp
 
 
 @pytest.mark.parametrize("name", ["GunPoint", "ItalyPowerDemand", "ArrowHead", "BasicMotions",
@@ -154,17 +143,77 @@ def test_aeon_layout_without_transpose_is_a_different_series(rng):
     assert wavewarp.twed(a2, b) != pytest.approx(twe_distance(a2, b), rel=1e-6)
 
 
-def test_aeon_window_is_not_supported_and_only_adds_constraints(rng):
-    """aeon with a window minimises over fewer alignments: >= our unconstrained TWED."""
+# ----------------------------------------------------------------------------------- windows
+
+WINDOWS = [None, 0.0, 0.05, 0.1, 0.3, 1.0]
+
+
+@pytest.mark.parametrize("channels", [None, 2])
+def test_window_pairs(rng, channels):
+    ambiguous = 0
+    for na, nb in [(1, 1), (1, 7), (30, 30), (45, 17), (22, 43), (40, 41), (100, 130)]:
+        shape = (lambda k: (k,)) if channels is None else (lambda k: (channels, k))
+        a, b = rng.normal(size=shape(na)), rng.normal(size=shape(nb)) * 3
+        ao, bo = (a, b) if channels is None else (a.T, b.T)
+        for nu, lmbda in [(0.001, 1.0), (0.5, 0.2)]:
+            for window in WINDOWS:
+                ours = wavewarp.twed(ao, bo, nu=nu, lmbda=lmbda, window=window)
+                if window not in (None, 1.0) and aeon_band_may_differ(na, nb):
+                    ambiguous += 1  # aeon's band depends on its floors there: the exact reference
+                    want = twed_reference(ao, bo, nu, lmbda, radius=radius_from_window(window, na, nb))
+                    assert ours == pytest.approx(want, rel=1e-12)
+                    continue
+                want = twe_distance(a, b, nu=nu, lmbda=lmbda, window=window)
+                assert ours == pytest.approx(want, rel=RTOL), (na, nb, window)
+    assert ambiguous > 0
+
+
+@pytest.mark.parametrize("window", [0.0, 0.1, 0.25])
+def test_window_pairwise_equal_lengths(rng, window):
+    X, Y = rng.normal(size=(15, 3, 30)), rng.normal(size=(6, 3, 30))
+    np.testing.assert_allclose(wavewarp.twed_pairwise(X.transpose(0, 2, 1), window=window, nu=0.1),
+                               _aeon_pairwise(X, nu=0.1, window=window), rtol=RTOL, atol=0)
+    np.testing.assert_allclose(wavewarp.pairwise(Y.transpose(0, 2, 1), X.transpose(0, 2, 1), "twed", window=window),
+                               _aeon_pairwise(Y, X, window=window), rtol=RTOL, atol=0)
+
+
+def test_twe_pairwise_of_unequal_lengths_is_not_twe_distance(rng):
+    """aeon 1.6: twe_pairwise_distance(window=w) on a collection of unequal lengths builds the band
+    on the padded lengths, not twe_distance's band for the same pair. We give twe_distance's value
+    (pairwise and one pair agree in wavewarp)."""
+    series = [rng.normal(size=(1, n)) for n in (10, 25, 17, 40)]
+    ours = wavewarp.twed_pairwise(_to_wavewarp(series), window=0.1)
+    theirs_pairwise = _aeon_pairwise(series, window=0.1)
     differs = False
-    for _ in range(10):
-        a, b = rng.normal(size=40), rng.normal(size=40)
-        ours = wavewarp.twed(a, b)
-        assert twe_distance(a, b, window=1.0) == pytest.approx(ours, rel=RTOL)
-        windowed = twe_distance(a, b, window=0.05)
-        assert windowed >= ours * (1 - RTOL)
-        differs |= windowed > ours * (1 + 1e-9)
+    for i, a in enumerate(series):
+        for j, b in enumerate(series):
+            if i == j or aeon_band_may_differ(a.shape[1], b.shape[1]):
+                continue
+            assert ours[i, j] == pytest.approx(twe_distance(a, b, window=0.1), rel=RTOL)
+            differs |= not np.isclose(theirs_pairwise[i, j], ours[i, j], rtol=1e-9)
     assert differs
+
+
+@pytest.mark.parametrize("name", ["GunPoint", "ItalyPowerDemand", "ArrowHead", "BasicMotions",
+                                  "JapaneseVowels", "PickupGestureWiimoteZ"])
+def test_window_on_aeon_datasets(name):
+    X, _ = _load(name, "train")
+    Xq, _ = _load(name, "test")
+    if isinstance(X, np.ndarray):  # equal lengths: twe_pairwise_distance
+        X, Xq = X[:30], Xq[:10]
+        ours = wavewarp.twed_pairwise(_to_wavewarp(Xq), _to_wavewarp(X), window=0.1, nu=0.01)
+        np.testing.assert_allclose(ours, _aeon_pairwise(Xq, X, nu=0.01, window=0.1), rtol=RTOL, atol=0)
+        return
+    # unequal lengths: per pair, through twe_distance (see the test above), off the ambiguous pairs
+    X, Xq = X[:12], Xq[:5]
+    ours = wavewarp.twed_pairwise(_to_wavewarp(Xq), _to_wavewarp(X), window=0.1, nu=0.01)
+    checked = 0
+    for i, q in enumerate(Xq):
+        for j, x in enumerate(X):
+            if not aeon_band_may_differ(q.shape[-1], x.shape[-1]):
+                checked += 1
+                assert ours[i, j] == pytest.approx(twe_distance(q, x, nu=0.01, window=0.1), rel=RTOL)
+    assert checked > 0
 
 
 # ----------------------------------------------------------------------------------- scikit-learn

@@ -318,7 +318,8 @@ def test_bad_input_raises(call, error, match):
     [(1, ValueError), (2, ValueError), (3, ValueError), (4, ValueError), (5, ValueError), (6, ValueError),
      (7, ValueError), (8, MemoryError), (9, MemoryError), (10, wavewarp.WavewarpError),
      (11, wavewarp.WavewarpError), (12, wavewarp.WavewarpError), (13, wavewarp.WavewarpError),
-     (14, wavewarp.WavewarpError), (15, ValueError), (16, ValueError), (99, wavewarp.WavewarpError)],
+     (14, wavewarp.WavewarpError), (15, ValueError), (16, ValueError), (17, wavewarp.WavewarpError),
+     (18, wavewarp.WavewarpError), (19, wavewarp.WavewarpError), (20, ValueError), (99, wavewarp.WavewarpError)],
 )
 def test_status_mapping(status, error):
     """Every C status becomes the documented exception, with the C library's message."""

@@ -237,3 +237,82 @@ def test_devices_match_the_cpu(devices, rng):
     idx_cpu, dist_cpu = wavewarp.twed_knn(queries, series, 3, backend="cpu")
     np.testing.assert_array_equal(idx, idx_cpu)
     np.testing.assert_allclose(dist, dist_cpu, rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------- measures, windows
+# DTW and windows on GPU arrays need the GPU engines for them. Until a build has them, the library
+# answers WW_ERR_UNSUPPORTED (WavewarpError "... not available on the backend ...") for device
+# pointers and for backend="cuda": these tests then skip with that message; where the GPU computes
+# them, the results must equal the CPU's. Host data with backend="auto" always works (the CPU
+# computes what the GPU does not).
+
+_UNSUPPORTED = "not available on the backend"
+
+
+def _on_gpu_or_skip(call):
+    """Runs a call that needs the GPU to compute a measure/window; skips where it cannot yet."""
+    try:
+        return _matrix_on_gpu(call)
+    except wavewarp.WavewarpError as exc:
+        if _UNSUPPORTED in str(exc):
+            pytest.skip(f"this build's GPU does not compute it yet: {exc}")
+        raise
+
+
+@no_gpu
+def test_measures_on_gpu_arrays_without_gpu():
+    dev = StandInDeviceArray(np.arange(8.0))
+    for call in (lambda: wavewarp.distance(dev, dev, "dtw"),
+                 lambda: wavewarp.distance(dev, dev, "dtw", window=0.5),
+                 lambda: wavewarp.twed(dev, dev, radius=2),
+                 lambda: wavewarp.pairwise(StandInDeviceArray(np.zeros((3, 8))), measure="dtw"),
+                 lambda: wavewarp.knn(dev, StandInDeviceArray(np.zeros((3, 8))), 1, "dtw"),
+                 lambda: wavewarp.Index(StandInDeviceArray(np.zeros((3, 8))), "dtw")):
+        with pytest.raises(wavewarp.WavewarpError, match="CUDA"):
+            call()
+    with pytest.raises(ValueError, match="device memory"):
+        wavewarp.distance(dev, dev, "dtw", backend="cpu")
+    with pytest.raises(ValueError, match="dtw does not use time stamps"):  # checked before any GPU work
+        wavewarp.distance(dev, dev, "dtw", ta=dev)
+
+
+@pytest.mark.parametrize("measure, options", [("dtw", {}), ("dtw", dict(window=0.1)), ("dtw", dict(radius=3)),
+                                              ("twed", dict(window=0.2))])
+def test_measures_on_gpu_arrays(gpu, rng, measure, options):
+    for dim, dtype, rtol in [(1, np.float64, 1e-12), (3, np.float64, 1e-12), (2, np.float32, 2e-5)]:
+        a = rng.normal(size=(300, dim)).astype(dtype)
+        b = rng.normal(size=(257, dim)).astype(dtype)
+        want = wavewarp.distance(a, b, measure, backend="cpu", **options)
+        got = _on_gpu_or_skip(lambda: wavewarp.distance(_to_device(gpu, a), _to_device(gpu, b), measure, **options))
+        assert type(got) is type(want)
+        assert float(got) == pytest.approx(float(want), rel=rtol)
+    X, Y = rng.normal(size=(20, 40, 3)), rng.normal(size=(7, 33, 3))
+    want = wavewarp.pairwise(Y, X, measure, backend="cpu", **options)
+    got = _on_gpu_or_skip(lambda: wavewarp.pairwise(_to_device(gpu, Y), _to_device(gpu, X), measure, **options))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    idx, dist = _on_gpu_or_skip(lambda: wavewarp.knn(_to_device(gpu, Y), _to_device(gpu, X), 3, measure, **options))
+    idx_cpu, dist_cpu = wavewarp.knn(Y, X, 3, measure, backend="cpu", **options)
+    np.testing.assert_array_equal(idx, idx_cpu)
+    np.testing.assert_allclose(dist, dist_cpu, rtol=1e-12)
+    index = _on_gpu_or_skip(lambda: wavewarp.Index(_to_device(gpu, X), measure, **options))
+    with index:
+        np.testing.assert_allclose(_on_gpu_or_skip(lambda: index.pairwise(_to_device(gpu, Y))), want, rtol=1e-12)
+
+
+@pytest.mark.skipif(not wavewarp.cuda_available(), reason="needs a usable GPU")
+@pytest.mark.parametrize("measure, options", [("dtw", {}), ("dtw", dict(window=0.1)), ("twed", dict(radius=2))])
+def test_measures_on_host_data_with_a_gpu(rng, measure, options):
+    """Host data: backend auto always gives the CPU's result (on the GPU, or on the CPU where the
+    GPU lacks the measure); backend cuda gives it too, or says the GPU lacks it."""
+    X = [rng.normal(size=(n, 2)) for n in rng.integers(1, 300, size=30)]
+    want = wavewarp.pairwise(X, measure=measure, backend="cpu", **options)
+    np.testing.assert_allclose(wavewarp.pairwise(X, measure=measure, **options), want, rtol=1e-12, atol=1e-12)
+    a, b = X[0], X[1]
+    assert wavewarp.distance(a, b, measure, **options) == pytest.approx(
+        wavewarp.distance(a, b, measure, backend="cpu", **options), rel=1e-12)
+    with wavewarp.Index(X, measure, **options) as index:
+        np.testing.assert_allclose(index.pairwise(X[:4]), want[:4], rtol=1e-12, atol=1e-12)
+    got = _on_gpu_or_skip(lambda: wavewarp.pairwise(X, measure=measure, backend="cuda", **options))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    got = _on_gpu_or_skip(lambda: wavewarp.pairwise(X, measure=measure, devices=[0, 0], **options))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -262,7 +262,7 @@ def test_closed_index_raises(rng):
     index.close()  # idempotent
     assert (len(index), index.dim, index.dtype) == (6, 1, np.float64)  # metadata stays
     assert "closed" in repr(index)
-    with pytest.raises(ValueError, match="closed TwedIndex"):  # also through the C object
+    with pytest.raises(ValueError, match="closed index"):  # also through the C object (generic)
         index._index.pairwise(wavewarp._arrays.pack(wavewarp._arrays.open_collection(X, "q"), None, False,
                                                     "q", "t"), None)
 

@@ -33,7 +33,14 @@ typedef enum cli_command {
 /* Everything the command line can say, with defaults filled in by main. */
 typedef struct cli_settings {
     cli_command command;
-    ww_twed_params params;
+    /* --measure, --nu/--lambda/--degree, --window/--window-fraction as typed; main turns them into
+     * `measure` (cli_build_measure), the one descriptor every command computes with */
+    ww_measure_kind measure_kind;
+    ww_twed_params twed;
+    const char *twed_option;   /* the first TWED-only option given ("--nu"), or NULL */
+    size_t window;             /* --window radius; WW_NO_WINDOW when not given */
+    double window_fraction;    /* --window-fraction; negative when not given */
+    ww_measure measure;
     ww_backend backend;
     int threads;   /* 0: all cores */
     int use_float; /* --precision float */

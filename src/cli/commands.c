@@ -19,6 +19,17 @@ typedef struct prepared_data {
     float *f32;
 } prepared_data;
 
+/* The backend the last call ran on: the context's description, or "cpu" when a GPU context handed
+ * the work to the CPU (small work, or a measure or window the GPU has no engine for). */
+static const char *ran_on(const ww_ctx *ctx, char *buf, size_t size)
+{
+    if (ww_ctx_backend(ctx) == WW_BACKEND_CUDA && ww_ctx_last_backend(ctx) == WW_BACKEND_CPU) {
+        snprintf(buf, size, "cpu (on a context of %s)", ww_ctx_describe(ctx));
+        return buf;
+    }
+    return ww_ctx_describe(ctx);
+}
+
 static void prepared_free(prepared_data *p)
 {
     free(p->f32);
@@ -113,12 +124,37 @@ static int open_context(const cli_settings *s, ww_ctx **ctx)
     return CLI_EXIT_OK;
 }
 
+/* The measure in words: "twed (nu = 0.001, lambda = 1, degree = 2), no window", "dtw, window
+ * radius 6", "dtw, window fraction 0.1 of the shorter series". */
+static const char *describe_measure(const ww_measure *m, char *buf, size_t size)
+{
+    int used = m->kind == WW_MEASURE_TWED
+                   ? snprintf(buf, size, "twed (nu = %g, lambda = %g, degree = %d)", m->params.twed.nu,
+                              m->params.twed.lambda, m->params.twed.degree)
+                   : snprintf(buf, size, "%s", ww_measure_name(m));
+    size_t at = used > 0 && (size_t)used < size ? (size_t)used : 0;
+    if (m->window != WW_NO_WINDOW)
+        snprintf(buf + at, size - at, ", window radius %zu", m->window);
+    else if (m->window_fraction >= 0)
+        snprintf(buf + at, size - at, ", window fraction %g of the shorter series", m->window_fraction);
+    else
+        snprintf(buf + at, size - at, ", no window");
+    return buf;
+}
+
 /* Exit code and message for a failed library call. */
-static int report_failure(ww_status st, const char *what)
+static int report_failure(const cli_settings *s, ww_ctx *ctx, ww_status st, const char *what)
 {
     if (st == WW_ERR_CANCELLED) {
         fprintf(stderr, "wavewarp: interrupted; no output written\n");
         return CLI_EXIT_INTERRUPTED;
+    }
+    if (st == WW_ERR_UNSUPPORTED) {
+        char measure[160];
+        cli_error("%s: %s on %s: %s; --backend cpu computes it", what,
+                  describe_measure(&s->measure, measure, sizeof measure), ctx ? ww_ctx_describe(ctx) : "this backend",
+                  ww_strerror(st));
+        return CLI_EXIT_RUNTIME;
     }
     cli_error("%s: %s", what, ww_strerror(st));
     return CLI_EXIT_RUNTIME;
@@ -135,16 +171,167 @@ static int require_output(const cli_settings *s, cli_format *format, int allow_n
     return CLI_EXIT_OK;
 }
 
-/* Cells of the dynamic programme: every pair of x and y, or each unordered pair of x. */
-static uint64_t cells_between(const cli_dataset *x, const cli_dataset *y)
+/* ---------------------------------------------------------------- cells, for progress and cells/s */
+
+/* --window or --window-fraction was given (a radius past every length is still counted as one) */
+static int has_window(const ww_measure *m) { return m->window != WW_NO_WINDOW || m->window_fraction >= 0; }
+
+/* The distinct lengths of some series, ascending, with how many series have each. */
+typedef struct length_counts {
+    size_t *length;
+    uint64_t *count;
+    uint64_t *row_cells; /* rows only: cells of a row of that length against every column */
+    size_t distinct;
+} length_counts;
+
+static int compare_size(const void *a, const void *b)
 {
-    if (y != NULL)
-        return total_samples(x) * total_samples(y);
-    uint64_t all = total_samples(x) * total_samples(x), diagonal = 0;
-    for (size_t i = 0; i < x->count; i++)
-        diagonal += (uint64_t)cli_series_length(x, i) * cli_series_length(x, i);
-    return (all - diagonal) / 2;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
 }
+
+static void length_counts_free(length_counts *h)
+{
+    free(h->length);
+    free(h->count);
+    free(h->row_cells);
+    memset(h, 0, sizeof *h);
+}
+
+/* Series [begin, end) of d. -1 when out of memory. */
+static int length_counts_of(const cli_dataset *d, size_t begin, size_t end, length_counts *h)
+{
+    memset(h, 0, sizeof *h);
+    size_t n = end - begin;
+    h->length = malloc((n ? n : 1) * sizeof(size_t));
+    h->count = malloc((n ? n : 1) * sizeof(uint64_t));
+    h->row_cells = malloc((n ? n : 1) * sizeof(uint64_t));
+    if (h->length == NULL || h->count == NULL || h->row_cells == NULL) {
+        length_counts_free(h);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        h->length[i] = cli_series_length(d, begin + i);
+    qsort(h->length, n, sizeof(size_t), compare_size);
+    for (size_t i = 0; i < n; i++) {
+        if (h->distinct == 0 || h->length[h->distinct - 1] != h->length[i]) {
+            h->length[h->distinct] = h->length[i];
+            h->count[h->distinct++] = 0;
+        }
+        h->count[h->distinct - 1]++;
+    }
+    return 0;
+}
+
+/* Where length n is in h (it is there). */
+static size_t length_position(const length_counts *h, size_t n)
+{
+    size_t lo = 0, hi = h->distinct;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->length[mid] <= n)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Counts the cells of the dynamic programme that the library computes, and reports as progress, for
+ * blocks of rows of a matrix: every pair of a row of x and a column of y, or of x itself without
+ * the diagonal and with each unordered pair inside a block once. Without a window a pair of lengths
+ * n and m has n m cells; with one, its band's (ww_measure_cells), counted once for each pair of distinct
+ * lengths, so the count is cheap even for large sets. */
+typedef struct cell_counter {
+    const ww_measure *m;
+    const cli_dataset *x, *y; /* y NULL: x against itself */
+    int windowed;
+    length_counts rows, columns; /* windowed only: x's and the columns' lengths */
+} cell_counter;
+
+static void cell_counter_free(cell_counter *c)
+{
+    length_counts_free(&c->rows);
+    length_counts_free(&c->columns);
+}
+
+/* -1 when out of memory (message printed). */
+static int cell_counter_init(cell_counter *c, const ww_measure *m, const cli_dataset *x, const cli_dataset *y)
+{
+    memset(c, 0, sizeof *c);
+    c->m = m;
+    c->x = x;
+    c->y = y;
+    c->windowed = has_window(m);
+    if (!c->windowed)
+        return 0;
+    const cli_dataset *cols = y ? y : x;
+    if (length_counts_of(x, 0, x->count, &c->rows) != 0 || length_counts_of(cols, 0, cols->count, &c->columns) != 0) {
+        cell_counter_free(c);
+        cli_error("out of memory");
+        return -1;
+    }
+    for (size_t a = 0; a < c->rows.distinct; a++) {
+        uint64_t cells = 0;
+        for (size_t b = 0; b < c->columns.distinct; b++)
+            cells += c->columns.count[b] * ww_measure_cells(m, c->rows.length[a], c->columns.length[b]);
+        c->rows.row_cells[a] = cells;
+    }
+    return 0;
+}
+
+/* Without a window: a row pays its length times the columns' samples, less, for x against itself,
+ * its own entry and the entries of earlier rows in the block (computed there, mirrored here). */
+static uint64_t plain_block_cells(const cli_dataset *x, const cli_dataset *y, size_t r0, size_t r1)
+{
+    uint64_t all_columns = total_samples(y ? y : x), earlier_in_block = 0, cells = 0;
+    for (size_t i = r0; i < r1; i++) {
+        uint64_t length = cli_series_length(x, i), columns = all_columns;
+        if (y == NULL) {
+            columns -= length + earlier_in_block;
+            earlier_in_block += length;
+        }
+        cells += length * columns;
+    }
+    return cells;
+}
+
+/* Cells of rows [r0, r1), counted as the library counts them (out of memory for a block's lengths:
+ * its pairs counted one by one). */
+static uint64_t block_cells(const cell_counter *c, size_t r0, size_t r1)
+{
+    if (!c->windowed)
+        return plain_block_cells(c->x, c->y, r0, r1);
+    uint64_t cells = 0, diagonal = 0;
+    for (size_t i = r0; i < r1; i++) {
+        size_t n = cli_series_length(c->x, i);
+        cells += c->rows.row_cells[length_position(&c->rows, n)];
+        if (c->y == NULL)
+            diagonal += ww_measure_cells(c->m, n, n);
+    }
+    if (c->y != NULL)
+        return cells;
+    /* x against itself: without the diagonal, and each unordered pair inside the block once; the
+     * pairs inside the block, by their lengths (the whole matrix: all of them) */
+    if (r0 == 0 && r1 == c->x->count)
+        return (cells - diagonal) / 2;
+    uint64_t inside = 0;
+    length_counts block;
+    if (length_counts_of(c->x, r0, r1, &block) == 0) {
+        for (size_t a = 0; a < block.distinct; a++)
+            for (size_t b = 0; b < block.distinct; b++)
+                inside += block.count[a] * block.count[b] * ww_measure_cells(c->m, block.length[a], block.length[b]);
+        length_counts_free(&block);
+    } else {
+        for (size_t i = r0; i < r1; i++)
+            for (size_t j = r0; j < r1; j++)
+                inside += ww_measure_cells(c->m, cli_series_length(c->x, i), cli_series_length(c->x, j));
+    }
+    return cells - diagonal - (inside - diagonal) / 2;
+}
+
+/* Every cell of a matrix computed in one block. */
+static uint64_t all_cells(const cell_counter *c) { return block_cells(c, 0, c->x->count); }
 
 /* ---------------------------------------------------------------- distance */
 
@@ -194,11 +381,11 @@ int cli_cmd_distance(const cli_settings *s)
         if (st == WW_OK)
             st = ww_dataset_series(&pb.desc, ib, &sb);
         if (st == WW_OK)
-            st = ww_twed(ctx, &sa, &sb, &s->params, &d);
+            st = ww_distance(ctx, &s->measure, &sa, &sb, &d);
         if (st == WW_OK)
             printf("%.17g\n", d);
         else
-            rc = report_failure(st, "distance");
+            rc = report_failure(s, ctx, st, "distance");
     }
     ww_ctx_destroy(ctx);
     prepared_free(&pa);
@@ -218,12 +405,11 @@ typedef struct timed_run {
 static void run_begin(timed_run *r, const cli_settings *s, const char *label, uint64_t cells)
 {
     cli_progress_start(&r->progress, label, s->progress, cells);
-    cli_interrupt_install();
     r->seconds = cli_now();
 }
 
-/* The Ctrl-C handler stays until the command has committed or discarded its output (the command
- * calls cli_interrupt_restore), so an interrupt while writing also leaves no file behind. */
+/* The Ctrl-C handler is installed for the whole process (main.c): a first interrupt is seen at the
+ * next check, which discards every output; a second removes the temporary files and exits. */
 static void run_end(timed_run *r)
 {
     r->seconds = cli_now() - r->seconds;
@@ -241,15 +427,22 @@ static int output_failure(const char *err)
     return CLI_EXIT_RUNTIME;
 }
 
-/* Commits an output unless Ctrl-C came in the meantime. */
-static int commit_output(cli_output *o, char *err)
+/* Commits the outputs of a command (b may be NULL) unless Ctrl-C came in the meantime: both are
+ * written out and closed, then, if no interrupt came, both renamed into place, so that an
+ * interrupted command leaves neither (an interrupt during the renames is too late to matter: the
+ * outputs are complete). */
+static int commit_outputs(cli_output *a, cli_output *b, char *err)
 {
+    if (cli_output_finish(a, err) != 0 || (b && cli_output_finish(b, err) != 0))
+        return -1;
     if (cli_interrupted()) {
         snprintf(err, CLI_ERR_SIZE, "interrupted");
         return -1;
     }
-    return cli_output_commit(o, err);
+    return cli_output_publish(a, err) != 0 || (b && cli_output_publish(b, err) != 0) ? -1 : 0;
 }
+
+static int commit_output(cli_output *o, char *err) { return commit_outputs(o, NULL, err); }
 
 /* "960 B", "4.5 KiB", "32 GiB": powers of 1024, as --max-memory reads them. */
 static const char *human_bytes(char *buf, size_t size, double bytes)
@@ -289,23 +482,6 @@ static size_t rows_per_block(uint64_t budget, size_t rows, size_t row_bytes)
     return (size_t)fit;
 }
 
-/* Cells the library computes for rows [r0, r1) against every column, counted as it counts them:
- * X against itself (y == NULL) skips the diagonal and the pairs inside the block already counted
- * at an earlier row of the block; a pair with its other row outside the block counts in full. */
-static uint64_t block_cells(const cli_dataset *x, const cli_dataset *y, size_t r0, size_t r1)
-{
-    uint64_t all_columns = total_samples(y ? y : x), earlier_in_block = 0, cells = 0;
-    for (size_t i = r0; i < r1; i++) {
-        uint64_t length = cli_series_length(x, i), columns = all_columns;
-        if (y == NULL) {
-            columns -= length + earlier_in_block;
-            earlier_in_block += length;
-        }
-        cells += length * columns;
-    }
-    return cells;
-}
-
 /* One pairwise run: the data, where the rows go, and the block buffer. */
 typedef struct pairwise_plan {
     const cli_dataset *x, *y;  /* y NULL: X against itself */
@@ -313,6 +489,7 @@ typedef struct pairwise_plan {
     size_t rows, cols, block_rows;
     ww_dtype out_dtype;
     void *block;    /* block_rows x cols elements of out_dtype */
+    cell_counter counter;
     uint64_t cells; /* over all blocks, as the library counts them */
 } pairwise_plan;
 
@@ -337,7 +514,7 @@ static int compute_in_blocks(ww_ctx *ctx, const cli_settings *s, const pairwise_
     for (size_t r0 = 0; r0 < plan->rows; r0 += plan->block_rows) {
         size_t r1 = block_end(plan, r0);
         if (cli_interrupted()) /* Ctrl-C while the previous block was being written */
-            return report_failure(WW_ERR_CANCELLED, "pairwise");
+            return report_failure(s, ctx, WW_ERR_CANCELLED, "pairwise");
         ww_pairwise_options po = ww_pairwise_options_default();
         po.row_begin = r0;
         po.row_end = r1;
@@ -345,12 +522,12 @@ static int compute_in_blocks(ww_ctx *ctx, const cli_settings *s, const pairwise_
         po.progress = cli_progress_callback;
         po.progress_user = &run->progress;
         cli_progress_next_part(&run->progress, cells_before);
-        ww_status st = ww_twed_pairwise(ctx, plan->dx, plan->dy, &s->params, plan->block, &po);
+        ww_status st = ww_pairwise(ctx, &s->measure, plan->dx, plan->dy, plan->block, &po);
         if (st != WW_OK)
-            return report_failure(st, "pairwise");
+            return report_failure(s, ctx, st, "pairwise");
         if (cli_matrix_append(writer, plan->block, r1 - r0, err) != 0)
             return output_failure(err);
-        cells_before += block_cells(plan->x, plan->y, r0, r1);
+        cells_before += block_cells(&plan->counter, r0, r1);
     }
     return CLI_EXIT_OK;
 }
@@ -390,6 +567,8 @@ int cli_cmd_pairwise(const cli_settings *s)
     plan.cols = path_y ? y.count : x.count;
     plan.out_dtype = float32 ? WW_F32 : WW_F64;
     double matrix_bytes = (double)plan.rows * (double)plan.cols * (double)element_size;
+    if (rc == CLI_EXIT_OK && cell_counter_init(&plan.counter, &s->measure, &x, plan.y) != 0)
+        rc = CLI_EXIT_RUNTIME;
     if (rc == CLI_EXIT_OK) {
         plan.block_rows = rows_per_block(budget, plan.rows, plan.cols * element_size);
         plan.block = malloc(plan.block_rows * plan.cols * element_size);
@@ -424,7 +603,7 @@ int cli_cmd_pairwise(const cli_settings *s)
     }
     if (rc == CLI_EXIT_OK) {
         for (size_t r0 = 0; r0 < plan.rows; r0 += plan.block_rows)
-            plan.cells += block_cells(plan.x, plan.y, r0, block_end(&plan, r0));
+            plan.cells += block_cells(&plan.counter, r0, block_end(&plan, r0));
         timed_run run;
         run_begin(&run, s, "pairwise", plan.cells);
         rc = compute_in_blocks(ctx, s, &plan, &writer, &run);
@@ -435,15 +614,17 @@ int cli_cmd_pairwise(const cli_settings *s)
             char in_blocks[64] = "";
             if (blocks > 1)
                 snprintf(in_blocks, sizeof in_blocks, " (%zu blocks)", blocks);
-            fprintf(stderr, "wavewarp: %zu x %zu distances%s in %.3f s (%.3g cells/s, %s) -> %s\n", plan.rows,
-                    plan.cols, in_blocks, run.seconds,
-                    (double)plan.cells / (run.seconds > 0 ? run.seconds : 1e-9), ww_ctx_describe(ctx),
+            char measure[160], where[256];
+            fprintf(stderr, "wavewarp: %zu x %zu distances%s, %s, in %.3f s (%llu cells, %.3g cells/s, %s) -> %s\n",
+                    plan.rows, plan.cols, in_blocks, describe_measure(&s->measure, measure, sizeof measure),
+                    run.seconds, (unsigned long long)plan.cells,
+                    (double)plan.cells / (run.seconds > 0 ? run.seconds : 1e-9), ran_on(ctx, where, sizeof where),
                     s->output);
         }
     }
     cli_output_discard(&out);
-    cli_interrupt_restore();
     ww_ctx_destroy(ctx);
+    cell_counter_free(&plan.counter);
     free(plan.block);
     prepared_free(&px);
     prepared_free(&py);
@@ -505,6 +686,7 @@ int cli_cmd_knn(const cli_settings *s)
     size_t *indices = NULL;
     double *distances = NULL;
     cli_output out = {0}, dist_out = {0};
+    cell_counter counter = {0};
     char err[CLI_ERR_SIZE];
     rc = load_dataset(s, path_q, 0, &q);
     if (rc == CLI_EXIT_OK)
@@ -526,6 +708,8 @@ int cli_cmd_knn(const cli_settings *s)
             rc = CLI_EXIT_RUNTIME;
         }
     }
+    if (rc == CLI_EXIT_OK && cell_counter_init(&counter, &s->measure, &q, &x) != 0)
+        rc = CLI_EXIT_RUNTIME;
     if (rc == CLI_EXIT_OK)
         rc = open_context(s, &ctx);
     if (rc == CLI_EXIT_OK &&
@@ -535,17 +719,17 @@ int cli_cmd_knn(const cli_settings *s)
         rc = CLI_EXIT_RUNTIME;
     }
     if (rc == CLI_EXIT_OK) {
-        uint64_t cells = cells_between(&q, &x);
+        uint64_t cells = all_cells(&counter);
         ww_pairwise_options po = ww_pairwise_options_default();
         timed_run run;
         po.progress = cli_progress_callback;
         po.progress_user = &run.progress;
         run_begin(&run, s, "knn", cells);
-        ww_status st = ww_twed_knn(ctx, &pq.desc, &px.desc, &s->params, s->k, indices, distances, &po);
+        ww_status st = ww_knn(ctx, &s->measure, &pq.desc, &px.desc, s->k, indices, distances, &po);
         run_end(&run);
         int bad = 0;
         if (st != WW_OK) {
-            rc = report_failure(st, "knn");
+            rc = report_failure(s, ctx, st, "knn");
         } else {
             if (format == CLI_FORMAT_NPY)
                 bad = write_knn_indices_npy(&out, indices, q.count, s->k, err) != 0 ||
@@ -553,22 +737,23 @@ int cli_cmd_knn(const cli_settings *s)
                        cli_write_matrix(&dist_out, dist_format, distances, q.count, s->k, err) != 0);
             else
                 bad = write_knn_table(&out, format, indices, distances, q.count, s->k, err) != 0;
-            bad = bad || commit_output(&out, err) != 0 ||
-                  (s->distances_output && commit_output(&dist_out, err) != 0);
+            bad = bad || commit_outputs(&out, s->distances_output ? &dist_out : NULL, err) != 0;
             if (bad) {
                 rc = output_failure(err);
             } else if (!s->quiet) {
-                fprintf(
-                    stderr,
-                    "wavewarp: %zu nearest of %zu series for %zu queries in %.3f s (%.3g cells/s, %s) -> %s\n",
-                    s->k, x.count, q.count, run.seconds, (double)cells / (run.seconds > 0 ? run.seconds : 1e-9),
-                    ww_ctx_describe(ctx), s->output);
+                char measure[160], where[256];
+                fprintf(stderr,
+                        "wavewarp: %zu nearest of %zu series for %zu queries, %s, in %.3f s (%llu cells, %.3g "
+                        "cells/s, %s) -> %s\n",
+                        s->k, x.count, q.count, describe_measure(&s->measure, measure, sizeof measure), run.seconds,
+                        (unsigned long long)cells, (double)cells / (run.seconds > 0 ? run.seconds : 1e-9),
+                        ran_on(ctx, where, sizeof where), s->output);
             }
         }
     }
     cli_output_discard(&out);
     cli_output_discard(&dist_out);
-    cli_interrupt_restore();
+    cell_counter_free(&counter);
     ww_ctx_destroy(ctx);
     free(indices);
     free(distances);
@@ -609,18 +794,24 @@ static int classify_1nn(const cli_settings *s, ww_ctx *ctx, const cli_dataset *t
         cli_error("out of memory");
         return CLI_EXIT_RUNTIME;
     }
-    r->cells = cells_between(test, train);
+    cell_counter counter;
+    if (cell_counter_init(&counter, &s->measure, test, train) != 0) {
+        nn_result_free(r);
+        return CLI_EXIT_RUNTIME;
+    }
+    r->cells = all_cells(&counter);
+    cell_counter_free(&counter);
     ww_pairwise_options po = ww_pairwise_options_default();
     timed_run run;
     po.progress = cli_progress_callback;
     po.progress_user = &run.progress;
     run_begin(&run, s, "classify", r->cells);
-    ww_status st = ww_twed_knn(ctx, &ptest->desc, &ptrain->desc, &s->params, 1, r->nearest, r->distance, &po);
+    ww_status st = ww_knn(ctx, &s->measure, &ptest->desc, &ptrain->desc, 1, r->nearest, r->distance, &po);
     run_end(&run);
     r->seconds = run.seconds;
     if (st != WW_OK) {
         nn_result_free(r);
-        return report_failure(st, "classify");
+        return report_failure(s, ctx, st, "classify");
     }
     for (size_t i = 0; i < test->count; i++)
         r->correct += train->labels[r->nearest[i]] == test->labels[i];
@@ -633,12 +824,16 @@ static void print_classification(const cli_settings *s, ww_ctx *ctx, size_t test
     double accuracy = (double)r->correct / (double)test_count;
     printf("accuracy: %.4f (%zu of %zu correct)\n", accuracy, r->correct, test_count);
     printf("error rate: %.4f\n", 1.0 - accuracy);
-    printf("time: %.3f s (%zu x %zu distances)\n", r->seconds, test_count, train_count);
-    printf("cells/s: %.3g (%llu cells)\n", (double)r->cells / (r->seconds > 0 ? r->seconds : 1e-9),
-           (unsigned long long)r->cells);
-    printf("backend: %s\n", ww_ctx_describe(ctx));
-    printf("precision: %s; nu = %g, lambda = %g, degree = %d\n", s->use_float ? "float" : "double",
-           s->params.nu, s->params.lambda, s->params.degree);
+    char measure[160];
+    describe_measure(&s->measure, measure, sizeof measure);
+    printf("time: %.3f s (%zu x %zu %s distances)\n", r->seconds, test_count, train_count,
+           ww_measure_name(&s->measure));
+    printf("cells/s: %.3g (%llu cells%s)\n", (double)r->cells / (r->seconds > 0 ? r->seconds : 1e-9),
+           (unsigned long long)r->cells, has_window(&s->measure) ? ", in the window" : "");
+    char where[256];
+    printf("backend: %s\n", ran_on(ctx, where, sizeof where));
+    printf("measure: %s\n", measure);
+    printf("precision: %s\n", s->use_float ? "float" : "double");
 }
 
 /* Everything a 1-NN run (classify, demo) holds, released in one place. */
@@ -646,7 +841,6 @@ static void nn_run_free(nn_result *r, ww_ctx *ctx, prepared_data *ptrain, prepar
                         cli_dataset *test)
 {
     nn_result_free(r);
-    cli_interrupt_restore();
     ww_ctx_destroy(ctx);
     prepared_free(ptrain);
     prepared_free(ptest);
@@ -743,7 +937,7 @@ int cli_cmd_calibrate(const cli_settings *s)
                   ww_strerror(st));
         rc = CLI_EXIT_RUNTIME;
     } else if (st != WW_OK) {
-        rc = report_failure(st, "calibrate");
+        rc = report_failure(s, ctx, st, "calibrate");
     } else {
         fputs(report, stdout);
         if (!s->quiet)
@@ -797,7 +991,9 @@ int cli_cmd_demo(const cli_settings *s)
     if (rc == CLI_EXIT_OK)
         rc = open_context(s, &ctx);
     if (rc == CLI_EXIT_OK) {
-        printf("wavewarp demo: 1-NN classification of synthetic control charts under TWED\n");
+        char measure[160];
+        printf("wavewarp demo: 1-NN classification of synthetic control charts under %s\n",
+               describe_measure(&s->measure, measure, sizeof measure));
         printf("data: generated here (Alcock & Manolopoulos 1999), 6 classes, length %zu, nothing downloaded\n",
                s->length);
         printf("train: %zu series (%zu per class, seed %llu)\n", train.count, s->train_per_class,
@@ -842,8 +1038,7 @@ int cli_cmd_generate(const cli_settings *s)
     if (cli_output_open(&out, s->output, err) != 0 ||
         cli_write_dataset(&out, format, d.values, labels, d.count, s->length, err) != 0 ||
         commit_output(&out, err) != 0) {
-        cli_error("%s", err);
-        rc = CLI_EXIT_RUNTIME;
+        rc = output_failure(err);
     } else if (!s->quiet) {
         fprintf(stderr, "wavewarp: wrote %zu series of length %zu (6 classes, %zu each, seed %llu%s) to %s\n",
                 d.count, s->length, s->per_class, (unsigned long long)s->seed,

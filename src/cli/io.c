@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "io.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -666,6 +667,7 @@ void cli_output_discard(cli_output *o)
     }
     if (o->temp_path) {
         unlink(o->temp_path);
+        cli_temp_unregister(o->temp_path);
         free(o->temp_path);
         o->temp_path = NULL;
     }
@@ -679,7 +681,8 @@ int cli_output_open(cli_output *o, const char *path, char *err)
     const char *slash = strrchr(path, '/');
     size_t dir_len = slash ? (size_t)(slash - path + 1) : 0;
     const char *base = path + dir_len;
-    if (*base == '\0')
+    struct stat st;
+    if (*base == '\0' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
         return fail(err, "%s: the output name is a directory", path);
     o->path = strdup(path);
     o->temp_path = malloc(strlen(path) + 32);
@@ -687,16 +690,25 @@ int cli_output_open(cli_output *o, const char *path, char *err)
         cli_output_discard(o);
         return fail(err, "out of memory");
     }
-    /* hidden, in the same directory (rename is atomic only within one file system) */
+    /* hidden, in the same directory (rename is atomic only within one file system); registered
+     * before it exists, so that a second Ctrl-C at any moment removes it */
     sprintf(o->temp_path, "%.*s.%s.tmp-XXXXXX", (int)dir_len, path, base);
+    if (cli_temp_register(o->temp_path) != 0) {
+        free(o->temp_path);
+        o->temp_path = NULL;
+        cli_output_discard(o);
+        return fail(err, "%s: too many output files at once", path);
+    }
     int fd = mkstemp(o->temp_path);
     if (fd < 0) {
         int e = errno;
+        cli_temp_unregister(o->temp_path);
         free(o->temp_path);
         o->temp_path = NULL;
         cli_output_discard(o);
         return fail(err, "%s: cannot create the output file: %s", path, strerror(e));
     }
+    cli_checkpoint();
     /* mkstemp makes the file private (0600); give it the permissions a plain fopen would */
     mode_t mask = umask(0);
     umask(mask);
@@ -710,7 +722,7 @@ int cli_output_open(cli_output *o, const char *path, char *err)
     return 0;
 }
 
-int cli_output_commit(cli_output *o, char *err)
+int cli_output_finish(cli_output *o, char *err)
 {
     int ok = fflush(o->fp) == 0 && !ferror(o->fp);
     int e = errno;
@@ -720,17 +732,32 @@ int cli_output_commit(cli_output *o, char *err)
     o->fp = NULL;
     if (ok && !closed)
         ok = 0, e = errno;
-    if (ok && rename(o->temp_path, o->path) != 0)
-        ok = 0, e = errno;
+    cli_checkpoint();
     if (!ok) {
         fail(err, "%s: cannot write the output file: %s", o->path, strerror(e));
         cli_output_discard(o);
         return -1;
     }
+    return 0;
+}
+
+int cli_output_publish(cli_output *o, char *err)
+{
+    if (rename(o->temp_path, o->path) != 0) {
+        fail(err, "%s: cannot write the output file: %s", o->path, strerror(errno));
+        cli_output_discard(o);
+        return -1;
+    }
+    cli_temp_unregister(o->temp_path);
     free(o->temp_path);
     o->temp_path = NULL;
     cli_output_discard(o);
     return 0;
+}
+
+int cli_output_commit(cli_output *o, char *err)
+{
+    return cli_output_finish(o, err) != 0 ? -1 : cli_output_publish(o, err);
 }
 
 /* ---------------------------------------------------------------- writers */
@@ -817,14 +844,19 @@ int cli_matrix_append(cli_matrix_writer *w, const void *block, size_t block_rows
                     block_rows - (w->rows - w->rows_written), w->rows);
     size_t n = block_rows * w->cols;
     int bad = 0;
+    cli_checkpoint();
     errno = 0;
     if (w->format == CLI_FORMAT_NPY) {
         bad = w->float32 ? cli_write_f32_le(fp, block, n) != 0 : cli_write_f64_le(fp, block, n) != 0;
     } else {
         const double *m = block;
         char sep = w->format == CLI_FORMAT_CSV ? ',' : '\t';
-        for (size_t i = 0; i < n && !bad; i++)
+        for (size_t i = 0; i < n && !bad; i++) {
+            /* text is slow to write (minutes for a large matrix): stop at Ctrl-C, row by row */
+            if (i % w->cols == 0 && cli_interrupted())
+                return fail(err, "%s: interrupted", w->out->path);
             bad = fprintf(fp, "%.17g%c", m[i], (i + 1) % w->cols != 0 ? sep : '\n') < 0;
+        }
     }
     bad = bad || fflush(fp) != 0;
     if (bad)

@@ -63,7 +63,9 @@ typedef struct cli_output {
 } cli_output;
 
 int cli_output_open(cli_output *o, const char *path, char *err);
-int cli_output_commit(cli_output *o, char *err); /* flush, sync, close, rename */
+int cli_output_commit(cli_output *o, char *err); /* cli_output_finish, then cli_output_publish */
+int cli_output_finish(cli_output *o, char *err);  /* flush, sync, close (on failure: discarded) */
+int cli_output_publish(cli_output *o, char *err); /* rename into place */
 void cli_output_discard(cli_output *o);          /* safe to call twice, or after commit */
 
 /* .npy pieces: a version 1.0 header (2.0 when it would not fit) and little-endian data. */

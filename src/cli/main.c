@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "progress.h"
 
 typedef struct command_info {
     const char *name;
@@ -21,7 +22,7 @@ typedef struct command_info {
 } command_info;
 
 static const command_info commands[CLI_CMD_COUNT] = {
-    [CLI_CMD_DISTANCE] = {"distance", "A B [options]", "TWED between two series",
+    [CLI_CMD_DISTANCE] = {"distance", "A B [options]", "distance between two series (TWED or DTW)",
                           "Prints the distance between series A and series B with 17 significant digits.\n"
                           "A and B are files holding one series each (one row, or one value per line; read\n"
                           "without a label column unless --labels), or dataset files with --row/--row-b\n"
@@ -43,16 +44,18 @@ static const command_info commands[CLI_CMD_COUNT] = {
                      "indices as int64, shape (queries, K); --distances FILE.npy adds the distances.",
                      2, 2},
     [CLI_CMD_CLASSIFY] = {"classify", "TRAIN TEST [options]", "1-NN classification accuracy",
-                          "Classifies every series of TEST by its nearest neighbour in TRAIN under TWED and\n"
-                          "prints the accuracy, error rate, time, cells per second and backend. Both files\n"
-                          "need a class label in their first column (UCR layout). With -o, writes one line\n"
-                          "per test series: test,label,predicted,nearest,distance.",
+                          "Classifies every series of TEST by its nearest neighbour in TRAIN under the measure\n"
+                          "(TWED unless --measure) and prints the accuracy, error rate, time, cells per second,\n"
+                          "backend and measure. Both files need a class label in their first column (UCR\n"
+                          "layout). With -o, writes one line per test series:\n"
+                          "test,label,predicted,nearest,distance.",
                           2, 2},
-    [CLI_CMD_DEMO] = {"demo", "[options]", "1-NN TWED on generated synthetic control charts",
+    [CLI_CMD_DEMO] = {"demo", "[options]", "1-NN on generated synthetic control charts",
                       "Generates the synthetic control chart data set (Alcock & Manolopoulos 1999; six\n"
                       "classes: normal, cyclic, increasing/decreasing trend, upward/downward shift) with\n"
-                      "different seeds for a train and a test set, classifies the test set by 1-NN TWED,\n"
-                      "and prints accuracy, time, cells per second and the backend. Nothing is downloaded.",
+                      "different seeds for a train and a test set, classifies the test set by 1-NN under\n"
+                      "the measure (TWED unless --measure), and prints accuracy, time, cells per second,\n"
+                      "the backend and the measure. Nothing is downloaded.",
                       0, 0},
     [CLI_CMD_GENERATE] = {"generate", "-o FILE [options]", "write the synthetic control chart data set",
                           "Writes the synthetic control chart data set in class blocks, labels 1..6 (normal,\n"
@@ -71,6 +74,9 @@ static const command_info commands[CLI_CMD_COUNT] = {
 };
 
 typedef enum option_id {
+    OPT_MEASURE,
+    OPT_WINDOW,
+    OPT_WINDOW_FRACTION,
     OPT_NU,
     OPT_LAMBDA,
     OPT_DEGREE,
@@ -122,9 +128,14 @@ static const option_spec options[] = {
      "matrix memory, suffix K, M or G; more: blocks of rows (default: half the RAM)"},
     {OPT_ROW, "row", 0, "I", ON(CLI_CMD_DISTANCE), "take series I (0-based) of A"},
     {OPT_ROW_B, "row-b", 0, "J", ON(CLI_CMD_DISTANCE), "take series J (0-based) of B"},
-    {OPT_NU, "nu", 0, "X", COMPUTING, "stiffness, >= 0 (default 0.001)"},
-    {OPT_LAMBDA, "lambda", 0, "X", COMPUTING, "deletion penalty, >= 0 (default 1)"},
-    {OPT_DEGREE, "degree", 0, "P", COMPUTING, "L_p norm between samples, integer >= 1 (default 2)"},
+    {OPT_MEASURE, "measure", 0, "M", COMPUTING, "twed or dtw (default twed)"},
+    {OPT_WINDOW, "window", 0, "R", COMPUTING,
+     "Sakoe-Chiba window: radius in samples, integer >= 0 (default: none)"},
+    {OPT_WINDOW_FRACTION, "window-fraction", 0, "F", COMPUTING,
+     "window as aeon's fraction, 0..1: radius floor(F * min(n, m)) per pair"},
+    {OPT_NU, "nu", 0, "X", COMPUTING, "twed only: stiffness, >= 0 (default 0.001)"},
+    {OPT_LAMBDA, "lambda", 0, "X", COMPUTING, "twed only: deletion penalty, >= 0 (default 1)"},
+    {OPT_DEGREE, "degree", 0, "P", COMPUTING, "twed only: L_p norm between samples, integer >= 1 (default 2)"},
     {OPT_BACKEND, "backend", 0, "B", COMPUTING, "auto, cpu or cuda (default auto: a GPU when one is usable)"},
     {OPT_THREADS, "threads", 0, "N", COMPUTING, "CPU threads, 0 = all cores (default 0)"},
     {OPT_PRECISION, "precision", 0, "P", COMPUTING,
@@ -191,6 +202,19 @@ static const char formats_help[] =
     "  Variable-length series are padded with trailing NaN (UCR convention); NaN inside a\n"
     "  series, infinite values and rows of different field counts are errors.\n";
 
+static const char measures_help[] =
+    "Measures (--measure):\n"
+    "  twed  Time Warp Edit Distance (Marteau 2009), the default; --nu, --lambda and --degree\n"
+    "        set its parameters (defaults 0.001, 1 and 2, aeon's)\n"
+    "  dtw   dynamic time warping with the squared Euclidean cost between samples and no\n"
+    "        square root at the end (aeon's dtw_distance; tslearn and dtaidistance report its\n"
+    "        square root); it has no parameters: --nu, --lambda, --degree are errors with it\n"
+    "  Either takes a Sakoe-Chiba window: --window R keeps the cells within R samples of the\n"
+    "  diagonal (0 still leaves a path from corner to corner; series of different lengths\n"
+    "  follow the stretched diagonal, as aeon 1.6 does), --window-fraction F the radius\n"
+    "  floor(F * shorter length) for each pair (aeon's window=F; 1 is no window). Only the\n"
+    "  band's cells are computed, and counted in cells/s. The two options exclude each other.\n";
+
 static const char exit_help[] =
     "Exit status: 0 success, 1 data or runtime error (bad file, no GPU, ...), 2 usage error,\n"
     "130 interrupted by Ctrl-C (no output file is left behind).\n";
@@ -198,8 +222,8 @@ static const char exit_help[] =
 static void print_main_help(FILE *fp)
 {
     fprintf(fp, "Usage: %s COMMAND [options] [files]\n\n", program);
-    fprintf(fp, "Time Warp Edit Distance (TWED, Marteau 2009), exact, in linear memory, on CPUs and\n"
-                "NVIDIA GPUs.\n\nCommands:\n");
+    fprintf(fp, "Exact elastic distances between time series (TWED, DTW; --measure), in linear memory,\n"
+                "on CPUs and NVIDIA GPUs.\n\nCommands:\n");
     for (int c = 0; c < CLI_CMD_COUNT; c++) {
         char head[64];
         snprintf(head, sizeof head, "%s %s", commands[c].name, commands[c].usage);
@@ -210,8 +234,8 @@ static void print_main_help(FILE *fp)
     }
     fprintf(fp,
             "\nRun '%s COMMAND --help' for the options of a command; '%s --version' for the\n"
-            "version. Try '%s demo'.\n\n%s\n%s",
-            program, program, program, formats_help, exit_help);
+            "version. Try '%s demo' or '%s demo --measure dtw --window 6'.\n\n%s\n%s\n%s",
+            program, program, program, program, measures_help, formats_help, exit_help);
 }
 
 static void print_command_help(cli_command c)
@@ -231,6 +255,8 @@ static void print_command_help(cli_command c)
                      o->value_name ? o->value_name : "");
         printf("  %-24s %s\n", head, o->help);
     }
+    if (ON(c) & COMPUTING)
+        printf("\n%s", measures_help);
     if (c != CLI_CMD_GENERATE && c != CLI_CMD_DEMO && c != CLI_CMD_CALIBRATE)
         printf("\n%s", formats_help);
     if (ON(c) & LONG_RUNS)
@@ -251,6 +277,20 @@ static int parse_double_value(const cli_settings *s, const char *name, const cha
         return cli_usage_error(s, "%s: '%s' is not a finite number", name, text);
     if (v < 0)
         return cli_usage_error(s, "%s must be >= 0 (got %s)", name, text);
+    *out = v;
+    return CLI_EXIT_OK;
+}
+
+/* A fraction in [0, 1]. */
+static int parse_fraction_value(const cli_settings *s, const char *name, const char *text, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (*text == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return cli_usage_error(s, "%s: '%s' is not a finite number", name, text);
+    if (v < 0 || v > 1)
+        return cli_usage_error(s, "%s must be between 0 and 1 (got %s)", name, text);
     *out = v;
     return CLI_EXIT_OK;
 }
@@ -340,18 +380,38 @@ static int apply_option(cli_settings *s, const option_spec *o, const char *value
     uint64_t n = 0;
     int rc = CLI_EXIT_OK;
     switch (o->id) {
-    case OPT_NU: return parse_double_value(s, flag, value, &s->params.nu);
-    case OPT_LAMBDA: return parse_double_value(s, flag, value, &s->params.lambda);
+    case OPT_MEASURE:
+        if (strcmp(value, "twed") == 0)
+            s->measure_kind = WW_MEASURE_TWED;
+        else if (strcmp(value, "dtw") == 0)
+            s->measure_kind = WW_MEASURE_DTW;
+        else
+            return cli_usage_error(s, "--measure: unknown measure '%s' (expected twed or dtw)", value);
+        return CLI_EXIT_OK;
+    case OPT_WINDOW:
+        /* a radius of 2^32 or more is no window for any series the library can window */
+        if ((rc = parse_size_value(s, flag, value, 0, UINT32_MAX, &n)) == CLI_EXIT_OK)
+            s->window = (size_t)n;
+        return rc;
+    case OPT_WINDOW_FRACTION: return parse_fraction_value(s, flag, value, &s->window_fraction);
+    case OPT_NU:
+    case OPT_LAMBDA:
     case OPT_DEGREE:
+        if (s->twed_option == NULL)
+            s->twed_option = o->name;
+        if (o->id == OPT_NU)
+            return parse_double_value(s, flag, value, &s->twed.nu);
+        if (o->id == OPT_LAMBDA)
+            return parse_double_value(s, flag, value, &s->twed.lambda);
         if ((rc = parse_size_value(s, flag, value, 1, 1000000, &n)) == CLI_EXIT_OK)
-            s->params.degree = (int)n;
+            s->twed.degree = (int)n;
         return rc;
     case OPT_BACKEND:
         if (strcmp(value, "auto") == 0)
             s->backend = WW_BACKEND_AUTO;
         else if (strcmp(value, "cpu") == 0)
             s->backend = WW_BACKEND_CPU;
-        else if (strcmp(value, "cuda") == 0 || strcmp(value, "gpu") == 0)
+        else if (strcmp(value, "cuda") == 0) /* "gpu" is no alias: Python says "cuda" too */
             s->backend = WW_BACKEND_CUDA;
         else
             return cli_usage_error(s, "--backend: unknown backend '%s' (expected auto, cpu or cuda)", value);
@@ -438,7 +498,11 @@ static void default_settings(cli_settings *s, cli_command c)
 {
     memset(s, 0, sizeof *s);
     s->command = c;
-    s->params = ww_twed_params_default();
+    s->measure_kind = WW_MEASURE_TWED;
+    s->twed = ww_twed_params_default();
+    s->window = WW_NO_WINDOW;
+    s->window_fraction = -1.0;
+    s->measure = ww_measure_twed(s->twed.nu, s->twed.lambda, s->twed.degree);
     s->backend = WW_BACKEND_AUTO;
     s->progress = CLI_PROGRESS_AUTO;
     s->labels = CLI_LABELS_AUTO;
@@ -449,6 +513,33 @@ static void default_settings(cli_settings *s, cli_command c)
     s->test_per_class = 50;
     s->length = 60;
     s->seed = 1;
+}
+
+/* The measure of the command line, built in this one place from --measure, the TWED parameters
+ * and the window; every computing command uses s->measure. Options that do not fit together are
+ * usage errors, whatever their order: TWED parameters with another measure (never silently
+ * ignored), and --window with --window-fraction. */
+static int build_measure(cli_settings *s)
+{
+    if (s->window != WW_NO_WINDOW && s->window_fraction >= 0)
+        return cli_usage_error(s, "--window and --window-fraction exclude each other (a radius in samples, or a "
+                                  "fraction of the shorter series)");
+    if (s->measure_kind == WW_MEASURE_TWED) {
+        s->measure = ww_measure_twed(s->twed.nu, s->twed.lambda, s->twed.degree);
+    } else {
+        if (s->twed_option != NULL)
+            return cli_usage_error(s, "--%s is a TWED parameter; --measure dtw takes none (drop --%s, or use "
+                                      "--measure twed)",
+                                   s->twed_option, s->twed_option);
+        s->measure = ww_measure_dtw();
+    }
+    ww_status st = s->window_fraction >= 0 ? ww_measure_set_window_fraction(&s->measure, s->window_fraction)
+                                           : ww_measure_set_window(&s->measure, s->window);
+    if (st == WW_OK)
+        st = ww_measure_check(&s->measure);
+    if (st != WW_OK) /* the parsers above refuse every value the library would */
+        return cli_usage_error(s, "invalid measure: %s", ww_strerror(st));
+    return CLI_EXIT_OK;
 }
 
 /* Parses argv[first..] for command c. Returns -1 to go on, or an exit code (after --help: 0). */
@@ -514,6 +605,8 @@ static int parse_command_line(cli_settings *s, int argc, char **argv, int first)
         return cli_usage_error(s, "missing file argument (usage: %s %s %s)", program, info->name, info->usage);
     if (s->positional_count > info->max_positional)
         return cli_usage_error(s, "too many arguments ('%s')", s->positional[info->max_positional]);
+    if ((ON(s->command) & COMPUTING) && build_measure(s) != CLI_EXIT_OK)
+        return CLI_EXIT_USAGE;
     return -1;
 }
 
@@ -561,6 +654,8 @@ int main(int argc, char **argv)
      * and answer by deleting the temporary output, instead of SIGXFSZ killing the process and
      * leaving the partial temporary file behind. */
     signal(SIGXFSZ, SIG_IGN);
+    /* Ctrl-C from here on: no command is ever without its handler (progress.h) */
+    cli_interrupt_install();
     switch (c) {
     case CLI_CMD_DISTANCE: return cli_cmd_distance(&s);
     case CLI_CMD_PAIRWISE: return cli_cmd_pairwise(&s);

@@ -5,14 +5,23 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t interrupt_flag;
-static struct sigaction saved_int, saved_term, saved_hup;
 static int handlers_installed;
 
+/* Temporary output files that a second signal removes before the process exits (cli_output_open
+ * registers them before it creates them, so no signal finds a file that is not registered). Only
+ * pointers are stored; the handler only calls unlink() and _exit(), both async-signal-safe. */
+#define MAX_TEMP_FILES 8
+static const char *volatile temp_files[MAX_TEMP_FILES];
+
+/* The test hook (WW_CLI_INTERRUPT_AT): raise SIGINT at the N-th checkpoint, twice with a '+'. */
+static long checkpoint_count, interrupt_at = -1;
+static int interrupt_twice;
 double cli_now(void)
 {
     struct timespec ts;
@@ -23,34 +32,62 @@ double cli_now(void)
 static void on_interrupt(int sig)
 {
     (void)sig;
-    interrupt_flag = 1; /* only async-signal-safe work here; SA_RESETHAND restores the default */
+    if (interrupt_flag) { /* the second signal: stop now, leaving no temporary file behind */
+        for (int i = 0; i < MAX_TEMP_FILES; i++)
+            if (temp_files[i])
+                unlink(temp_files[i]);
+        _exit(130);
+    }
+    interrupt_flag = 1; /* the first: the command stops at its next check and discards its outputs */
 }
 
 void cli_interrupt_install(void)
 {
+    if (handlers_installed)
+        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
-    interrupt_flag = 0;
-    sigaction(SIGINT, &sa, &saved_int);
-    sigaction(SIGTERM, &sa, &saved_term);
-    sigaction(SIGHUP, &sa, &saved_hup); /* the terminal went away */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* the terminal went away */
     handlers_installed = 1;
-}
-
-void cli_interrupt_restore(void)
-{
-    if (!handlers_installed)
-        return;
-    sigaction(SIGINT, &saved_int, NULL);
-    sigaction(SIGTERM, &saved_term, NULL);
-    sigaction(SIGHUP, &saved_hup, NULL);
-    handlers_installed = 0;
+    const char *at = getenv("WW_CLI_INTERRUPT_AT");
+    if (at && *at) {
+        char *end = NULL;
+        interrupt_at = strtol(at, &end, 10);
+        interrupt_twice = end && *end == '+';
+    }
 }
 
 int cli_interrupted(void) { return interrupt_flag != 0; }
+
+void cli_checkpoint(void)
+{
+    if (++checkpoint_count != interrupt_at)
+        return;
+    raise(SIGINT);
+    if (interrupt_twice)
+        raise(SIGINT);
+}
+
+int cli_temp_register(const char *path)
+{
+    for (int i = 0; i < MAX_TEMP_FILES; i++)
+        if (temp_files[i] == NULL) {
+            temp_files[i] = path;
+            return 0;
+        }
+    return -1;
+}
+
+void cli_temp_unregister(const char *path)
+{
+    for (int i = 0; i < MAX_TEMP_FILES; i++)
+        if (temp_files[i] == path)
+            temp_files[i] = NULL;
+}
 
 void cli_progress_start(cli_progress *p, const char *label, cli_progress_mode mode, uint64_t expected_total)
 {

@@ -33,10 +33,17 @@ void cli_progress_next_part(cli_progress *p, uint64_t cells_before);
 /* Clears the bar's line. */
 void cli_progress_finish(cli_progress *p);
 
-/* SIGINT, SIGTERM and SIGHUP set a flag instead of killing the process while installed; the second
- * signal kills as usual (the handlers reset themselves). */
+/* Installed once, before a command runs, for the whole process: the first SIGINT, SIGTERM or SIGHUP
+ * sets a flag that the command checks (it then discards its outputs and exits 130); a second one
+ * removes every registered temporary file and exits 130 at once. */
 void cli_interrupt_install(void);
-void cli_interrupt_restore(void);
 int cli_interrupted(void);
+/* Temporary output files for the second signal to remove (at most 8 at a time; -1 when full). The
+ * path's storage must stay valid until it is unregistered. */
+int cli_temp_register(const char *path);
+void cli_temp_unregister(const char *path);
+/* A point where the test hook may interrupt: with WW_CLI_INTERRUPT_AT=N in the environment, the
+ * N-th call raises SIGINT (twice with N+), so tests interrupt at every point instead of by timing. */
+void cli_checkpoint(void);
 
 #endif

@@ -232,4 +232,5 @@ ww_backend ww_ctx_backend(const ww_ctx *ctx) { return ctx ? ctx->backend : WW_BA
 int ww_ctx_num_threads(const ww_ctx *ctx) { return ctx ? ctx->num_threads : 0; }
 const char *ww_ctx_describe(const ww_ctx *ctx) { return ctx ? ctx->description : "(null context)"; }
 const char *ww_ctx_calibration(const ww_ctx *ctx) { return ctx ? ctx->calibration_source : ""; }
+ww_backend ww_ctx_last_backend(const ww_ctx *ctx) { return ctx ? ctx->last_backend : WW_BACKEND_AUTO; }
 

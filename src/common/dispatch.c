@@ -43,12 +43,14 @@ ww_status ww_distance(ww_ctx *ctx, const ww_measure *m, const ww_series *a, cons
     ww_backend backend;
     if ((st = ww_registry_route(ctx, m, WW_OP_DISTANCE, on_device, cells, longest, &backend)) != WW_OK)
         return st;
+    ctx->last_backend = backend;
     if (backend == WW_BACKEND_CPU)
         return ww_cpu_distance(ctx, cpu_engine(ctx), m, a, b, out);
     st = ww_cuda_distance(ctx, m, a, b, out);
-    if (ww_registry_retry_on_cpu(ctx, st, on_device))
-        return ww_cpu_distance(ctx, WW_ENGINE_AUTO, m, a, b, out);
-    return st;
+    if (!ww_registry_retry_on_cpu(ctx, st, on_device))
+        return st;
+    ctx->last_backend = WW_BACKEND_CPU;
+    return ww_cpu_distance(ctx, WW_ENGINE_AUTO, m, a, b, out);
 }
 
 /* The longest series of a dataset. */
@@ -92,12 +94,14 @@ ww_status ww_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, con
     ww_backend backend;
     if ((st = ww_registry_route(ctx, m, WW_OP_PAIRWISE, on_device, cells, longest, &backend)) != WW_OK)
         return st;
+    ctx->last_backend = backend;
     if (backend == WW_BACKEND_CPU)
         return ww_cpu_pairwise(ctx, m, x, y, out, &o);
     st = ww_cuda_pairwise(ctx, m, x, y, out, &o);
-    if (ww_registry_retry_on_cpu(ctx, st, on_device))
-        return ww_cpu_pairwise(ctx, m, x, y, out, &o);
-    return st;
+    if (!ww_registry_retry_on_cpu(ctx, st, on_device))
+        return st;
+    ctx->last_backend = WW_BACKEND_CPU;
+    return ww_cpu_pairwise(ctx, m, x, y, out, &o);
 }
 
 /* ---------------------------------------------------------------- the TWED calls of 0.1 */

@@ -86,6 +86,7 @@ ww_status ww_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_dataset *q
     ww_status st = ww_resolve_pairwise(queries, &ix->host, opt, &o);
     if (st != WW_OK)
         return st;
+    ctx->last_backend = ix->device ? WW_BACKEND_CUDA : WW_BACKEND_CPU;
     if (ix->device)
         return ww_cuda_index_pairwise(ctx, ix, queries, out, &o);
     if (queries->memory == WW_DEVICE)

@@ -130,6 +130,7 @@ struct ww_ctx {
     ww_cuda_state *cuda_devices[WW_MAX_DEVICES];
     int cuda_count;          /* states in cuda_devices (1 on one GPU) */
     char *calibration_path;  /* ww_ctx_options.calibration, copied; or NULL */
+    ww_backend last_backend; /* where the last computing call ran (ww_ctx_last_backend) */
     char calibration_source[4096]; /* ww_ctx_calibration() */
 };
 
@@ -191,8 +192,6 @@ static inline const void *ww_measure_stamps(const ww_measure *m, const void *sta
     const ww_measure_traits *t = ww_measure_traits_of(m->kind);
     return t && t->uses_stamps ? stamps : NULL;
 }
-/* Cells of the pair (lengths n, m) that the measure computes: its window's area. */
-uint64_t ww_measure_cells(const ww_measure *m, size_t n, size_t m_length);
 
 /* ---- the registry (src/common/registry.c): what runs where ---- */
 typedef enum ww_op { WW_OP_DISTANCE = 0, WW_OP_PAIRWISE = 1, WW_OP_INDEX = 2 } ww_op;

@@ -29,17 +29,22 @@ static void knn_insert(knn_entry *best, size_t *filled, size_t k, double d, size
 }
 
 /* kNN runs the matrix engine on chunks of queries; progress is reported over all chunks, in cells. */
+/* The call's total is every query's samples times the searched set's; a chunk's matrix reports its
+ * own cells (fewer with a window), which are scaled to the chunk's share of that total, so that
+ * progress ends exactly at the total. */
 typedef struct knn_progress {
     ww_progress_fn user_fn;
     void *user;
-    uint64_t done_before, total;
+    uint64_t done_before, total, chunk_share;
 } knn_progress;
 
 static int knn_progress_relay(uint64_t done, uint64_t chunk_total, void *user)
 {
-    (void)chunk_total;
     knn_progress *kp = (knn_progress *)user;
-    return kp->user_fn(kp->done_before + done, kp->total, kp->user);
+    const uint64_t scaled =
+        chunk_total == 0 || done >= chunk_total ? kp->chunk_share
+                                                : (uint64_t)((double)done / (double)chunk_total * (double)kp->chunk_share);
+    return kp->user_fn(kp->done_before + scaled, kp->total, kp->user);
 }
 
 /* Distances of a chunk of queries to every series of the searched set, row-major. */
@@ -59,7 +64,8 @@ static size_t knn_chunk_rows(size_t count, size_t queries)
 
 /* kNN over any searched set of `count` series and `samples` samples: distance rows for chunks of
  * queries, then a selection per query. */
-static ww_status knn_search(ww_ctx *ctx, const ww_dataset *queries, size_t count, uint64_t samples, knn_rows_fn rows_of,
+static ww_status knn_search(ww_ctx *ctx, const ww_measure *m, const ww_dataset *queries, size_t count, uint64_t samples,
+                            knn_rows_fn rows_of,
                             const void *user, size_t k, size_t *indices, double *distances,
                             const ww_pairwise_options *opt)
 {
@@ -80,7 +86,7 @@ static ww_status knn_search(ww_ctx *ctx, const ww_dataset *queries, size_t count
     /* Progress over the whole call: cells = (query samples) * (samples of the searched set). */
     const uint64_t q_samples =
         queries->offsets ? queries->offsets[queries->count] : (uint64_t)queries->count * queries->length;
-    knn_progress kp = {opt ? opt->progress : NULL, opt ? opt->progress_user : NULL, 0, q_samples * samples};
+    knn_progress kp = {opt ? opt->progress : NULL, opt ? opt->progress_user : NULL, 0, q_samples * samples, 0};
     ww_status st = WW_OK;
     for (size_t q0 = 0; q0 < queries->count; q0 += chunk) {
         size_t q1 = q0 + chunk < queries->count ? q0 + chunk : queries->count;
@@ -102,6 +108,10 @@ static ww_status knn_search(ww_ctx *ctx, const ww_dataset *queries, size_t count
                 sub_offsets[i] = queries->offsets[q0 + i] - queries->offsets[q0];
             qs.offsets = sub_offsets;
         }
+        const uint64_t chunk_samples = queries->offsets
+                                           ? queries->offsets[q1] - queries->offsets[q0]
+                                           : (uint64_t)(q1 - q0) * queries->length;
+        kp.chunk_share = chunk_samples * samples;
         ww_pairwise_options po = ww_pairwise_options_default();
         if (kp.user_fn) {
             po.progress = knn_progress_relay;
@@ -113,16 +123,13 @@ static ww_status knn_search(ww_ctx *ctx, const ww_dataset *queries, size_t count
             free(scratch);
             return st;
         }
-        const uint64_t chunk_samples = queries->offsets
-                                           ? queries->offsets[q1] - queries->offsets[q0]
-                                           : (uint64_t)(q1 - q0) * queries->length;
-        kp.done_before += chunk_samples * samples;
+        kp.done_before += kp.chunk_share;
         /* The first chunk's call checked sizes, x and its queries; check the other queries too
          * before writing any result, so that a bad input leaves indices and distances untouched. */
         for (size_t q = q1; q0 == 0 && q < queries->count && queries->memory == WW_HOST; q++) {
             ww_series s;
             ww_dataset_series(queries, q, &s);
-            st = ww_check_values_host(s.values, s.stamps, s.length, s.dim, s.dtype);
+            st = ww_check_values_host(s.values, ww_measure_stamps(m, s.stamps), s.length, s.dim, s.dtype);
             if (st != WW_OK) {
                 free(scratch);
                 return st;
@@ -191,8 +198,8 @@ ww_status ww_knn(ww_ctx *ctx, const ww_measure *m, const ww_dataset *queries, co
         return st;
     }
     knn_dataset_target t = {x, m};
-    return knn_search(ctx, queries, x->count, ww_dataset_samples(x), rows_against_dataset, &t, k, indices, distances,
-                      opt);
+    return knn_search(ctx, m, queries, x->count, ww_dataset_samples(x), rows_against_dataset, &t, k, indices,
+                      distances, opt);
 }
 
 static ww_status rows_against_index(ww_ctx *ctx, const ww_dataset *chunk, double *rows, const ww_pairwise_options *po,
@@ -215,6 +222,6 @@ ww_status ww_index_knn(ww_ctx *ctx, const ww_index *ix, const ww_dataset *querie
             return st;
         ww_index_destroy(qx);
     }
-    return knn_search(ctx, queries, ix->count, ww_dataset_samples(&ix->host), rows_against_index, ix, k, indices,
-                      distances, opt);
+    return knn_search(ctx, &ix->measure, queries, ix->count, ww_dataset_samples(&ix->host), rows_against_index, ix, k,
+                      indices, distances, opt);
 }
