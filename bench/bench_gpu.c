@@ -3,8 +3,12 @@
  * Columns: the fast engine (auto), the paper's per-diagonal baseline, the CPU strip engine (one
  * core, where it finishes in reasonable time). Times are of the whole synchronous call (host data in,
  * result out), warm (after one untimed call), median of several runs for small n.
+ * Then DTW on the same series, and both measures with a window of 10% (aeon's fraction 0.1, radius
+ * n / 10) against the band's share of the matrix (issue 15). WW_BENCH_TWED_ONLY=1 stops after the
+ * TWED tables (those of the commits before the measures were split out, for old-vs-new runs),
+ * WW_BENCH_DTW_ONLY=1 runs the measures' tables alone.
  * Usage: ww_bench_gpu [max_log2_n] [output.md] */
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "wavewarp.h"
 #include "bench_common.h"
 
@@ -30,6 +34,31 @@ static double time_call(ww_ctx *ctx, const ww_series *a, const ww_series *b, con
             return -1;
     }
     return bench_median(times, (size_t)reps);
+}
+
+/* The same for any measure (ww_distance). */
+static double time_measure(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b, int reps,
+                           double *value)
+{
+    double times[64];
+    if (ww_distance(ctx, m, a, b, value) != WW_OK)
+        return -1;
+    for (int r = 0; r < reps; r++) {
+        double t0 = bench_now();
+        ww_status st = ww_distance(ctx, m, a, b, value);
+        times[r] = bench_now() - t0;
+        if (st != WW_OK)
+            return -1;
+    }
+    return bench_median(times, (size_t)reps);
+}
+
+/* Cells of the band of radius r on an n x n matrix (window.h's closed form), over n^2. */
+static double band_share(size_t n, size_t r)
+{
+    if (r >= n)
+        return 1.0;
+    return ((double)n * (double)(2 * r + 1) - (double)r * (double)(r + 1)) / ((double)n * (double)n);
 }
 
 static ww_ctx *make(ww_backend backend, ww_engine engine)
@@ -61,6 +90,116 @@ static void speedup(char *buf, size_t n, double slow, double fast)
         snprintf(buf, n, "-");
 }
 
+static void out_line(FILE *md, const char *line)
+{
+    printf("%s", line);
+    fflush(stdout);
+    if (md) {
+        fputs(line, md);
+        fflush(md);
+    }
+}
+
+/* DTW of one pair, then DTW and TWED with a 10% window: time against the band's share. */
+static void measures_tables(FILE *md, ww_ctx *fast, ww_ctx *cpu, const double *a, const double *b, const float *af,
+                            const float *bf, int max_log2)
+{
+    const ww_measure dtw = ww_measure_dtw(), twed = ww_measure_twed(1.0, 1.0, 2);
+    char line[512];
+    out_line(md, "\nDTW of one pair (the same series; f32: converted to double on the device; CPU: the strip "
+                 "engine, one core, where it finishes quickly):\n\n"
+                 "| n | DTW f64 | GCUPS | DTW f32 | CPU strip f64 (1 core) | TWED f64 (same run) | DTW / TWED |\n"
+                 "| --- | --- | --- | --- | --- | --- | --- |\n");
+    for (int lg = 10; lg <= max_log2; lg++) {
+        const size_t n = (size_t)1 << lg;
+        const int reps = lg <= 14 ? 21 : (lg <= 17 ? 5 : 1);
+        ww_series A = ww_series_f64(a, NULL, n, 1), B = ww_series_f64(b, NULL, n, 1);
+        ww_series Af = ww_series_f32(af, NULL, n, 1), Bf = ww_series_f32(bf, NULL, n, 1);
+        double v = NAN, vf = NAN, vc = NAN, vt = NAN;
+        const double t = time_measure(fast, &dtw, &A, &B, reps, &v);
+        const double tf = time_measure(fast, &dtw, &Af, &Bf, reps, &vf);
+        const double tc = lg <= 15 ? time_measure(cpu, &dtw, &A, &B, 1, &vc) : -1;
+        const double tt = time_measure(fast, &twed, &A, &B, reps, &vt);
+        if (tc >= 0 && fabs(vc - v) > 1e-12 * fabs(vc))
+            fprintf(stderr, "MISMATCH DTW n=%zu: GPU %.17g CPU %.17g\n", n, v, vc);
+        char c[4][32];
+        cell(c[0], sizeof c[0], t), cell(c[1], sizeof c[1], tf), cell(c[2], sizeof c[2], tc), cell(c[3], sizeof c[3], tt);
+        snprintf(line, sizeof line, "| %zu | %s | %.1f | %s | %s | %s | %.2f |\n", n, c[0],
+                 t > 0 ? (double)n * (double)n / t / 1e9 : 0.0, c[1], c[2], c[3], t > 0 && tt > 0 ? t / tt : 0.0);
+        out_line(md, line);
+    }
+    /* the tile shapes for DTW (a cheaper cell than TWED's: wider tiles may pay earlier), and for the
+     * largest pairs the bands resident per multiprocessor (WW_WAVEFRONT_RESIDENT) */
+    const char *tiles[] = {NULL, "3x1s16", "4x1s16", "8x1s16", "8x2s8"};
+    out_line(md, "\nDTW tile shapes of the wavefront engine (RxCsS, as the TWED table; f64, time of the call):\n\n"
+                 "| n | auto | 3x1s16 | 4x1s16 | 8x1s16 | 8x2s8 |\n| --- | --- | --- | --- | --- | --- |\n");
+    for (int lg = 10; lg <= max_log2; lg++) {
+        const size_t n = (size_t)1 << lg;
+        const int reps = lg <= 14 ? 11 : (lg <= 16 ? 3 : 1);
+        ww_series A = ww_series_f64(a, NULL, n, 1), B = ww_series_f64(b, NULL, n, 1);
+        int at = snprintf(line, sizeof line, "| %zu |", n);
+        for (int k = 0; k < 5; k++) {
+            char c[32];
+            if (tiles[k])
+                setenv("WW_WAVEFRONT_TILE", tiles[k], 1);
+            double v = NAN;
+            cell(c, sizeof c, time_measure(fast, &dtw, &A, &B, reps, &v));
+            unsetenv("WW_WAVEFRONT_TILE");
+            at += snprintf(line + at, sizeof line - (size_t)at, " %s |", c);
+        }
+        snprintf(line + at, sizeof line - (size_t)at, "\n");
+        out_line(md, line);
+    }
+    out_line(md, "\nDTW, bands of the 8 x 2 shape resident per multiprocessor (WW_WAVEFRONT_RESIDENT; 0: the default, as "
+                 "many as fit up to 4), f64:\n\n| n | 0 | 2 | 3 | 4 |\n| --- | --- | --- | --- | --- |\n");
+    for (int lg = 16; lg <= max_log2; lg += 2) {
+        const size_t n = (size_t)1 << lg;
+        ww_series A = ww_series_f64(a, NULL, n, 1), B = ww_series_f64(b, NULL, n, 1);
+        int at = snprintf(line, sizeof line, "| %zu |", n);
+        const char *resident[] = {NULL, "2", "3", "4"};
+        setenv("WW_WAVEFRONT_TILE", "8x2s8", 1);
+        for (int k = 0; k < 4; k++) {
+            char c[32];
+            if (resident[k])
+                setenv("WW_WAVEFRONT_RESIDENT", resident[k], 1);
+            double v = NAN;
+            cell(c, sizeof c, time_measure(fast, &dtw, &A, &B, lg <= 16 ? 3 : 1, &v));
+            unsetenv("WW_WAVEFRONT_RESIDENT");
+            at += snprintf(line + at, sizeof line - (size_t)at, " %s |", c);
+        }
+        unsetenv("WW_WAVEFRONT_TILE");
+        snprintf(line + at, sizeof line - (size_t)at, "\n");
+        out_line(md, line);
+    }
+    out_line(md, "\nA window of 10% (fraction 0.1: radius n / 10), f64: the time against the band's share of the "
+                 "matrix (time ratio / area ratio: 1 is proportional):\n\n"
+                 "| n | measure | full | 10% window | band / n^2 | time ratio | time ratio / area ratio | CPU check |\n"
+                 "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for (int lg = 12; lg <= max_log2; lg += 2) {
+        const size_t n = (size_t)1 << lg;
+        const int reps = lg <= 14 ? 11 : (lg <= 16 ? 3 : 1);
+        ww_series A = ww_series_f64(a, NULL, n, 1), B = ww_series_f64(b, NULL, n, 1);
+        for (int k = 0; k < 2; k++) {
+            const ww_measure *full = k ? &twed : &dtw;
+            ww_measure win = *full;
+            ww_measure_set_window_fraction(&win, 0.1);
+            double vf = NAN, vw = NAN, vc = NAN;
+            const double tf = time_measure(fast, full, &A, &B, reps, &vf);
+            const double tw = time_measure(fast, &win, &A, &B, reps, &vw);
+            const int check = lg <= 14;
+            if (check)
+                time_measure(cpu, &win, &A, &B, 1, &vc);
+            const double share = band_share(n, (size_t)(0.1 * (double)n));
+            char c[2][32];
+            cell(c[0], sizeof c[0], tf), cell(c[1], sizeof c[1], tw);
+            snprintf(line, sizeof line, "| %zu | %s | %s | %s | %.3f | %.3f | %.2f | %s |\n", n, k ? "TWED" : "DTW",
+                     c[0], c[1], share, tf > 0 && tw > 0 ? tw / tf : 0.0, tf > 0 && tw > 0 ? tw / tf / share : 0.0,
+                     !check ? "-" : fabs(vc - vw) <= 1e-12 * fabs(vc) ? "equal" : "MISMATCH");
+            out_line(md, line);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     int max_log2 = argc > 1 ? atoi(argv[1]) : 20;
@@ -86,6 +225,16 @@ int main(int argc, char **argv)
         b[i] = rand() / (RAND_MAX + 1.0);
         af[i] = (float)a[i];
         bf[i] = (float)b[i];
+    }
+    if (getenv("WW_BENCH_DTW_ONLY")) { /* the measures' tables alone (issue 15) */
+        if (md)
+            fprintf(md, "Device: %s\n", ww_ctx_describe(fast));
+        measures_tables(md, fast, cpu, a, b, af, bf, max_log2);
+        if (md)
+            fclose(md);
+        ww_ctx_destroy(fast), ww_ctx_destroy(base), ww_ctx_destroy(cpu);
+        free(a), free(b), free(af), free(bf);
+        return 0;
     }
     ww_twed_params p = {1.0, 1.0, 2};
     {
@@ -207,6 +356,8 @@ int main(int argc, char **argv)
             }
         free(va), free(vb);
     }
+    if (getenv("WW_BENCH_TWED_ONLY") == NULL)
+        measures_tables(md, fast, cpu, a, b, af, bf, max_log2);
     if (md)
         fclose(md);
     ww_ctx_destroy(fast);

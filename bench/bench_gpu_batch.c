@@ -3,7 +3,10 @@
  *  2. one query against 60,000 series of length 28 in R^28 kept on the GPU (device dataset);
  *  3. all pairs of N series of length 28 in R^28 (host in, host out), N from the command line;
  *  4. a self matrix of mixed lengths, split by strategy (the default) against kept whole;
- *  then the strategy-by-size table.
+ *  then the strategy-by-size table;
+ *  5. DTW (issue 15): cases 1 and 2, an index, and matrices with a 10% window against the band's
+ *     share (WW_BENCH_TWED_ONLY=1 skips it: the tables of the commits before the measures were split
+ *     out, for old-vs-new runs; WW_BENCH_DTW_ONLY=1 runs it alone).
  * Usage: ww_bench_gpu_batch [output.md] [N for case 3, default 60000; 0 skips it] */
 #define _POSIX_C_SOURCE 200809L
 #include "wavewarp.h"
@@ -25,6 +28,23 @@ static ww_ctx *make(ww_backend backend, int threads)
     o.num_threads = threads;
     ww_ctx *ctx = NULL;
     return ww_ctx_create(&ctx, &o) == WW_OK ? ctx : NULL;
+}
+
+/* Median time of `reps` calls of ww_pairwise under measure m after one warm-up. */
+static double time_measure(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y, void *out,
+                           const ww_pairwise_options *o, int reps)
+{
+    double t[32];
+    if (ww_pairwise(ctx, m, x, y, out, o) != WW_OK)
+        return -1;
+    for (int r = 0; r < reps; r++) {
+        double t0 = bench_now();
+        ww_status st = ww_pairwise(ctx, m, x, y, out, o);
+        t[r] = bench_now() - t0;
+        if (st != WW_OK)
+            return -1;
+    }
+    return bench_median(t, (size_t)reps);
 }
 
 /* Median time of `reps` calls after one warm-up. */
@@ -78,6 +98,163 @@ static void row(FILE *md, const char *fmt, ...)
     fflush(stdout);
 }
 
+/* Median time of `reps` index queries after one warm-up. */
+static double time_index(ww_ctx *ctx, ww_index *ix, const ww_dataset *q, void *out, const ww_pairwise_options *o,
+                         int reps)
+{
+    double t[32];
+    if (ix == NULL || ww_index_pairwise(ctx, ix, q, out, o) != WW_OK)
+        return -1;
+    for (int k = 0; k < reps; k++) {
+        double t0 = bench_now();
+        ww_status st = ww_index_pairwise(ctx, ix, q, out, o);
+        t[k] = bench_now() - t0;
+        if (st != WW_OK)
+            return -1;
+    }
+    return bench_median(t, (size_t)reps);
+}
+
+static double max_rel_diff(const double *got, const double *want, size_t n)
+{
+    double worst = 0;
+    for (size_t k = 0; k < n; k++)
+        if (want[k] != 0)
+            worst = fmax(worst, fabs(got[k] - want[k]) / fabs(want[k]));
+        else if (got[k] != 0)
+            worst = INFINITY;
+    return worst;
+}
+
+/* Cells of the band of radius r on an n x n matrix (window.h's closed form), over n^2. */
+static double band_share(size_t n, size_t r)
+{
+    if (r >= n)
+        return 1.0;
+    return ((double)n * (double)(2 * r + 1) - (double)r * (double)(r + 1)) / ((double)n * (double)n);
+}
+
+/* DTW: synthetic control, one query against 60,000 series of length 28 in R^28 (device data each
+ * call, and an index), then matrices with a 10% window against the band's share. */
+static void dtw_tables(FILE *md, ww_ctx *gpu, ww_ctx *cpu, const double *v, const float *v32)
+{
+    const ww_measure dtw = ww_measure_dtw();
+    ww_measure dtw6 = dtw;
+    ww_measure_set_window(&dtw6, 6);
+    row(md, "\nDTW (squared Euclidean local cost, no root; issue 15 targets: synthetic control <= 2 ms, one query "
+            "against 60,000 in an index <= 0.5 ms):\n\n"
+            "| case | f64 | f32 | f64 / f32 | CPU engine f64 (all host cores) | max rel. diff GPU vs CPU (f64) |\n"
+            "| --- | --- | --- | --- | --- | --- |\n");
+    double *sc = load_synthetic_control();
+    if (sc) {
+        float *sc32 = malloc(600 * 60 * sizeof(float));
+        for (int i = 0; i < 600 * 60; i++)
+            sc32[i] = (float)sc[i];
+        ww_dataset x = ww_dataset_f64(sc, NULL, NULL, 600, 60, 1), x32 = ww_dataset_f32(sc32, NULL, NULL, 600, 60, 1);
+        double *m = malloc(600 * 600 * sizeof(double)), *mc = malloc(600 * 600 * sizeof(double));
+        float *m32 = malloc(600 * 600 * sizeof(float));
+        ww_pairwise_options o32 = ww_pairwise_options_default();
+        o32.out_dtype = WW_F32;
+        for (int w = 0; w < 2; w++) {
+            const ww_measure *ms = w ? &dtw6 : &dtw;
+            double t64 = time_measure(gpu, ms, &x, NULL, m, NULL, 11);
+            double t32 = time_measure(gpu, ms, &x32, NULL, m32, &o32, 11);
+            double tc = time_measure(cpu, ms, &x, NULL, mc, NULL, 3);
+            row(md, "| synthetic control 600 x 600, length 60%s | %.3f ms | %.3f ms | %.2f | %.1f ms | %.1e |\n",
+                w ? ", radius 6 (10%)" : "", t64 * 1e3, t32 * 1e3, t64 / t32, tc * 1e3, max_rel_diff(m, mc, 600 * 600));
+        }
+        free(m), free(mc), free(m32), free(sc32), free(sc);
+    } else {
+        row(md, "| synthetic control: data file not found (set WW_SHARED_DIR) | | | | | |\n");
+    }
+    const size_t len = 28, dim = 28, nres = 60000;
+    double *dv = NULL;
+    float *dv32 = NULL;
+    if (cudaMalloc((void **)&dv, nres * len * dim * sizeof(double)) != cudaSuccess ||
+        cudaMalloc((void **)&dv32, nres * len * dim * sizeof(float)) != cudaSuccess) {
+        fprintf(stderr, "cudaMalloc failed\n");
+        return;
+    }
+    cudaMemcpy(dv, v, nres * len * dim * sizeof(double), cudaMemcpyHostToDevice);
+    cudaMemcpy(dv32, v32, nres * len * dim * sizeof(float), cudaMemcpyHostToDevice);
+    {
+        ww_dataset q = ww_dataset_f64(v + 5 * len * dim, NULL, NULL, 1, len, dim);
+        ww_dataset q32 = ww_dataset_f32(v32 + 5 * len * dim, NULL, NULL, 1, len, dim);
+        ww_dataset x = ww_dataset_f64(dv, NULL, NULL, nres, len, dim), x32 = ww_dataset_f32(dv32, NULL, NULL, nres, len, dim);
+        x.memory = x32.memory = WW_DEVICE;
+        ww_dataset xh = ww_dataset_f64(v, NULL, NULL, nres, len, dim);
+        double *r = malloc(nres * sizeof(double)), *rc = malloc(nres * sizeof(double));
+        float *r32 = malloc(nres * sizeof(float));
+        ww_pairwise_options o32 = ww_pairwise_options_default();
+        o32.out_dtype = WW_F32;
+        const double t64 = time_measure(gpu, &dtw, &q, &x, r, NULL, 11);
+        const double t32 = time_measure(gpu, &dtw, &q32, &x32, r32, &o32, 11);
+        const double tc = time_measure(cpu, &dtw, &q, &xh, rc, NULL, 1);
+        row(md, "| 1 query vs 60,000 series in device memory, prepared each call | %.3f ms | %.3f ms | %.2f | %.1f ms | %.1e |\n",
+            t64 * 1e3, t32 * 1e3, t64 / t32, tc * 1e3, max_rel_diff(r, rc, nres));
+        ww_index *ix = NULL, *ix32 = NULL;
+        ww_index_create(gpu, &x, &dtw, &ix);
+        ww_index_create(gpu, &x32, &dtw, &ix32);
+        const double i64 = time_index(gpu, ix, &q, r, NULL, 11), i32 = time_index(gpu, ix32, &q32, r32, &o32, 11);
+        row(md, "| 1 query vs a ww_index of the 60,000 series (prepared once) | %.3f ms | %.3f ms | %.2f | - | %.1e |\n",
+            i64 * 1e3, i32 * 1e3, i64 / i32, max_rel_diff(r, rc, nres));
+        /* the staged kernel's shapes on this query (WW_STAGED_THREADS, WW_STAGED_ROWS) */
+        char shapes[512];
+        int at = snprintf(shapes, sizeof shapes, "| staged kernel shapes, index query (threads/rows: f64, f32) |");
+        const char *threads[] = {"32", "64", "128"}, *rows[] = {"1", "2"};
+        for (int t = 0; t < 3; t++)
+            for (int k = 0; k < 2; k++) {
+                setenv("WW_STAGED_THREADS", threads[t], 1);
+                setenv("WW_STAGED_ROWS", rows[k], 1);
+                const double s64 = time_index(gpu, ix, &q, r, NULL, 11), s32 = time_index(gpu, ix32, &q32, r32, &o32, 11);
+                at += snprintf(shapes + at, sizeof shapes - (size_t)at, " %s/%s: %.3f, %.3f ms;", threads[t], rows[k],
+                               s64 * 1e3, s32 * 1e3);
+            }
+        unsetenv("WW_STAGED_THREADS"), unsetenv("WW_STAGED_ROWS");
+        row(md, "%s | | | | |\n", shapes);
+        ww_index_destroy(ix), ww_index_destroy(ix32);
+        free(r), free(rc), free(r32);
+    }
+    cudaFree(dv), cudaFree(dv32);
+
+    /* windows: the same matrices with a 10% window (fraction 0.1) and without */
+    row(md, "\nMatrices with a 10%% window (fraction 0.1), f64, host in and out: time against the band's share (time "
+            "ratio / area ratio: 1 is proportional; the fixed cost of a call is in both):\n\n"
+            "| matrix | measure | full | 10%% window | band / n^2 | time ratio | time ratio / area ratio | max rel. diff vs CPU (window) |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    const size_t shapes[][2] = {{600, 60}, {1000, 400}, {256, 2048}, {48, 8192}};
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+        const size_t count = shapes[sh][0], L = shapes[sh][1];
+        double *sv = malloc(count * L * sizeof(double)), *m = malloc(count * count * sizeof(double));
+        double *mc = malloc(count * count * sizeof(double));
+        for (size_t i = 0; i < count * L; i++)
+            sv[i] = rand() / (RAND_MAX + 1.0);
+        ww_dataset s = ww_dataset_f64(sv, NULL, NULL, count, L, 1);
+        const int reps = L * count >= 2048 * 256 ? 1 : 3;
+        for (int k = 0; k < 2; k++) {
+            const ww_measure full = k ? ww_measure_twed(1.0, 1.0, 2) : dtw;
+            ww_measure win = full;
+            ww_measure_set_window_fraction(&win, 0.1);
+            const double tf = time_measure(gpu, &full, &s, NULL, m, NULL, reps);
+            const double tw = time_measure(gpu, &win, &s, NULL, m, NULL, reps);
+            /* the CPU check on a few rows (the whole matrix would take long) */
+            const size_t rows = count < 4 ? count : 4;
+            ww_pairwise_options o = ww_pairwise_options_default();
+            o.row_end = rows;
+            ww_pairwise(cpu, &win, &s, NULL, mc, &o);
+            double worst = 0;
+            for (size_t i = 0; i < rows; i++)
+                for (size_t j = 0; j < count; j++)
+                    if (i != j && mc[i * count + j] != 0)
+                        worst = fmax(worst, fabs(m[i * count + j] - mc[i * count + j]) / fabs(mc[i * count + j]));
+            const double share = band_share(L, (size_t)(0.1 * (double)L));
+            row(md, "| %zu x %zu, length %zu | %s | %.2f ms | %.2f ms | %.3f | %.3f | %.2f | %.1e |\n", count, count, L,
+                k ? "TWED" : "DTW", tf * 1e3, tw * 1e3, share, tw / tf, tw / tf / share, worst);
+        }
+        free(sv), free(m), free(mc);
+    }
+}
+
 int main(int argc, char **argv)
 {
     FILE *md = argc > 1 ? fopen(argv[1], "w") : NULL;
@@ -88,6 +265,22 @@ int main(int argc, char **argv)
     }
     ww_ctx *gpu = make(WW_BACKEND_CUDA, 0), *cpu = make(WW_BACKEND_CPU, 0);
     row(md, "Device: %s; CPU engine: %s\n\n", ww_ctx_describe(gpu), ww_ctx_describe(cpu));
+    if (getenv("WW_BENCH_DTW_ONLY")) { /* the measures' tables alone (issue 15) */
+        const size_t count = 60000 * 28 * 28;
+        double *v = malloc(count * sizeof(double));
+        float *v32 = malloc(count * sizeof(float));
+        srand(7);
+        for (size_t i = 0; i < count; i++) {
+            v[i] = rand() / (RAND_MAX + 1.0);
+            v32[i] = (float)v[i];
+        }
+        dtw_tables(md, gpu, cpu, v, v32);
+        free(v), free(v32);
+        if (md)
+            fclose(md);
+        ww_ctx_destroy(gpu), ww_ctx_destroy(cpu);
+        return 0;
+    }
     row(md, "| case | f64 | f32 | f64 / f32 | CPU engine f64 (all host cores) | max rel. diff GPU vs CPU (f64) |\n"
             "| --- | --- | --- | --- | --- | --- |\n");
     ww_twed_params p = {1.0, 1.0, 2};
@@ -373,6 +566,8 @@ int main(int argc, char **argv)
             free(sv);
         }
     }
+    if (getenv("WW_BENCH_TWED_ONLY") == NULL)
+        dtw_tables(md, gpu, cpu, v, v32);
     free(v);
     free(v32);
     if (md)

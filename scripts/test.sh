@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Builds everything and runs every test: the C test runner (which also drives the CLI), then the
-# Python package's tests in a private virtual environment. GPU tests skip with a message when no
-# GPU is present. Usage: scripts/test.sh [build-dir]
+# Builds everything and runs every test: the C test runner (which also drives the CLI), the
+# installed package (tests/install_test.sh: cmake --install into a temporary prefix, the README's
+# C example built with find_package and pkg-config, shared and static), the README's shell examples
+# (tests/readme_examples.sh), then the Python package's tests in a private virtual environment.
+# GPU tests skip with a message when no GPU is present. Usage: scripts/test.sh [build-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j "$(nproc)"
 "$build"/tests/ww_tests
+tests/install_test.sh "$build"
+tests/readme_examples.sh "$build"
 if [ -x scripts/test_python.sh ]; then
-  scripts/test_python.sh
+  # the .ts tests drive this build's CLI
+  WW_CLI="$PWD/$build/src/cli/wavewarp" scripts/test_python.sh
 fi

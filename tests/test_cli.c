@@ -89,8 +89,35 @@ static char *slurp(const char *path, size_t *size)
     return buf;
 }
 
+/* WW_FUZZ_SEEDS=DIR: every input file a test writes is also kept as a seed of the fuzzers (fuzz/),
+ * in DIR/text, csv, ts or npy by its extension, named by a hash of its bytes, after the harness's
+ * options byte (0: labels detected, a dataset file). fuzz/make_corpus.sh runs the tests so. */
+static void save_fuzz_seed(const char *name, const void *data, size_t size)
+{
+    const char *dir = getenv("WW_FUZZ_SEEDS");
+    if (dir == NULL || *dir == '\0' || size > 4096)
+        return;
+    cli_format f = cli_input_format(name);
+    const char *kind = f == CLI_FORMAT_NPY ? "npy" : f == CLI_FORMAT_CSV ? "csv" : f == CLI_FORMAT_TS ? "ts" : "text";
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ ((const unsigned char *)data)[i]) * 1099511628211ULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, kind);
+    mkdir(dir, 0755);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/test-%016llx", dir, kind, (unsigned long long)h);
+    FILE *fp = fopen(path, "wb");
+    if (fp) {
+        fputc(0, fp);
+        fwrite(data, 1, size, fp);
+        fclose(fp);
+    }
+}
+
 static void write_file(const sandbox *b, const char *name, const void *data, size_t size)
 {
+    save_fuzz_seed(name, data, size);
     char path[512];
     snprintf(path, sizeof path, "%s/%s", b->work, name);
     FILE *fp = fopen(path, "wb");
@@ -1870,5 +1897,211 @@ void test_cli_measure_usage_errors(void)
         path_in(&b, "o.csv", out, sizeof out);
         unlink(out);
     }
+    sandbox_close(&b);
+}
+
+/* ---------------------------------------------------------------- .ts files (UEA/UCR archive, aeon) */
+
+/* Every header variant: the archive's spelling, aeon's writer's (lower case, "@dimension", "@missing
+ * False", a ':' ending unlabelled cases), comments, CRLF, blanks around values; each read equal to
+ * the same data in a UCR .tsv or a .npy. */
+void test_cli_ts_reader(void)
+{
+    sandbox b;
+    if (sandbox_open(&b) != 0)
+        SKIP("cannot create a temporary directory");
+    /* univariate, numeric classes: labels are the numbers themselves */
+    write_text(&b, "uni.ts",
+               "#The archive's header\n"
+               "@problemName Uni\n@timeStamps false\n@missing false\n@univariate true\n@equalLength true\n"
+               "@seriesLength 4\n@classLabel true 1 2 -3\n@data\n"
+               "1,2,3,4:1\n"
+               "0.5, 1.5 ,2.5,3.5:2\n"
+               "\n# a comment between cases\n"
+               "4,3,2,1:-3\n");
+    write_text(&b, "uni.tsv", "1\t1\t2\t3\t4\n2\t0.5\t1.5\t2.5\t3.5\n-3\t4\t3\t2\t1\n");
+    cli_dataset t, u;
+    CHECK(read_dataset(&b, "uni.ts", CLI_LABELS_AUTO, &t) == 0);
+    CHECK(read_dataset(&b, "uni.tsv", CLI_LABELS_AUTO, &u) == 0);
+    CHECK(t.count == 3 && t.dim == 1 && !t.ragged && t.labels != NULL && t.label_guess == 1);
+    if (t.count == 3 && u.count == 3 && t.labels && u.labels) {
+        for (size_t i = 0; i < 3; i++)
+            CHECK(t.labels[i] == u.labels[i]);
+        CHECK(memcmp(t.values, u.values, 12 * sizeof(double)) == 0);
+    }
+    cli_dataset_free(&t);
+    cli_dataset_free(&u);
+
+    /* multivariate, named classes (their positions in @classLabel), ragged, CRLF, case-insensitive
+     * tags and booleans, trailing NaN padding */
+    write_text(&b, "mv.ts",
+               "@PROBLEMNAME mv\r\n@timestamps FALSE\r\n@missing False\r\n@univariate false\r\n@dimensions 2\r\n"
+               "@equalLength false\r\n@classLabel true Standing Running Walking\r\n@data\r\n"
+               "1,2,3:10,20,30:Running\r\n"
+               "4,5:40,50:Walking\r\n"
+               "6,7,NaN,NaN:60,70,NaN,NaN:standing\r\n");
+    CHECK(read_dataset(&b, "mv.ts", CLI_LABELS_AUTO, &t) == 0);
+    const double mv_values[] = {1, 10, 2, 20, 3, 30, 4, 40, 5, 50, 6, 60, 7, 70};
+    const size_t mv_offsets[] = {0, 3, 5, 7};
+    CHECK(t.count == 3 && t.dim == 2 && t.ragged && t.labels != NULL);
+    if (t.count == 3 && t.dim == 2 && t.labels) {
+        CHECK(t.labels[0] == 1 && t.labels[1] == 2 && t.labels[2] == 0);
+        for (size_t i = 0; i <= 3; i++)
+            CHECK(t.offsets[i] == mv_offsets[i]);
+        CHECK(memcmp(t.values, mv_values, sizeof mv_values) == 0);
+    }
+    cli_dataset_free(&t);
+    CHECK(read_dataset(&b, "mv.ts", CLI_LABELS_NONE, &t) == 0); /* --no-labels: dropped */
+    CHECK(t.count == 3 && t.labels == NULL);
+    cli_dataset_free(&t);
+
+    /* aeon's writer without labels: "@targetlabel false", "@dimension", a ':' after each case */
+    write_text(&b, "aeon.ts",
+               "# written by aeon\n@problemName aeon\n@timestamps false\n@missing False\n@univariate false\n"
+               "@dimension 2\n@equalLength true\n@seriesLength 3\n@targetlabel false\n@data\n"
+               "1.0,2.0,3.0:10.0,20.0,30.0:\n4.0,5.0,6.0:40.0,50.0,60.0:\n");
+    double grid[2 * 3 * 2] = {1, 10, 2, 20, 3, 30, 4, 40, 5, 50, 6, 60};
+    write_npy(&b, "aeon.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3, 2), }", grid,
+              sizeof grid);
+    CHECK(read_dataset(&b, "aeon.ts", CLI_LABELS_AUTO, &t) == 0);
+    CHECK(t.count == 2 && t.dim == 2 && !t.ragged && t.labels == NULL && t.label_guess == 0);
+    if (t.count == 2 && t.dim == 2)
+        CHECK(memcmp(t.values, grid, sizeof grid) == 0);
+    cli_dataset_free(&t);
+    run_ok(&b, "pairwise aeon.ts -o a.npy --quiet");
+    run_ok(&b, "pairwise aeon.npy -o n.npy --quiet");
+    CHECK(same_bytes(&b, "a.npy", "n.npy"));
+    cli_result r = run_cli(&b, "pairwise aeon.ts -o a.csv");
+    CHECK(r.code == 0 && strstr(r.err, "note:") == NULL); /* no word about a label column */
+    cli_result_free(&r);
+
+    /* a regression target, and no label tags at all (a label when a field is left over) */
+    write_text(&b, "reg.ts", "@problemName r\n@univariate true\n@targetLabel true\n@data\n1,2,3:0.25\n4,5:-1e3\n");
+    CHECK(read_dataset(&b, "reg.ts", CLI_LABELS_AUTO, &t) == 0);
+    CHECK(t.count == 2 && t.ragged && t.labels && t.labels[0] == 0.25 && t.labels[1] == -1000);
+    cli_dataset_free(&t);
+    write_text(&b, "bare.ts", "@data\n1,2,3:7\n4,5,6:8\n");
+    CHECK(read_dataset(&b, "bare.ts", CLI_LABELS_AUTO, &t) == 0);
+    CHECK(t.count == 2 && t.dim == 1 && t.labels && t.labels[0] == 7 && t.labels[1] == 8);
+    cli_dataset_free(&t);
+    write_text(&b, "bare2.ts", "@data\n1,2,3\n4,5,6\n");
+    CHECK(read_dataset(&b, "bare2.ts", CLI_LABELS_AUTO, &t) == 0);
+    CHECK(t.count == 2 && t.dim == 1 && t.labels == NULL && cli_series_length(&t, 0) == 3);
+    cli_dataset_free(&t);
+
+    /* the CLI: classify with named classes (1-NN finds each case itself), knn, distance --row */
+    r = run_cli(&b, "classify mv.ts mv.ts -o pred.csv");
+    CHECK(r.code == 0 && find_number(r.out, "accuracy:") == 1.0);
+    cli_result_free(&r);
+    char pred_path[512];
+    path_in(&b, "pred.csv", pred_path, sizeof pred_path);
+    char *pred = slurp(pred_path, NULL);
+    CHECK(pred && strstr(pred, "0,1,1,0,0\n1,2,2,1,0\n2,0,0,2,0\n") != NULL);
+    free(pred);
+    r = run_cli(&b, "distance mv.ts mv.ts --row 0 --row-b 1 --backend cpu");
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 1);
+    ww_series s0 = ww_series_f64(mv_values, NULL, 3, 2), s1 = ww_series_f64(mv_values + 6, NULL, 2, 2);
+    double want = 0;
+    CHECK_STATUS(ww_twed(ctx, &s0, &s1, NULL, &want), WW_OK);
+    CHECK(r.code == 0 && strtod(r.out, NULL) == want);
+    cli_result_free(&r);
+    ww_ctx_destroy(ctx);
+    /* a test file whose @classLabel lists other classes, or in another order (aeon writes each
+     * split's own classes): its labels are numbered as the training file's, by name */
+    write_text(&b, "test.ts",
+               "@univariate false\n@dimensions 2\n@classLabel true Walking Running Jumping\n@data\n"
+               "4,5:40,50:Walking\n1,2,3:10,20,30:Running\n1,2:10,20:Jumping\n");
+    CHECK(read_dataset(&b, "test.ts", CLI_LABELS_AUTO, &t) == 0);
+    CHECK(t.class_count == 3 && t.labels && t.labels[0] == 0 && t.labels[1] == 1 && t.labels[2] == 2);
+    cli_dataset m;
+    CHECK(read_dataset(&b, "mv.ts", CLI_LABELS_AUTO, &m) == 0);
+    char err[CLI_ERR_SIZE];
+    CHECK(cli_align_class_labels(&m, &t, err) == 0);
+    CHECK(t.labels && t.labels[0] == 2 && t.labels[1] == 1 && t.labels[2] == 3); /* Jumping: new */
+    CHECK(t.class_names == NULL && m.class_count == 3);
+    cli_dataset_free(&t);
+    cli_dataset_free(&m);
+    r = run_cli(&b, "classify mv.ts test.ts -o pred2.csv");
+    CHECK(r.code == 0 && fabs(find_number(r.out, "accuracy:") - 2.0 / 3.0) < 1e-4);
+    cli_result_free(&r);
+    path_in(&b, "pred2.csv", pred_path, sizeof pred_path);
+    pred = slurp(pred_path, NULL);
+    CHECK(pred && strstr(pred, "0,2,2,1,0\n1,1,1,0,0\n2,3,") != NULL);
+    free(pred);
+    r = run_cli(&b, "classify aeon.ts uni.ts");
+    CHECK(r.code == 1 && strstr(r.err, "aeon.ts: the file has no class labels") != NULL);
+    cli_result_free(&r);
+    r = run_cli(&b, "pairwise aeon.ts -o o.npy --labels");
+    CHECK(r.code == 1 && strstr(r.err, "has no class labels") != NULL);
+    cli_result_free(&r);
+    sandbox_close(&b);
+}
+
+/* Malformed .ts files: each an error that names the file and, for data, the line; none a crash. */
+void test_cli_ts_errors(void)
+{
+    sandbox b;
+    if (sandbox_open(&b) != 0)
+        SKIP("cannot create a temporary directory");
+    static const struct {
+        const char *content, *phrase;
+    } cases[] = {
+        {"@data\n1,2,?,4\n", "x.ts:2: dimension 1, value 3: missing value '?'"},
+        {"@missing true\n@dimensions 2\n@data\n1,2:3,4\n5,?:6,7\n", "x.ts:5: dimension 1, value 2: missing value '?'"},
+        {"@data\n1,,3\n", "x.ts:2: dimension 1, value 2: empty value"},
+        {"@data\n1,2x,3\n", "x.ts:2: dimension 1, value 2: malformed number '2x'"},
+        {"@data\n1,NaN,3\n", "x.ts:2: dimension 1, value 2: missing value (NaN) inside a series"},
+        {"@data\n1,inf,3\n", "x.ts:2: dimension 1, value 2: value is not finite"},
+        {"@data\nNaN,NaN\n", "x.ts:2: the case has no values"},
+        {"@data\n:\n", "x.ts:2: dimension 1, value 1: empty value"},
+        {"", "x.ts: no @data line"},
+        {"@problemName x\n", "x.ts: no @data line"},
+        {"@data\n\n# nothing\n", "x.ts: file is empty (no cases after @data)"},
+        {"1,2,3\n@data\n", "x.ts:1: data before the @data line"},
+        {"@data\n1,2\n@classLabel false\n", "x.ts:3: a header line after @data"},
+        {"@data extra\n1\n", "x.ts:1: @data takes no value"},
+        {"@frequency daily\n@data\n1\n", "x.ts:1: unknown .ts header line '@frequency'"},
+        {"@timeStamps true\n@data\n(0,1),(1,2)\n", "@timeStamps true is not supported"},
+        {"@timeStamps maybe\n@data\n1\n", "x.ts:1: @timeStamps needs true or false, not 'maybe'"},
+        {"@univariate\n@data\n1\n", "x.ts:1: @univariate needs true or false"},
+        {"@missing false true\n@data\n1\n", "x.ts:1: @missing takes one value"},
+        {"@dimensions 0\n@data\n1\n", "x.ts:1: @dimensions needs one positive whole number"},
+        {"@dimensions -2\n@data\n1\n", "needs one positive whole number"},
+        {"@seriesLength 99999999999999999999\n@data\n1\n", "x.ts:1: @seriesLength needs one positive whole number"},
+        {"@dimensions 2 3\n@data\n1\n", "needs one positive whole number"},
+        {"@univariate true\n@dimensions 3\n@data\n1:2:3\n", "@univariate true but @dimensions 3"},
+        {"@classLabel true a b\n@targetLabel true\n@data\n1:a\n", "both @classLabel true and @targetLabel true"},
+        {"@classLabel true\n@data\n1:a\n", "x.ts:1: @classLabel true needs the class names"},
+        {"@classLabel maybe a b\n@data\n1:a\n", "@classLabel needs true or false"},
+        {"@classLabel true a b\n@data\n1,2:c\n", "x.ts:3: class label 'c' is not one of those of @classLabel"},
+        {"@classLabel true a b\n@data\n1,2\n", "x.ts:3: the case has no label"},
+        {"@classLabel true a b\n@data\n1,2:\n", "x.ts:3: the case has no label"},
+        {"@targetLabel true\n@data\n1,2:high\n", "x.ts:3: the target 'high' is not a finite number"},
+        {"@classLabel false\n@data\n1,2:3,4\n", "x.ts:3: the case has 2 dimensions but"},
+        {"@dimensions 2\n@classLabel false\n@data\n1,2:3,4\n1,2\n", "x.ts:5: the case has 1 dimension but @dimensions says 2"},
+        {"@univariate false\n@classLabel false\n@data\n1,2:3,4\n1,2:3,4:5,6\n",
+         "x.ts:5: the case has 3 dimensions but the first case has 2"},
+        {"@dimensions 2\n@targetLabel false\n@data\n1,2,3:3,4\n", "x.ts:4: dimension 2 has 2 values but dimension 1 has 3"},
+        {"@equalLength true\n@seriesLength 3\n@data\n1,2,3\n1,2\n", "x.ts:5: the case has 2 values per dimension but @seriesLength is 3"},
+        {"@equalLength true\n@data\n1,2,3\n1,2\n", "x.ts:4: the case has 2 values per dimension but line 3 has 3"},
+    };
+    const char *inputs[] = {"x.ts", NULL};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_text(&b, "x.ts", cases[i].content);
+        cli_result r = run_cli(&b, "pairwise x.ts -o o.npy");
+        int ok = r.code == 1 && strstr(r.err, cases[i].phrase) != NULL;
+        if (!ok)
+            fprintf(stderr, "  .ts case %zu -> exit %d (expected 1, '%s'), stderr:\n%s", i, r.code, cases[i].phrase,
+                    r.err);
+        CHECK(ok);
+        CHECK(work_holds_only(&b, inputs));
+        cli_result_free(&r);
+    }
+    /* @equalLength false lets @seriesLength go (aeon ignores it too), and a file with no final newline */
+    write_text(&b, "x.ts", "@equalLength false\n@seriesLength 3\n@data\n1,2,3\n1,2");
+    cli_dataset d;
+    CHECK(read_dataset(&b, "x.ts", CLI_LABELS_AUTO, &d) == 0);
+    CHECK(d.count == 2 && d.ragged && cli_series_length(&d, 1) == 2);
+    cli_dataset_free(&d);
     sandbox_close(&b);
 }

@@ -1113,3 +1113,456 @@ void test_cuda_pairwise_groups(void)
     ww_ctx_destroy(gpu);
     ww_ctx_destroy(cpu);
 }
+
+/* ---- every measure, with and without windows (issue 15) ---- */
+
+/* The measures under test: TWED with parameters of its own, or DTW; window 0: none, 1: a radius
+ * (some below and some past the shorter length), 2: a fraction (aeon's window). */
+static ww_measure measure_case(int dtw, int window, ww_rng *r, size_t shorter)
+{
+    ww_measure m = dtw ? ww_measure_dtw()
+                       : ww_measure_twed(0.05 + ww_rng_uniform(r), 0.25 + ww_rng_uniform(r), 1 + (int)ww_rng_below(r, 2));
+    if (window == 1)
+        ww_measure_set_window(&m, ww_rng_below(r, 4) == 0 ? ww_rng_below(r, 3) : ww_rng_below(r, shorter / 3 + 2));
+    else if (window == 2)
+        ww_measure_set_window_fraction(&m, ww_rng_below(r, 3) == 0 ? 0.1 : ww_rng_uniform(r) * 0.6);
+    return m;
+}
+
+static const char *measure_label(const ww_measure *m, char *buf, size_t size)
+{
+    if (m->window != WW_NO_WINDOW)
+        snprintf(buf, size, "%s radius %zu", ww_measure_name(m), m->window);
+    else if (m->window_fraction >= 0)
+        snprintf(buf, size, "%s fraction %g", ww_measure_name(m), m->window_fraction);
+    else
+        snprintf(buf, size, "%s", ww_measure_name(m));
+    return buf;
+}
+
+/* Has the wavefront engine a kernel of this shape (NULL: chosen by size) for samples of `dim`
+ * components and norm p (wavefront_shapes.cuh)? dim 1: every shape; vectors of up to 8 components
+ * with p = 1 or 2, held in registers: 4 x 1, and 8 x 1 up to 4 components; any other sample: every
+ * shape but 8 x 2. */
+static int tile_built(const char *tile, size_t dim, int p)
+{
+    if (tile == NULL || dim == 1)
+        return 1;
+    if (strcmp(tile, "8x2s8") == 0)
+        return 0;
+    if (dim <= 8 && (p == 1 || p == 2))
+        return strcmp(tile, "4x1s16") == 0 || (strcmp(tile, "8x1s16") == 0 && dim <= 4);
+    return 1;
+}
+
+/* One pair on the GPU for TWED and DTW, with and without windows (radius, fraction), equal and
+ * unequal lengths around band and block edges, dims 1 to 64, f64 and f32 input, host and device
+ * series, every tile shape of the wavefront engine forced in turn: each equals the CPU engine to
+ * 1e-12. A shape not built for the samples is WW_ERR_BACKEND (never another shape), and the
+ * per-diagonal baseline refuses what it does not compute. */
+void test_cuda_measures_pair(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {0xD7A};
+    const size_t lengths[] = {1, 2, 3, 31, 33, 127, 128, 383, 384, 385, 512, 1000, 1025, 2047, 4100, 9001};
+    const size_t nl = sizeof lengths / sizeof lengths[0], dims[] = {1, 1, 1, 2, 3, 8, 9, 64};
+    const char *tiles[] = {NULL, "3x1s16", "4x1s16", "8x1s16", "8x2s8"};
+    const size_t maxn = 9001 * 64;
+    double *va = malloc(maxn * sizeof(double)), *vb = malloc(maxn * sizeof(double));
+    float *fa = malloc(maxn * sizeof(float)), *fb = malloc(maxn * sizeof(float));
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    ww_ctx *wave = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_WAVEFRONT, 0);
+    ww_ctx *diag = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_DIAGONAL, 0);
+    size_t mismatches = 0;
+    for (int trial = 0; trial < 90; trial++) {
+        const int dtw = trial % 2, window = (trial / 2) % 3;
+        size_t na = lengths[ww_rng_below(&r, nl)], nb = lengths[ww_rng_below(&r, nl)];
+        const size_t dim = dims[ww_rng_below(&r, sizeof dims / sizeof dims[0])];
+        while ((na * nb * dim > 6e7))
+            na = lengths[ww_rng_below(&r, nl)], nb = lengths[ww_rng_below(&r, nl)];
+        if (trial % 7 == 0)
+            nb = na; /* equal lengths: the band's own formula */
+        const ww_measure m = measure_case(dtw, window, &r, na < nb ? na : nb);
+        fill_random(&r, va, na * dim, NULL, 0, 0);
+        fill_random(&r, vb, nb * dim, NULL, 0, 0);
+        ww_series a = ww_series_f64(va, NULL, na, dim), b = ww_series_f64(vb, NULL, nb, dim);
+        double want = NAN;
+        CHECK_STATUS(ww_distance(cpu, &m, &a, &b, &want), WW_OK);
+        for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
+            if (tiles[t])
+                setenv("WW_WAVEFRONT_TILE", tiles[t], 1);
+            double got = NAN;
+            const ww_status st = ww_distance(wave, &m, &a, &b, &got);
+            if (!tile_built(tiles[t], dim, dtw ? 2 : m.params.twed.degree)) {
+                CHECK_STATUS(st, WW_ERR_BACKEND);
+            } else {
+                CHECK_STATUS(st, WW_OK);
+                if (!(fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want))) && mismatches++ < 10) {
+                    char label[64];
+                    fprintf(stderr, "    %s tile %s na=%zu nb=%zu dim=%zu: %.17g, CPU %.17g\n",
+                            measure_label(&m, label, sizeof label), tiles[t] ? tiles[t] : "auto", na, nb, dim, got,
+                            want);
+                }
+            }
+            unsetenv("WW_WAVEFRONT_TILE");
+        }
+        /* float input: converted to double on the device, as the CPU pair engine does */
+        if (trial % 3 == 0) {
+            for (size_t i = 0; i < na * dim; i++)
+                fa[i] = (float)va[i];
+            for (size_t i = 0; i < nb * dim; i++)
+                fb[i] = (float)vb[i];
+            ww_series a32 = ww_series_f32(fa, NULL, na, dim), b32 = ww_series_f32(fb, NULL, nb, dim);
+            double w32 = NAN, g32 = NAN;
+            CHECK_STATUS(ww_distance(cpu, &m, &a32, &b32, &w32), WW_OK);
+            CHECK_STATUS(ww_distance(wave, &m, &a32, &b32, &g32), WW_OK);
+            CHECK_CLOSE(g32, w32, 1e-12);
+        }
+        /* the per-diagonal baseline: TWED without a window only */
+        if (na + nb < 3000) {
+            double got = NAN;
+            /* the registry's rule: a radius narrower than the longer series, or a fraction below 1 */
+            const size_t longer = na > nb ? na : nb;
+            const int windowed = m.window != WW_NO_WINDOW ? m.window < longer
+                                                          : m.window_fraction >= 0 && m.window_fraction < 1;
+            const int served = !dtw && !windowed;
+            CHECK_STATUS(ww_distance(diag, &m, &a, &b, &got), served ? WW_OK : WW_ERR_UNSUPPORTED);
+            if (served)
+                CHECK_CLOSE(got, want, 1e-12);
+        }
+    }
+    CHECK(mismatches == 0);
+    /* long pairs: many bands, windows narrower than a band and wider */
+    const size_t longs[][3] = {{65543, 65536, 6553}, {70001, 3001, 50}, {2999, 100003, 0}, {131072, 131072, 100}};
+    double *la = malloc(131072 * sizeof(double)), *lb = malloc(131072 * sizeof(double));
+    for (int k = 0; k < 4; k++) {
+        const size_t na = longs[k][0], nb = longs[k][1];
+        fill_random(&r, la, na, NULL, 0, 0);
+        fill_random(&r, lb, nb, NULL, 0, 0);
+        ww_series a = ww_series_f64(la, NULL, na, 1), b = ww_series_f64(lb, NULL, nb, 1);
+        for (int dtw = 0; dtw < 2; dtw++) {
+            ww_measure m = dtw ? ww_measure_dtw() : ww_measure_twed(0.5, 1.0, 2);
+            ww_measure_set_window(&m, longs[k][2]);
+            if (k == 2)
+                ww_measure_set_window_fraction(&m, 0.1);
+            double want = NAN, got = NAN;
+            CHECK_STATUS(ww_distance(cpu, &m, &a, &b, &want), WW_OK);
+            CHECK_STATUS(ww_distance(wave, &m, &a, &b, &got), WW_OK);
+            CHECK_CLOSE(got, want, 1e-12);
+        }
+    }
+    /* DTW without a window on a long pair (the exact result cell past many bands) */
+    {
+        const size_t na = 20011, nb = 19997;
+        fill_random(&r, la, na, NULL, 0, 0);
+        fill_random(&r, lb, nb, NULL, 0, 0);
+        ww_series a = ww_series_f64(la, NULL, na, 1), b = ww_series_f64(lb, NULL, nb, 1);
+        const ww_measure m = ww_measure_dtw();
+        double want = NAN;
+        CHECK_STATUS(ww_distance(cpu, &m, &a, &b, &want), WW_OK);
+        for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
+            if (tiles[t])
+                setenv("WW_WAVEFRONT_TILE", tiles[t], 1);
+            for (int rep = 0; rep < 2; rep++) { /* a race shows as a result that moves */
+                double got = NAN;
+                CHECK_STATUS(ww_distance(wave, &m, &a, &b, &got), WW_OK);
+                CHECK_CLOSE(got, want, 1e-12);
+            }
+            unsetenv("WW_WAVEFRONT_TILE");
+        }
+    }
+    free(la), free(lb);
+    free(va), free(vb), free(fa), free(fb);
+    ww_ctx_destroy(cpu), ww_ctx_destroy(wave), ww_ctx_destroy(diag);
+}
+
+/* A tile setting that names no shape for the call's samples is an error, not a warning. */
+void test_cuda_tile_setting(void)
+{
+    REQUIRE_GPU();
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_WAVEFRONT, 0);
+    double v[64], d = NAN;
+    for (int k = 0; k < 64; k++)
+        v[k] = k % 7;
+    ww_series a = ww_series_f64(v, NULL, 64, 1), b = ww_series_f64(v + 1, NULL, 60, 1);
+    const ww_measure m = ww_measure_dtw();
+    setenv("WW_WAVEFRONT_TILE", "5x5s5", 1);
+    CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_ERR_BACKEND);
+    setenv("WW_WAVEFRONT_TILE", "4x1s16junk", 1);
+    CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_ERR_BACKEND);
+    setenv("WW_WAVEFRONT_TILE", "4x4s4", 1); /* the old shape: TWED without a window only */
+    CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_ERR_BACKEND);
+    const ww_measure t = ww_measure_twed(0.001, 1, 2);
+    CHECK_STATUS(ww_distance(gpu, &t, &a, &b, &d), WW_OK);
+    unsetenv("WW_WAVEFRONT_TILE");
+    CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_OK);
+    ww_ctx_destroy(gpu);
+}
+
+/* A GPU matrix under measure m (whole, f64 output, NaN-poisoned) and a block of it in a wider
+ * f32 buffer against the CPU's whole matrix: the entries off by more than `tol`, plus those
+ * written outside the block. */
+static size_t measure_matrix_mismatches(ww_ctx *gpu, ww_ctx *cpu, const ww_measure *m, const ww_dataset *x,
+                                        const ww_dataset *y, double tol, const char *what)
+{
+    const size_t rows = x->count, cols = y ? y->count : x->count;
+    double *want = malloc(rows * cols * sizeof(double)), *got = malloc(rows * cols * sizeof(double));
+    CHECK_STATUS(ww_pairwise(cpu, m, x, y, want, NULL), WW_OK);
+    for (size_t k = 0; k < rows * cols; k++)
+        got[k] = NAN;
+    CHECK_STATUS(ww_pairwise(gpu, m, x, y, got, NULL), WW_OK);
+    size_t bad = 0, first = 0;
+    for (size_t k = 0; k < rows * cols; k++)
+        if (!(fabs(got[k] - want[k]) <= tol * fmax(1.0, fabs(want[k]))) && bad++ == 0)
+            first = k;
+    /* a block in a wider buffer, f32 output */
+    ww_pairwise_options o = ww_pairwise_options_default();
+    o.row_begin = rows / 3, o.row_end = rows - 1, o.col_begin = cols / 4, o.col_end = cols;
+    o.out_stride = cols + 5, o.out_dtype = WW_F32;
+    const size_t brows = o.row_end - o.row_begin, bcols = o.col_end - o.col_begin;
+    float *blk = malloc(brows * o.out_stride * sizeof(float) + 1);
+    for (size_t k = 0; k < brows * o.out_stride; k++)
+        blk[k] = NAN;
+    CHECK_STATUS(ww_pairwise(gpu, m, x, y, blk, &o), WW_OK);
+    size_t bad_block = 0;
+    for (size_t i = 0; i < brows; i++)
+        for (size_t j = 0; j < o.out_stride; j++) {
+            const float v = blk[i * o.out_stride + j];
+            const double w = want[(o.row_begin + i) * cols + o.col_begin + j];
+            bad_block += j >= bcols ? !isnan(v) : !(fabs(v - w) <= fmax(tol, 1e-6) * fmax(1.0, fabs(w)));
+        }
+    if (bad || bad_block) {
+        char label[64];
+        fprintf(stderr, "    %s %s %zu x %zu: %zu entries off (first (%zu, %zu) = %.17g, CPU %.17g), %zu in the block\n",
+                what, measure_label(m, label, sizeof label), rows, cols, bad, first / cols, first % cols, got[first],
+                want[first], bad_block);
+    }
+    free(want), free(got), free(blk);
+    return bad + bad_block;
+}
+
+/* Matrices for TWED and DTW, with and without windows, under every strategy (the cost model's
+ * choice, then thread, warp, block and grid forced), ragged and equal lengths, self and cross,
+ * dims 1 to 40 (the staged kernel's too), f64 and f32 input, host and device data. */
+void test_cuda_measures_pairwise(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {0x15};
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
+    const char *strategies[] = {NULL, "thread", "warp", "block", "grid"};
+    const size_t cases[][4] = {/* count, min_len, max_len, dim */
+                               {33, 1, 60, 1},   {24, 40, 40, 1},  {20, 20, 250, 3}, {17, 1, 90, 28},
+                               {9, 200, 700, 1}, {7, 100, 500, 2}, {11, 5, 45, 40},  {5, 1, 2100, 1}};
+    size_t bad = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        random_set xs = make_set(&r, cases[c][0], cases[c][1], cases[c][2], cases[c][3]);
+        random_set ys = make_set(&r, cases[c][0] / 2 + 2, cases[c][1], cases[c][2], cases[c][3]);
+        const int equal = cases[c][1] == cases[c][2];
+        ww_dataset x = ww_dataset_f64(xs.values, xs.stamps, equal ? NULL : xs.offsets, xs.count, cases[c][1], xs.dim);
+        ww_dataset y = ww_dataset_f64(ys.values, ys.stamps, equal ? NULL : ys.offsets, ys.count, cases[c][1], ys.dim);
+        for (int dtw = 0; dtw < 2; dtw++)
+            for (int window = 0; window < 3; window++) {
+                const ww_measure m = measure_case(dtw, window, &r, cases[c][1] > 3 ? cases[c][1] : 3);
+                for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; s++) {
+                    if (strategies[s] && strcmp(strategies[s], "grid") == 0 && cases[c][0] > 12)
+                        continue; /* one pair at a time: slow for many pairs, covered by the small cases */
+                    if (strategies[s])
+                        setenv("WW_MATRIX_STRATEGY", strategies[s], 1);
+                    bad += measure_matrix_mismatches(gpu, cpu, &m, &x, NULL, 1e-12, strategies[s] ? strategies[s] : "auto");
+                    bad += measure_matrix_mismatches(gpu, cpu, &m, &x, &y, 1e-12, strategies[s] ? strategies[s] : "auto");
+                    unsetenv("WW_MATRIX_STRATEGY");
+                }
+                /* float input, computed in float: close to double on the same rounded data */
+                ww_dataset x32 = ww_dataset_f32(xs.values32, xs.stamps32, x.offsets, xs.count, x.length, xs.dim);
+                ww_dataset x64r = x;
+                double *v64 = malloc(xs.offsets[xs.count] * xs.dim * sizeof(double));
+                double *t64 = malloc(xs.offsets[xs.count] * sizeof(double));
+                for (size_t k = 0; k < xs.offsets[xs.count] * xs.dim; k++)
+                    v64[k] = xs.values32[k];
+                for (size_t k = 0; k < xs.offsets[xs.count]; k++)
+                    t64[k] = xs.stamps32[k];
+                x64r.values = v64, x64r.stamps = t64;
+                double *r64 = malloc(x.count * x.count * sizeof(double)), *r32 = malloc(x.count * x.count * sizeof(double));
+                for (size_t k = 0; k < x.count * x.count; k++)
+                    r32[k] = NAN;
+                CHECK_STATUS(ww_pairwise(cpu, &m, &x64r, NULL, r64, NULL), WW_OK);
+                CHECK_STATUS(ww_pairwise(gpu, &m, &x32, NULL, r32, NULL), WW_OK);
+                for (size_t k = 0; k < x.count * x.count; k++)
+                    bad += !(fabs(r32[k] - r64[k]) <= 1e-4 * fabs(r64[k]) + 1e-5);
+                free(r64), free(r32), free(v64), free(t64);
+            }
+        free_set(&xs), free_set(&ys);
+    }
+    CHECK(bad == 0);
+    /* the staged kernel's shapes with a window */
+    random_set ss = make_set(&r, 40, 1, 50, 5);
+    ww_dataset sx = ww_dataset_f64(ss.values, NULL, ss.offsets, ss.count, 0, 5);
+    const char *shapes[][3] = {{"1", "1", "64"}, {"1", "2", "32"}, {"1", "2", "128"}, {"0", "2", "64"}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        setenv("WW_STAGED", shapes[k][0], 1);
+        setenv("WW_STAGED_ROWS", shapes[k][1], 1);
+        setenv("WW_STAGED_THREADS", shapes[k][2], 1);
+        for (int dtw = 0; dtw < 2; dtw++) {
+            const ww_measure m = measure_case(dtw, 1 + (int)(k % 2), &r, 10);
+            CHECK(measure_matrix_mismatches(gpu, cpu, &m, &sx, NULL, 1e-12, "staged") == 0);
+        }
+    }
+    unsetenv("WW_STAGED"), unsetenv("WW_STAGED_ROWS"), unsetenv("WW_STAGED_THREADS");
+    free_set(&ss);
+#ifdef WW_TEST_CUDA
+    /* device data, and a kNN through the GPU matrix engine */
+    random_set ds = make_set(&r, 50, 10, 120, 2);
+    const size_t total = ds.offsets[ds.count];
+    double *dv;
+    CHECK(cudaMalloc((void **)&dv, total * 2 * sizeof(double)) == cudaSuccess);
+    cudaMemcpy(dv, ds.values, total * 2 * sizeof(double), cudaMemcpyHostToDevice);
+    ww_dataset host = ww_dataset_f64(ds.values, NULL, ds.offsets, ds.count, 0, 2), dev = host;
+    dev.values = dv, dev.memory = WW_DEVICE;
+    for (int dtw = 0; dtw < 2; dtw++)
+        for (int window = 0; window < 3; window++) {
+            const ww_measure m = measure_case(dtw, window, &r, 10);
+            const size_t n = ds.count;
+            double *want = malloc(n * n * sizeof(double)), *got = malloc(n * n * sizeof(double));
+            CHECK_STATUS(ww_pairwise(cpu, &m, &host, NULL, want, NULL), WW_OK);
+            for (size_t k = 0; k < n * n; k++)
+                got[k] = NAN;
+            CHECK_STATUS(ww_pairwise(gpu, &m, &dev, NULL, got, NULL), WW_OK);
+            size_t off = 0;
+            for (size_t k = 0; k < n * n; k++)
+                off += !(fabs(got[k] - want[k]) <= 1e-12 * fmax(1.0, fabs(want[k])));
+            CHECK(off == 0);
+            size_t gi[50 * 4], ci[50 * 4];
+            double gd[50 * 4], cd[50 * 4];
+            CHECK_STATUS(ww_knn(gpu, &m, &dev, &dev, 4, gi, gd, NULL), WW_OK);
+            CHECK_STATUS(ww_knn(cpu, &m, &host, &host, 4, ci, cd, NULL), WW_OK);
+            for (size_t k = 0; k < 200; k++) {
+                CHECK(gi[k] == ci[k]);
+                CHECK_CLOSE(gd[k], cd[k], 1e-12);
+            }
+            free(want), free(got);
+        }
+    cudaFree(dv);
+    free_set(&ds);
+#endif
+    ww_ctx_destroy(cpu), ww_ctx_destroy(gpu);
+}
+
+/* Indexes of each measure and window on the GPU (host and device data, mixed lengths) answer as
+ * the CPU does, whole and as a block; kNN against them too. */
+void test_cuda_measures_index(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {0x1D};
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
+    random_set xs = make_set(&r, 120, 0, 900, 1), qs = make_set(&r, 37, 0, 900, 1);
+    ww_dataset x = ww_dataset_f64(xs.values, xs.stamps, xs.offsets, xs.count, 0, 1);
+    ww_dataset q = ww_dataset_f64(qs.values, qs.stamps, qs.offsets, qs.count, 0, 1);
+    for (int dtw = 0; dtw < 2; dtw++)
+        for (int window = 0; window < 3; window++) {
+            const ww_measure m = measure_case(dtw, window, &r, 30);
+            ww_index *ix = NULL;
+            CHECK_STATUS(ww_index_create(gpu, &x, &m, &ix), WW_OK);
+            if (ix == NULL)
+                continue;
+            const size_t rows = q.count, cols = x.count;
+            double *want = malloc(rows * cols * sizeof(double)), *got = malloc(rows * cols * sizeof(double));
+            CHECK_STATUS(ww_pairwise(cpu, &m, &q, &x, want, NULL), WW_OK);
+            for (size_t k = 0; k < rows * cols; k++)
+                got[k] = NAN;
+            CHECK_STATUS(ww_index_pairwise(gpu, ix, &q, got, NULL), WW_OK);
+            size_t bad = 0;
+            for (size_t k = 0; k < rows * cols; k++)
+                bad += !(fabs(got[k] - want[k]) <= 1e-12 * fmax(1.0, fabs(want[k])));
+            CHECK(bad == 0);
+            ww_pairwise_options o = ww_pairwise_options_default();
+            o.row_begin = 3, o.row_end = rows - 2, o.col_begin = 7, o.col_end = cols - 11, o.out_stride = cols;
+            for (size_t k = 0; k < rows * cols; k++)
+                got[k] = NAN;
+            CHECK_STATUS(ww_index_pairwise(gpu, ix, &q, got, &o), WW_OK);
+            bad = 0;
+            for (size_t i = 0; i < o.row_end - o.row_begin; i++)
+                for (size_t j = 0; j < cols; j++) {
+                    const double v = got[i * cols + j], w = want[(o.row_begin + i) * cols + o.col_begin + j];
+                    bad += j >= o.col_end - o.col_begin ? !isnan(v) : !(fabs(v - w) <= 1e-12 * fmax(1.0, fabs(w)));
+                }
+            CHECK(bad == 0);
+            ww_index_destroy(ix);
+            /* kNN with the measure: GPU and CPU agree */
+            size_t *gi = malloc(rows * 3 * sizeof(size_t)), *ci = malloc(rows * 3 * sizeof(size_t));
+            double *gd = malloc(rows * 3 * sizeof(double)), *cd = malloc(rows * 3 * sizeof(double));
+            CHECK_STATUS(ww_knn(gpu, &m, &q, &x, 3, gi, gd, NULL), WW_OK);
+            CHECK_STATUS(ww_knn(cpu, &m, &q, &x, 3, ci, cd, NULL), WW_OK);
+            for (size_t k = 0; k < rows * 3; k++) {
+                CHECK(gi[k] == ci[k]);
+                CHECK_CLOSE(gd[k], cd[k], 1e-12);
+            }
+            free(gi), free(ci), free(gd), free(cd), free(want), free(got);
+        }
+#ifdef WW_TEST_CUDA
+    /* an index of device data in R^28 in float (the benchmark's shape), DTW with a window */
+    random_set fs = make_set(&r, 300, 28, 28, 28);
+    float *dv;
+    const size_t total = fs.offsets[fs.count];
+    CHECK(cudaMalloc((void **)&dv, total * 28 * sizeof(float)) == cudaSuccess);
+    cudaMemcpy(dv, fs.values32, total * 28 * sizeof(float), cudaMemcpyHostToDevice);
+    ww_dataset fx = ww_dataset_f32(dv, NULL, NULL, fs.count, 28, 28);
+    fx.memory = WW_DEVICE;
+    ww_dataset fq = ww_dataset_f32(fs.values32, NULL, NULL, 2, 28, 28);
+    ww_dataset hx = ww_dataset_f64(NULL, NULL, NULL, fs.count, 28, 28);
+    double *v64 = malloc(total * 28 * sizeof(double));
+    for (size_t k = 0; k < total * 28; k++)
+        v64[k] = fs.values32[k];
+    hx.values = v64;
+    ww_dataset hq = hx;
+    hq.count = 2;
+    for (int window = 0; window < 2; window++) {
+        ww_measure m = ww_measure_dtw();
+        if (window)
+            ww_measure_set_window(&m, 3);
+        ww_index *ix = NULL;
+        CHECK_STATUS(ww_index_create(gpu, &fx, &m, &ix), WW_OK);
+        float got[600];
+        double want[600];
+        ww_pairwise_options o = ww_pairwise_options_default();
+        o.out_dtype = WW_F32;
+        if (ix)
+            CHECK_STATUS(ww_index_pairwise(gpu, ix, &fq, got, &o), WW_OK);
+        CHECK_STATUS(ww_pairwise(cpu, &m, &hq, &hx, want, NULL), WW_OK);
+        for (size_t k = 0; ix && k < 600; k++)
+            CHECK(fabs(got[k] - want[k]) <= 1e-5 * fabs(want[k]));
+        ww_index_destroy(ix);
+    }
+    free(v64);
+    cudaFree(dv);
+    free_set(&fs);
+#endif
+    free_set(&xs), free_set(&qs);
+    ww_ctx_destroy(cpu), ww_ctx_destroy(gpu);
+}
+
+/* What the GPU does not serve is refused with WW_ERR_UNSUPPORTED on a CUDA context (the
+ * per-diagonal engine: TWED without a window only), never computed another way; backend auto
+ * serves the same calls (here on the GPU's default engine or the CPU), with the CPU's values. */
+void test_cuda_unsupported_is_clear(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {404};
+    double va[3000], vb[2900];
+    fill_random(&r, va, 3000, NULL, 0, 0);
+    fill_random(&r, vb, 2900, NULL, 0, 0);
+    ww_series a = ww_series_f64(va, NULL, 3000, 1), b = ww_series_f64(vb, NULL, 2900, 1);
+    ww_ctx *diag = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_DIAGONAL, 0);
+    ww_ctx *autob = ww_test_ctx(WW_BACKEND_AUTO, WW_ENGINE_AUTO, 0), *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    ww_measure ms[3] = {ww_measure_dtw(), ww_measure_twed(0.001, 1, 2), ww_measure_dtw()};
+    ww_measure_set_window(&ms[1], 30);
+    ww_measure_set_window_fraction(&ms[2], 0.1);
+    for (int k = 0; k < 3; k++) {
+        double d = -1, want = NAN, got = NAN;
+        CHECK_STATUS(ww_distance(diag, &ms[k], &a, &b, &d), WW_ERR_UNSUPPORTED);
+        CHECK(d == -1);
+        CHECK_STATUS(ww_distance(cpu, &ms[k], &a, &b, &want), WW_OK);
+        CHECK_STATUS(ww_distance(autob, &ms[k], &a, &b, &got), WW_OK);
+        CHECK_CLOSE(got, want, 1e-12);
+    }
+    ww_ctx_destroy(diag), ww_ctx_destroy(autob), ww_ctx_destroy(cpu);
+}

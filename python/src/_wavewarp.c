@@ -31,7 +31,9 @@
 
 #include "wavewarp.h"
 
+#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -493,6 +495,117 @@ static PyObject *raise_after_poll(ww_status status)
     return raise_status(status);
 }
 
+/* ---------------------------------------------------------------------------------- non-finite values */
+
+/* Index of the first NaN or infinite element among n (host, or device memory copied in chunks),
+ * or SIZE_MAX when none is found (or device memory cannot be read here); *value is that element.
+ * Only called once the library has reported WW_ERR_NONFINITE, to say where. */
+static size_t first_nonfinite(const void *data, int is_f32, ww_memory memory, size_t n, double *value)
+{
+    size_t item = is_f32 ? sizeof(float) : sizeof(double);
+    if (data == NULL)
+        return SIZE_MAX;
+    if (memory == WW_HOST) {
+        for (size_t i = 0; i < n; i++) {
+            double v = is_f32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
+            if (!isfinite(v)) {
+                *value = v;
+                return i;
+            }
+        }
+        return SIZE_MAX;
+    }
+#ifdef WW_PY_HAVE_CUDA
+    enum { CHUNK = 1 << 17 };
+    void *buffer = malloc(CHUNK * sizeof(double));
+    if (buffer == NULL)
+        return SIZE_MAX;
+    size_t found = SIZE_MAX;
+    for (size_t start = 0; start < n && found == SIZE_MAX; start += CHUNK) {
+        size_t count = n - start < CHUNK ? n - start : CHUNK;
+        if (cudaMemcpy(buffer, (const char *)data + start * item, count * item, cudaMemcpyDefault) != cudaSuccess)
+            break;
+        size_t at = first_nonfinite(buffer, is_f32, WW_HOST, count, value);
+        if (at != SIZE_MAX)
+            found = start + at;
+    }
+    free(buffer);
+    return found;
+#else
+    (void)item;
+    return SIZE_MAX;
+#endif
+}
+
+static const char *nonfinite_word(double v) { return isnan(v) ? "NaN" : v > 0 ? "inf" : "-inf"; }
+
+/* Raises ValueError for WW_ERR_NONFINITE naming the series and sample of the first bad value in
+ * one of the (up to two) datasets, as the CLI names the line and column: the library's message,
+ * then "X: series 3, sample 17 (0-based) is NaN". Only the library's message when it cannot be
+ * found. Returns NULL. */
+static PyObject *raise_nonfinite(const char *what_a, const ww_dataset *a, const char *what_b, const ww_dataset *b)
+{
+    const char *whats[2] = {what_a, what_b};
+    const ww_dataset *sets[2] = {a, b};
+    for (int s = 0; s < 2; s++) {
+        const ww_dataset *d = sets[s];
+        if (d == NULL || d->dim == 0)
+            continue;
+        size_t samples = d->offsets ? d->offsets[d->count] : d->count * d->length;
+        double v = 0;
+        size_t at = first_nonfinite(d->values, d->dtype == WW_F32, d->memory, samples * d->dim, &v);
+        if (at == SIZE_MAX)
+            continue;
+        size_t sample = at / d->dim, component = at % d->dim, series = 0;
+        if (d->offsets) {
+            size_t lo = 0, hi = d->count; /* the last series starting at or before `sample` */
+            while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (d->offsets[mid] <= sample)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            series = lo;
+            sample -= d->offsets[lo];
+        } else {
+            series = sample / d->length;
+            sample %= d->length;
+        }
+        if (d->dim > 1)
+            PyErr_Format(PyExc_ValueError,
+                         "%s: %s: series %zu, sample %zu, component %zu (0-based) is %s",
+                         ww_strerror(WW_ERR_NONFINITE), whats[s], series, sample, component, nonfinite_word(v));
+        else
+            PyErr_Format(PyExc_ValueError, "%s: %s: series %zu, sample %zu (0-based) is %s",
+                         ww_strerror(WW_ERR_NONFINITE), whats[s], series, sample, nonfinite_word(v));
+        return NULL;
+    }
+    return raise_status(WW_ERR_NONFINITE);
+}
+
+/* The same for the two series of distance(): "a: sample 17 (0-based) is inf". */
+static PyObject *raise_nonfinite_pair(const ww_series *a, const ww_series *b)
+{
+    const ww_series *pair[2] = {a, b};
+    for (int s = 0; s < 2; s++) {
+        const ww_series *x = pair[s];
+        double v = 0;
+        size_t at = first_nonfinite(x->values, x->dtype == WW_F32, x->memory, x->length * x->dim, &v);
+        if (at == SIZE_MAX || x->dim == 0)
+            continue;
+        if (x->dim > 1)
+            PyErr_Format(PyExc_ValueError, "%s: %s: sample %zu, component %zu (0-based) is %s",
+                         ww_strerror(WW_ERR_NONFINITE), s == 0 ? "a" : "b", at / x->dim, at % x->dim,
+                         nonfinite_word(v));
+        else
+            PyErr_Format(PyExc_ValueError, "%s: %s: sample %zu (0-based) is %s", ww_strerror(WW_ERR_NONFINITE),
+                         s == 0 ? "a" : "b", at, nonfinite_word(v));
+        return NULL;
+    }
+    return raise_status(WW_ERR_NONFINITE);
+}
+
 /* ---------------------------------------------------------------------------------- GPU arrays */
 
 /* What we use of a __cuda_array_interface__ (version 2 or 3). */
@@ -863,6 +976,11 @@ static PyObject *py_distance(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_END_ALLOW_THREADS
     ctx_release(ctx, backend, threads);
     int is_f32 = pair.is_f32;
+    if (status == WW_ERR_NONFINITE) {
+        raise_nonfinite_pair(&pair.sa, &pair.sb);
+        pair_clear(&pair);
+        return NULL;
+    }
     pair_clear(&pair);
     if (status != WW_OK)
         return raise_status(status);
@@ -1139,6 +1257,8 @@ static PyObject *py_pairwise(PyObject *self, PyObject *const *args, Py_ssize_t n
     ctx_done(ctx, backend, threads, device_count);
     if (status != WW_OK) {
         Py_DECREF(out);
+        if (status == WW_ERR_NONFINITE)
+            return raise_nonfinite("X", &x.ds, "Y", self_matrix ? NULL : &y.ds);
         return raise_after_poll(status);
     }
     return out;
@@ -1194,6 +1314,8 @@ static PyObject *py_knn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (status != WW_OK) {
         Py_DECREF(indices);
         Py_DECREF(distances);
+        if (status == WW_ERR_NONFINITE)
+            return raise_nonfinite("queries", &q.ds, "X", &x.ds);
         return raise_after_poll(status);
     }
     return Py_BuildValue("(NN)", indices, distances);
@@ -1373,6 +1495,8 @@ static PyObject *py_index_create(PyObject *module, PyObject *const *args, Py_ssi
     Py_END_ALLOW_THREADS
     if (status != WW_OK) {
         Py_DECREF(self); /* hands the context back */
+        if (status == WW_ERR_NONFINITE)
+            return raise_nonfinite("X", &x.ds, NULL, NULL);
         return raise_status(status);
     }
     self->index = index;
@@ -1438,6 +1562,8 @@ static PyObject *index_pairwise(PyObject *obj, PyObject *const *args, Py_ssize_t
     index_leave(self);
     if (status != WW_OK) {
         Py_DECREF(out);
+        if (status == WW_ERR_NONFINITE)
+            return raise_nonfinite("queries", &q.ds, NULL, NULL);
         return raise_after_poll(status);
     }
     return out;
@@ -1486,6 +1612,8 @@ static PyObject *index_knn(PyObject *obj, PyObject *const *args, Py_ssize_t narg
     if (status != WW_OK) {
         Py_DECREF(indices);
         Py_DECREF(distances);
+        if (status == WW_ERR_NONFINITE)
+            return raise_nonfinite("queries", &q.ds, NULL, NULL);
         return raise_after_poll(status);
     }
     return Py_BuildValue("(NN)", indices, distances);

@@ -13,6 +13,21 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+def cli_path() -> Path:
+    """The wavewarp CLI: $WW_CLI (scripts/test.sh sets it to its build's), else build/src/cli/wavewarp
+    (or build-cpu/) beside the package's sources; the test skips with the reason when there is none."""
+    given = os.environ.get("WW_CLI")
+    if given:
+        path = Path(given)
+        assert path.is_file(), f"WW_CLI={given} is not a file"
+        return path
+    for build in ("build", "build-cpu"):
+        path = REPO_ROOT / build / "src" / "cli" / "wavewarp"
+        if path.is_file():
+            return path
+    pytest.skip("no wavewarp CLI built (set WW_CLI, or build with cmake -S . -B build)")
+
+
 def shared_dir() -> Optional[Path]:
     """WW_SHARED_DIR, else ../shared beside the repository (as the C tests look for it)."""
     path = Path(os.environ.get("WW_SHARED_DIR", REPO_ROOT.parent / "shared"))

@@ -166,8 +166,8 @@ def test_pairwise_shapes(rng):
     D2 = wavewarp.twed_pairwise(X2)
     assert D2.shape == (5, 5)
     assert D2[0, 4] == pytest.approx(wavewarp.twed(X2[0], X2[4]), rel=1e-14)
-    # a 1-D collection is one series
-    assert wavewarp.twed_pairwise(X2[0], X2).shape == (1, 5)
+    # a 1-D collection is refused (issue 12): one series is X2[0][None]
+    assert wavewarp.twed_pairwise(X2[0][None], X2).shape == (1, 5)
 
 
 def test_ragged_lists(rng):
@@ -210,7 +210,7 @@ def test_knn(rng):
     Xr = [rng.normal(size=n) for n in (10, 30, 20, 5)]
     idx, dist = wavewarp.twed_knn([Xr[2]], Xr, 4)
     assert idx[0, 0] == 2 and dist[0, 0] == 0.0
-    idx1, _ = wavewarp.twed_knn(Xr[1], Xr, 1)  # one 1-D query
+    idx1, _ = wavewarp.twed_knn(Xr[1][None], Xr, 1)  # one query
     assert idx1.tolist() == [[1]]
 
 
@@ -300,7 +300,7 @@ _X = np.zeros((3, 8))
         (lambda: wavewarp.twed_pairwise(_X, tY=np.ones((3, 8))), ValueError, "tY"),
         (lambda: wavewarp.twed_pairwise(_X, backend="tpu"), ValueError, "backend"),
         (lambda: wavewarp.twed_pairwise(_X, progress="yes"), TypeError, "progress"),
-        (lambda: wavewarp.twed_pairwise(np.array(["x", "y"])), ValueError, "convert"),
+        (lambda: wavewarp.twed_pairwise(np.array([["x", "y"]])), ValueError, "convert"),
         (lambda: wavewarp.twed_knn(_X, _X, 0), ValueError, "k must be"),
         (lambda: wavewarp.twed_knn(_X, _X, 4), ValueError, "k must be"),
         (lambda: wavewarp.twed_knn(_X, _X, 1.5), TypeError, "integer"),

@@ -49,7 +49,7 @@ def test_gpu_array_without_gpu_is_a_wavewarp_error():
     with pytest.raises(wavewarp.WavewarpError, match="CUDA"):
         wavewarp.twed_pairwise(StandInDeviceArray(np.zeros((3, 8, 2))))
     with pytest.raises(wavewarp.WavewarpError, match="CUDA"):
-        wavewarp.twed_knn(a, StandInDeviceArray(np.zeros((3, 8))), 1)
+        wavewarp.twed_knn(StandInDeviceArray(np.arange(8.0)[None]), StandInDeviceArray(np.zeros((3, 8))), 1)
 
 
 @no_gpu
@@ -174,6 +174,18 @@ def test_non_contiguous_gpu_array_is_copied_by_its_library(gpu, rng):
     assert wavewarp.twed(dev, _to_device(gpu, host.T[::-1].copy())) == pytest.approx(want, rel=1e-12)
 
 
+def test_non_finite_gpu_values_are_named(gpu, rng):
+    """The NaN/inf message names the series and sample for GPU arrays too (read back to find it)."""
+    a = rng.normal(size=(40, 2))
+    a[17, 1] = np.nan
+    with pytest.raises(ValueError, match=r"a: sample 17, component 1 \(0-based\) is NaN"):
+        wavewarp.twed(_to_device(gpu, a), _to_device(gpu, np.ones((5, 2))))
+    X = rng.normal(size=(6, 30))
+    X[4, 29] = -np.inf
+    with pytest.raises(ValueError, match=r"X: series 4, sample 29 \(0-based\) is -inf"):
+        _matrix_on_gpu(lambda: wavewarp.twed_pairwise(_to_device(gpu, X)))
+
+
 def test_pairwise_and_knn_on_gpu_arrays(gpu, rng):
     X = rng.normal(size=(20, 40, 3))
     Y = rng.normal(size=(7, 33, 3))
@@ -266,7 +278,7 @@ def test_measures_on_gpu_arrays_without_gpu():
                  lambda: wavewarp.distance(dev, dev, "dtw", window=0.5),
                  lambda: wavewarp.twed(dev, dev, radius=2),
                  lambda: wavewarp.pairwise(StandInDeviceArray(np.zeros((3, 8))), measure="dtw"),
-                 lambda: wavewarp.knn(dev, StandInDeviceArray(np.zeros((3, 8))), 1, "dtw"),
+                 lambda: wavewarp.knn(StandInDeviceArray(np.zeros((1, 8))), StandInDeviceArray(np.zeros((3, 8))), 1, "dtw"),
                  lambda: wavewarp.Index(StandInDeviceArray(np.zeros((3, 8))), "dtw")):
         with pytest.raises(wavewarp.WavewarpError, match="CUDA"):
             call()

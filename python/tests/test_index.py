@@ -55,7 +55,7 @@ def _cases(rng):
         ("float32", uni.astype(np.float32), rng.normal(size=(6, 28)).astype(np.float32), {}),
         ("float32-multi", multi.astype(np.float32), rng.normal(size=(5, 30, 3)).astype(np.float32), {}),
         ("float32-ragged", [s.astype(np.float32) for s in ragged], [q.astype(np.float32) for q in ragged_q], {}),
-        ("one-query-1d", uni, rng.normal(size=35), {}),
+        ("one-query", uni, rng.normal(size=(1, 35)), {}),  # one query: q[None]; a 1-D q is refused
     ]
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import subprocess
 
 import pytest
 
-from conftest import REPO_ROOT, shared_dir
+from conftest import REPO_ROOT, cli_path
 
 
 def _python_section_example() -> str:
@@ -21,12 +22,14 @@ def _python_section_example() -> str:
     return match.group(1)
 
 
-def test_readme_example():
+def test_readme_example(tmp_path, monkeypatch):
     pytest.importorskip("sklearn", reason="scikit-learn is not installed")
-    data = shared_dir()
-    if data is None or not (data / "data" / "synthetic_control.data").is_file():
-        pytest.skip("synthetic_control.data not found: set WW_SHARED_DIR")
-    code = _python_section_example().replace('"../shared/', f'"{data}/')
+    code = _python_section_example()
+    # the file the example reads, made as its first comment says (by the CLI)
+    command = re.search(r"build/src/cli/wavewarp (generate .*)", code)
+    assert command, "the example must say how its data file is made"
+    subprocess.run([str(cli_path()), *command.group(1).split()], cwd=tmp_path, check=True, capture_output=True)
+    monkeypatch.chdir(tmp_path)
     # the example prints one line, written in the README as the comment of its print call
     printed = [line for line in code.splitlines() if line.startswith("print(")]
     assert len(printed) == 1 and "#" in printed[0], "the example must have one print(...)  # output line"

@@ -14,7 +14,8 @@ Series layout
 -------------
 A series is a 1-D array ``(length,)`` (univariate) or a 2-D array ``(length, dim)``: one row per
 sample. A collection (``X``, ``Y``, ``queries``) is a 3-D array ``(n_series, length, dim)``, a 2-D
-array ``(n_series, length)`` of univariate series, or a list of series of any lengths. float32 input
+array ``(n_series, length)`` of univariate series, or a list of series of any lengths; a 1-D array
+is refused there (one series is ``x[None]``). float32 input
 gives float32 results, anything else is computed as float64. Arrays with
 ``__cuda_array_interface__`` (CuPy, PyTorch, Numba) are read on the GPU where they are, without a
 copy to the host.

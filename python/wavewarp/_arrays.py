@@ -4,9 +4,12 @@ A *collection* (the ``X``, ``Y`` and ``queries`` arguments) is one of
 
 * a 3-D array ``(n_series, length, dim)``,
 * a 2-D array ``(n_series, length)``: univariate series, as in aeon and scikit-learn,
-* a 1-D array ``(length,)``: a single univariate series,
 * a list (or tuple, or 1-D object array) of 1-D ``(length,)`` or 2-D ``(length, dim)`` arrays,
   possibly of different lengths.
+
+A 1-D array (or a list of numbers) is refused: it could be one series (aeon's reading) or that
+many series of one sample (scikit-learn's), and the result's first axis would not be ``len(X)``.
+The error says to pass ``X[None]`` for one series.
 
 Host arrays are NumPy arrays or anything NumPy can read. GPU arrays are objects exposing
 ``__cuda_array_interface__`` (CuPy, PyTorch, Numba); they stay on the GPU.
@@ -133,6 +136,17 @@ def _open_item(obj: Any, what: str) -> _Opened:
     return _Opened("host", arr, arr.dtype == np.float32, False)
 
 
+def one_dimensional_error(what: str, length: Any, is_list: bool = False) -> ValueError:
+    """The error for a 1-D array (or a list of numbers) given as a collection."""
+    form = "a list of numbers" if is_list else "a 1-D array"
+    return ValueError(
+        f"{what} is {form}, but a collection of series is expected: pass {what}[None] (or "
+        f"np.reshape({what}, (1, -1))) for one series, or a 2-D array (n_series, length), a 3-D array "
+        f"(n_series, length, dim) or a list of series (a 1-D array of {length} values could be one "
+        f"series or {length} series of one sample, so it is refused)"
+    )
+
+
 def open_collection(obj: Any, what: str) -> _Opened:
     """Looks at a collection argument without converting it.
 
@@ -142,6 +156,11 @@ def open_collection(obj: Any, what: str) -> _Opened:
         The collection (see the module docstring).
     what : str
         The argument's name, for error messages.
+
+    Raises
+    ------
+    ValueError
+        An empty list, a list mixing GPU and host arrays, a 1-D array or a list of numbers.
     """
     if isinstance(obj, (list, tuple)) or (isinstance(obj, np.ndarray) and obj.dtype == object):
         items = [_open_item(item, f"{what}[{i}]") for i, item in enumerate(obj)]
@@ -150,8 +169,18 @@ def open_collection(obj: Any, what: str) -> _Opened:
         device = items[0].device
         if any(item.device != device for item in items):
             raise ValueError(f"{what}: a collection cannot mix GPU arrays and host arrays")
+        if not device and all(item.obj.ndim == 0 for item in items):
+            raise one_dimensional_error(what, len(items), is_list=True)
         return _Opened("list", items, all(item.is_f32 for item in items), device)
-    return _open_item(obj, what)
+    opened = _open_item(obj, what)
+    shape = (
+        _device_shape_dtype(opened.obj, cuda_interface(opened.obj, what), what)[0]
+        if opened.device
+        else opened.obj.shape
+    )
+    if len(shape) == 1:
+        raise one_dimensional_error(what, shape[0])
+    return opened
 
 
 def _target_dtype(is_f32: bool) -> np.dtype:
@@ -179,13 +208,13 @@ def _series_shape(shape: tuple, what: str) -> tuple:
 def _collection_shape(shape: tuple, what: str) -> tuple:
     """(count, length, dim) of a collection given as one array."""
     if len(shape) == 1:
-        return 1, shape[0], 1
+        raise one_dimensional_error(what, shape[0])
     if len(shape) == 2:
         return shape[0], shape[1], 1
     if len(shape) == 3:
         return shape
     raise ValueError(
-        f"{what}: a collection must be a 1-D, 2-D (n_series, length) or 3-D (n_series, length, dim) "
+        f"{what}: a collection must be a 2-D (n_series, length) or 3-D (n_series, length, dim) "
         f"array or a list of series, got {len(shape)} dimensions"
     )
 

@@ -129,7 +129,8 @@ def distance(
     Raises
     ------
     ValueError
-        Bad input: wrong shapes, empty series, NaN/inf values, an unknown measure, a parameter the
+        Bad input: wrong shapes, empty series, NaN/inf values (the message names the series and
+        sample, e.g. "a: sample 17 (0-based) is NaN"), an unknown measure, a parameter the
         measure does not have, negative parameters, a window outside [0, 1], a negative radius,
         window and radius both, stamps given to DTW, an unknown backend.
     TypeError
@@ -248,8 +249,8 @@ def pairwise(
     ----------
     X : array_like, GPU array, or list of series
         A collection: 3-D ``(n_series, length, dim)``, 2-D ``(n_series, length)`` (univariate, as
-        in aeon and scikit-learn), 1-D ``(length,)`` (a single series), or a list of 1-D / 2-D
-        series of any lengths and one dim.
+        in aeon and scikit-learn), or a list of 1-D / 2-D series of any lengths and one dim. A 1-D
+        array is a ValueError (one series is ``x[None]``): the matrix has ``len(X)`` rows.
     Y : like X, optional
         Second collection; None computes X against itself (each pair once, mirrored, zero
         diagonal).
@@ -375,7 +376,7 @@ def knn(
     Parameters
     ----------
     queries : like X
-        A collection of query series (see :func:`pairwise`; a 1-D array is one query).
+        A collection of query series (see :func:`pairwise`; one query ``q`` is ``q[None]``).
     X : array_like, GPU array, or list of series
         The collection searched.
     k : int

@@ -38,8 +38,8 @@ class Index:
     ----------
     X : array_like, GPU array, or list of series
         The collection, as for :func:`wavewarp.pairwise`: 3-D ``(n_series, length, dim)``, 2-D
-        ``(n_series, length)`` (univariate), 1-D ``(length,)`` (one series), or a list of series
-        of any lengths and one dim. float32 input makes a float32 index, anything else a float64
+        ``(n_series, length)`` (univariate), or a list of series of any lengths and one dim (a
+        1-D array is a ValueError: one series is ``x[None]``). float32 input makes a float32 index, anything else a float64
         one. Arrays with ``__cuda_array_interface__`` (CuPy, PyTorch, Numba) are read on the GPU.
     measure : {"dtw", "twed"} or Measure
         The measure, as in :func:`wavewarp.distance`; fixed for the index's lifetime.
@@ -208,7 +208,7 @@ class Index:
         Parameters
         ----------
         queries : array_like, GPU array, or list of series
-            A collection, as X of :func:`wavewarp.pairwise` (a 1-D array is one query), of the
+            A collection, as X of :func:`wavewarp.pairwise` (one query ``q`` is ``q[None]``), of the
             index's dim and precision (float32 queries for a float32 index, float64 or any other
             non-float32 numbers for a float64 one). Host and GPU queries are both accepted by a
             CUDA index; a CPU index takes host queries.

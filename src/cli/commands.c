@@ -47,7 +47,9 @@ static int load_dataset(const cli_settings *s, const char *path, int single_seri
         return CLI_EXIT_RUNTIME;
     }
     /* Say so when auto-detection decided there is no label column: the first column is data. */
-    if (s->labels == CLI_LABELS_AUTO && !d->label_guess && cli_input_format(path) != CLI_FORMAT_NPY &&
+    cli_format format = cli_input_format(path);
+    if (s->labels == CLI_LABELS_AUTO && !d->label_guess &&
+        (format == CLI_FORMAT_WHITESPACE || format == CLI_FORMAT_CSV) &&
         !(single_series && d->count == 1) && s->command != CLI_CMD_CLASSIFY && !s->quiet)
         fprintf(stderr,
                 "wavewarp: note: %s: the first column holds non-integers, so it is read as data (no label "
@@ -855,6 +857,10 @@ static int require_labels(const char *path, const cli_dataset *d)
     if (cli_input_format(path) == CLI_FORMAT_NPY)
         cli_error("%s: .npy files hold no labels; classify needs labelled text files (UCR layout: label first)",
                   path);
+    else if (cli_input_format(path) == CLI_FORMAT_TS)
+        cli_error("%s: the file has no class labels (its header says @classLabel false, or names none); classify "
+                  "needs them",
+                  path);
     else
         cli_error("%s: no label column (its first column is not all integers); classify needs the class label "
                   "first on every line (UCR layout), or --labels",
@@ -882,6 +888,11 @@ int cli_cmd_classify(const cli_settings *s)
         rc = require_labels(path_train, &train);
     if (rc == CLI_EXIT_OK)
         rc = require_labels(path_test, &test);
+    /* .ts class names: the test file's numbered as the training file's */
+    if (rc == CLI_EXIT_OK && cli_align_class_labels(&train, &test, err) != 0) {
+        cli_error("%s", err);
+        rc = CLI_EXIT_RUNTIME;
+    }
     if (rc == CLI_EXIT_OK)
         rc = check_same_dim(path_train, &train, path_test, &test);
     if (rc == CLI_EXIT_OK)

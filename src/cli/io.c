@@ -38,6 +38,8 @@ cli_format cli_input_format(const char *path)
         return CLI_FORMAT_NPY;
     if (ends_with(path, ".csv"))
         return CLI_FORMAT_CSV;
+    if (ends_with(path, ".ts"))
+        return CLI_FORMAT_TS;
     return CLI_FORMAT_WHITESPACE;
 }
 
@@ -113,7 +115,40 @@ void cli_dataset_free(cli_dataset *d)
     free(d->values);
     free(d->offsets);
     free(d->labels);
+    for (size_t i = 0; d->class_names && i < d->class_count; i++)
+        free(d->class_names[i]);
+    free(d->class_names);
     memset(d, 0, sizeof *d);
+}
+
+int cli_align_class_labels(const cli_dataset *reference, cli_dataset *other, char *err)
+{
+    if (reference->class_names == NULL || other->class_names == NULL || other->labels == NULL)
+        return 0;
+    size_t *to = malloc(other->class_count * sizeof *to);
+    if (to == NULL)
+        return fail(err, "out of memory");
+    size_t unknown = 0;
+    for (size_t k = 0; k < other->class_count; k++) {
+        size_t j = reference->class_count;
+        for (size_t i = 0; i < reference->class_count && j == reference->class_count; i++)
+            if (strcmp(reference->class_names[i], other->class_names[k]) == 0)
+                j = i;
+        for (size_t i = 0; i < reference->class_count && j == reference->class_count; i++)
+            if (strcasecmp(reference->class_names[i], other->class_names[k]) == 0)
+                j = i;
+        to[k] = j < reference->class_count ? j : reference->class_count + unknown++;
+    }
+    for (size_t i = 0; i < other->count; i++)
+        other->labels[i] = (double)to[(size_t)other->labels[i]];
+    free(to);
+    /* the labels now count in the reference's names */
+    for (size_t k = 0; k < other->class_count; k++)
+        free(other->class_names[k]);
+    free(other->class_names);
+    other->class_names = NULL;
+    other->class_count = 0;
+    return 0;
 }
 
 size_t cli_series_length(const cli_dataset *d, size_t i) { return d->offsets[i + 1] - d->offsets[i]; }
@@ -299,15 +334,11 @@ static size_t trim_series(const char *path, const double *values, size_t n, cons
     return kept;
 }
 
-static int read_text(const char *path, int csv, const cli_read_options *opt, cli_dataset *out, char *err)
+static int parse_text_file(const char *path, const char *data, size_t size, int csv, const cli_read_options *opt,
+                           cli_dataset *out, char *err)
 {
-    char *data = NULL;
-    size_t size = 0;
-    if (read_whole_file(path, &data, &size, err) != 0)
-        return -1;
     text_table t = {0};
     int rc = text_parse(path, data, size, csv, opt->labels != CLI_LABELS_NONE, &t, err);
-    free(data);
     if (rc != 0) {
         text_table_free(&t);
         return -1;
@@ -497,15 +528,12 @@ static int parse_npy_header(const char *h, char *descr, size_t descr_cap, int *f
     return seen == 7 ? 0 : -1;
 }
 
-static int read_npy(const char *path, const cli_read_options *opt, cli_dataset *out, char *err)
+static int parse_npy_file(const char *path, const char *data, size_t size, const cli_read_options *opt,
+                          cli_dataset *out, char *err)
 {
     if (opt->labels == CLI_LABELS_FIRST)
         return fail(err, "%s: .npy files hold no labels (--labels needs a text file with the label first)",
                     path);
-    char *data = NULL;
-    size_t size = 0;
-    if (read_whole_file(path, &data, &size, err) != 0)
-        return -1;
     const unsigned char *u = (const unsigned char *)data;
     int rc = -1;
     char *header = NULL;
@@ -644,17 +672,482 @@ static int read_npy(const char *path, const cli_read_options *opt, cli_dataset *
     rc = 0;
 done:
     free(header);
-    free(data);
     return rc;
+}
+
+/* ---------------------------------------------------------------- .ts files */
+
+/* The .ts format of the UEA/UCR archive, aeon and sktime, read from its description:
+ *
+ *   # comments, anywhere
+ *   @problemName NAME
+ *   @timeStamps true|false          (true: "(stamp,value)" tuples, not supported here)
+ *   @missing true|false             ('?' marks a missing value: an error here, naming the line)
+ *   @univariate true|false
+ *   @dimensions N                   (aeon writes @dimension N)
+ *   @equalLength true|false
+ *   @seriesLength N                 (with @equalLength true)
+ *   @classLabel true NAME... | false
+ *   @targetLabel true|false         (a regression target, a number, last on the line)
+ *   @data
+ *   v,v,v:v,v,v:LABEL               one case a line: dimensions split by ':', values by ',',
+ *                                   the label (if any) last; aeon ends unlabelled cases with ':'
+ *
+ * Tags are case-insensitive, booleans too (aeon writes "@missing False"). Without @dimensions a file
+ * is univariate unless it says @univariate false (then the first case gives the count, as in aeon).
+ * Without @classLabel and @targetLabel, a field left over after the dimensions is a label (aeon's
+ * default is a label). Class labels become
+ * numbers as the CLI's labels are: when every name of @classLabel is a number, that number; else
+ * the name's 0-based position in @classLabel (so files with one header agree). Trailing NaN of a
+ * series is padding, cut off as in the other formats; all dimensions of a case must then have one
+ * length. */
+
+typedef struct ts_span {
+    const char *s;
+    size_t n;
+} ts_span;
+
+static int span_is(ts_span a, const char *word) { return strlen(word) == a.n && strncasecmp(a.s, word, a.n) == 0; }
+
+static ts_span span_trim(const char *a, const char *b)
+{
+    while (a < b && is_blank(*a))
+        a++;
+    while (b > a && is_blank(b[-1]))
+        b--;
+    ts_span t = {a, (size_t)(b - a)};
+    return t;
+}
+
+/* The next whitespace-separated token of [*p, end), or an empty span at the end. */
+static ts_span next_token(const char **p, const char *end)
+{
+    const char *a = *p;
+    while (a < end && is_blank(*a))
+        a++;
+    const char *b = a;
+    while (b < end && !is_blank(*b))
+        b++;
+    *p = b;
+    ts_span t = {a, (size_t)(b - a)};
+    return t;
+}
+
+/* A whole span as a finite number (a label, a class name); 0 when it is not one. */
+static int span_number(ts_span t, double *v)
+{
+    if (t.n == 0 || t.n >= 128)
+        return 0;
+    char buf[128];
+    memcpy(buf, t.s, t.n);
+    buf[t.n] = '\0';
+    char *end = NULL;
+    *v = strtod(buf, &end);
+    return end == buf + t.n && isfinite(*v);
+}
+
+/* A whole span as a positive integer (at most 2^40: a header count, not an allocation size). */
+static int span_count(ts_span t, size_t *v)
+{
+    if (t.n == 0 || t.n > 13)
+        return 0;
+    size_t x = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        if (t.s[i] < '0' || t.s[i] > '9')
+            return 0;
+        x = x * 10 + (size_t)(t.s[i] - '0');
+    }
+    *v = x;
+    return x >= 1 && x <= ((size_t)1 << 40);
+}
+
+typedef struct ts_header {
+    int timestamps, univariate, equal_length, class_label, target_label; /* -1: not given */
+    size_t dimensions, series_length;                                    /* 0: not given */
+    ts_span *classes;
+    size_t class_count;
+    int numeric_classes; /* every class name is a distinct number */
+} ts_header;
+
+/* One header line (trimmed, starting with '@'); 1 when it is @data. */
+static int ts_header_line(const char *path, size_t line, ts_span l, ts_header *h, char *err)
+{
+    const char *p = l.s, *end = l.s + l.n;
+    ts_span tag = next_token(&p, end);
+    ts_span value = next_token(&p, end);
+    const char *rest = p;
+    int printable = (int)(tag.n > 40 ? 40 : tag.n);
+    if (span_is(tag, "@data")) {
+        if (value.n)
+            return fail(err, "%s:%zu: @data takes no value", path, line);
+        return 1;
+    }
+    int missing = -1; /* @missing is information only: '?' is an error whatever it says */
+    int *flag = span_is(tag, "@timestamps")    ? &h->timestamps
+                : span_is(tag, "@missing")     ? &missing
+                : span_is(tag, "@univariate")  ? &h->univariate
+                : span_is(tag, "@equallength") ? &h->equal_length
+                : span_is(tag, "@targetlabel") ? &h->target_label
+                : span_is(tag, "@classlabel")  ? &h->class_label
+                                               : NULL;
+    if (flag != NULL) {
+        int yes = span_is(value, "true"), no = span_is(value, "false");
+        if (!yes && !no)
+            return fail(err, "%s:%zu: %.*s needs true or false, not '%.*s'", path, line, printable, tag.s,
+                        (int)(value.n > 40 ? 40 : value.n), value.s);
+        int is_class = span_is(tag, "@classlabel");
+        const char *after = rest;
+        if (next_token(&after, end).n && !(is_class && yes))
+            return fail(err, "%s:%zu: %.*s takes one value, true or false", path, line, printable, tag.s);
+        *flag = yes;
+        if (is_class && yes) {
+            /* the class names: tokens after "true" */
+            size_t count = 0;
+            for (const char *q = rest; next_token(&q, end).n;)
+                count++;
+            if (count == 0)
+                return fail(err, "%s:%zu: @classLabel true needs the class names after it", path, line);
+            free(h->classes);
+            h->classes = malloc(count * sizeof *h->classes);
+            if (h->classes == NULL)
+                return fail(err, "%s: out of memory", path);
+            h->class_count = count;
+            h->numeric_classes = 1;
+            const char *q = rest;
+            for (size_t i = 0; i < count; i++) {
+                h->classes[i] = next_token(&q, end);
+                double v = 0, w = 0;
+                if (!span_number(h->classes[i], &v))
+                    h->numeric_classes = 0;
+                for (size_t j = 0; j < i && h->numeric_classes; j++)
+                    if (span_number(h->classes[j], &w) && w == v)
+                        h->numeric_classes = 0; /* "1" and "1.0": two classes, one number */
+            }
+        }
+        return 0;
+    }
+    if (span_is(tag, "@dimensions") || span_is(tag, "@dimension") || span_is(tag, "@serieslength")) {
+        size_t *count = span_is(tag, "@serieslength") ? &h->series_length : &h->dimensions;
+        const char *after = rest;
+        if (!span_count(value, count) || next_token(&after, end).n)
+            return fail(err, "%s:%zu: %.*s needs one positive whole number", path, line, printable, tag.s);
+        return 0;
+    }
+    if (span_is(tag, "@problemname"))
+        return 0;
+    return fail(err,
+                "%s:%zu: unknown .ts header line '%.*s' (expected @problemName, @timeStamps, @missing, "
+                "@univariate, @dimensions, @equalLength, @seriesLength, @classLabel, @targetLabel or @data)",
+                path, line, printable, tag.s);
+}
+
+/* The label of a case as a number (see the format's comment above). */
+static int ts_label(const char *path, size_t line, ts_span label, const ts_header *h, double *out, char *err)
+{
+    int printable = (int)(label.n > 40 ? 40 : label.n);
+    if (h->class_count) {
+        size_t match = h->class_count;
+        for (size_t i = 0; i < h->class_count && match == h->class_count; i++)
+            if (h->classes[i].n == label.n && memcmp(h->classes[i].s, label.s, label.n) == 0)
+                match = i;
+        for (size_t i = 0; i < h->class_count && match == h->class_count; i++)
+            if (h->classes[i].n == label.n && strncasecmp(h->classes[i].s, label.s, label.n) == 0)
+                match = i;
+        double v;
+        if (match == h->class_count && h->numeric_classes && span_number(label, &v))
+            for (size_t i = 0; i < h->class_count && match == h->class_count; i++) {
+                double w;
+                if (span_number(h->classes[i], &w) && w == v)
+                    match = i;
+            }
+        if (match == h->class_count)
+            return fail(err, "%s:%zu: class label '%.*s' is not one of those of @classLabel", path, line,
+                        printable, label.s);
+        if (h->numeric_classes)
+            span_number(h->classes[match], out);
+        else
+            *out = (double)match;
+        return 0;
+    }
+    if (!span_number(label, out))
+        return fail(err, "%s:%zu: the %s '%.*s' is not a finite number%s", path, line,
+                    h->target_label == 1 ? "target" : "label", printable, label.s,
+                    h->target_label == 1 ? "" : " (and @classLabel names no classes)");
+    return 0;
+}
+
+static int parse_ts_file(const char *path, const char *data, size_t size, const cli_read_options *opt,
+                         cli_dataset *out, char *err)
+{
+    ts_header h = {-1, -1, -1, -1, -1, 0, 0, NULL, 0, 0};
+    double *values = NULL, *labels = NULL, *scratch = NULL;
+    size_t *offsets = NULL, *dim_len = NULL;
+    size_t values_cap = 0, labels_cap = 0, scratch_cap = 0, offsets_cap = 0, dim_cap = 0;
+    size_t count = 0, filled = 0, dim = 0, first_length = 0, data_line = 0;
+    int in_data = 0, with_labels = -1, rc = -1;
+
+    const char *p = data, *end = data + size;
+    size_t line = 0;
+    while (p < end) {
+        line++;
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (eol == NULL)
+            eol = end;
+        ts_span l = span_trim(p, eol);
+        p = eol + 1;
+        if (l.n == 0 || l.s[0] == '#')
+            continue;
+        if (l.s[0] == '@') {
+            if (in_data) {
+                fail(err, "%s:%zu: a header line after @data", path, line);
+                goto done;
+            }
+            int r = ts_header_line(path, line, l, &h, err);
+            if (r < 0)
+                goto done;
+            if (r == 1) {
+                in_data = 1;
+                if (h.timestamps == 1) {
+                    fail(err, "%s: @timeStamps true is not supported (the CLI reads no time stamps)", path);
+                    goto done;
+                }
+                if (h.univariate == 1 && h.dimensions > 1) {
+                    fail(err, "%s: @univariate true but @dimensions %zu", path, h.dimensions);
+                    goto done;
+                }
+                if (h.class_label == 1 && h.target_label == 1) {
+                    fail(err, "%s: both @classLabel true and @targetLabel true", path);
+                    goto done;
+                }
+                /* without @dimensions: one, unless @univariate false (then the first case's count) */
+                dim = h.dimensions ? h.dimensions : h.univariate == 0 ? 0 : 1;
+                if (h.class_label == 1 || h.target_label == 1)
+                    with_labels = 1;
+                else if (h.class_label == 0 || h.target_label == 0)
+                    with_labels = 0;
+            }
+            continue;
+        }
+        if (!in_data) {
+            fail(err, "%s:%zu: data before the @data line (a .ts file starts with its @ header)", path, line);
+            goto done;
+        }
+
+        /* one case: fields split by ':' */
+        size_t fields = 1;
+        for (size_t i = 0; i < l.n; i++)
+            fields += l.s[i] == ':';
+        const char *last_colon = l.s + l.n;
+        while (last_colon > l.s && last_colon[-1] != ':')
+            last_colon--;
+        ts_span last = span_trim(last_colon, l.s + l.n); /* the whole line when it has no ':' */
+        int trailing_empty = fields > 1 && last.n == 0;
+        if (with_labels == -1) /* no @classLabel, no @targetLabel: a label when a field is left over */
+            with_labels = dim && fields - (size_t)trailing_empty == dim + 1;
+        size_t channels = fields - (size_t)(with_labels ? 1 : trailing_empty);
+        if (with_labels && (fields == 1 || last.n == 0)) {
+            fail(err, "%s:%zu: the case has no label (expected last, after the values and a ':')", path, line);
+            goto done;
+        }
+        if (dim == 0)
+            dim = channels;
+        if (channels != dim) {
+            fail(err, "%s:%zu: the case has %zu dimension%s but %s %zu (dimensions are separated by ':'%s)", path,
+                 line, channels, channels == 1 ? "" : "s",
+                 h.dimensions ? "@dimensions says" : h.univariate != 0 ? "a univariate file has" : "the first case has",
+                 dim, with_labels ? ", the label last" : "");
+            goto done;
+        }
+        if (reserve((void **)&dim_len, &dim_cap, dim, sizeof(size_t)) != 0)
+            goto oom;
+        size_t case_values = 0;
+        const char *f = l.s;
+        for (size_t k = 0; k < dim; k++) {
+            const char *fe = memchr(f, ':', (size_t)(l.s + l.n - f));
+            if (fe == NULL)
+                fe = l.s + l.n;
+            size_t n = 0;
+            const char *v = f;
+            for (;;) {
+                const char *ve = v;
+                while (ve < fe && *ve != ',')
+                    ve++;
+                ts_span t = span_trim(v, ve);
+                int printable = (int)(t.n > 40 ? 40 : t.n);
+                if (t.n == 1 && t.s[0] == '?') {
+                    fail(err, "%s:%zu: dimension %zu, value %zu: missing value '?' (the CLI does not fill in "
+                              "missing values)", path, line, k + 1, n + 1);
+                    goto done;
+                }
+                int ok;
+                double x = parse_field(t.s, t.n, &ok);
+                if (!ok || t.n == 0) {
+                    fail(err, "%s:%zu: dimension %zu, value %zu: %s '%.*s'", path, line, k + 1, n + 1,
+                         t.n ? "malformed number" : "empty value", printable, t.s);
+                    goto done;
+                }
+                if (reserve((void **)&scratch, &scratch_cap, case_values + 1, sizeof(double)) != 0)
+                    goto oom;
+                scratch[case_values++] = x;
+                n++;
+                if (ve >= fe)
+                    break;
+                v = ve + 1;
+            }
+            dim_len[k] = n;
+            f = fe + 1;
+        }
+        size_t raw = dim_len[0];
+        for (size_t k = 1; k < dim; k++)
+            if (dim_len[k] != raw) {
+                fail(err, "%s:%zu: dimension %zu has %zu values but dimension 1 has %zu (the dimensions of a "
+                          "case must have one length)", path, line, k + 1, dim_len[k], raw);
+                goto done;
+            }
+        if (h.series_length && h.equal_length != 0 && raw != h.series_length) {
+            fail(err, "%s:%zu: the case has %zu values per dimension but @seriesLength is %zu", path, line, raw,
+                 h.series_length);
+            goto done;
+        }
+        if (h.equal_length == 1 && count > 0 && raw != first_length) {
+            fail(err, "%s:%zu: the case has %zu values per dimension but line %zu has %zu, and the header says "
+                      "@equalLength true", path, line, raw, data_line, first_length);
+            goto done;
+        }
+        if (count == 0)
+            first_length = raw, data_line = line;
+        /* trailing NaN in every dimension is padding; then every value must be finite */
+        size_t kept = raw;
+        for (; kept > 0; kept--) {
+            int all_nan = 1;
+            for (size_t k = 0; k < dim; k++)
+                all_nan &= isnan(scratch[k * raw + kept - 1]) != 0;
+            if (!all_nan)
+                break;
+        }
+        if (kept == 0) {
+            fail(err, "%s:%zu: the case has no values (empty or all NaN)", path, line);
+            goto done;
+        }
+        for (size_t k = 0; k < dim; k++)
+            for (size_t t = 0; t < kept; t++) {
+                double x = scratch[k * raw + t];
+                if (!isfinite(x)) {
+                    fail(err, "%s:%zu: dimension %zu, value %zu: %s", path, line, k + 1, t + 1,
+                         isnan(x) ? "missing value (NaN) inside a series; only trailing NaN padding is allowed"
+                                  : "value is not finite");
+                    goto done;
+                }
+            }
+        if (kept > (SIZE_MAX / sizeof(double) - filled * dim) / dim ||
+            reserve((void **)&values, &values_cap, (filled + kept) * dim + 1, sizeof(double)) != 0 ||
+            reserve((void **)&offsets, &offsets_cap, count + 2, sizeof(size_t)) != 0 ||
+            reserve((void **)&labels, &labels_cap, count + 1, sizeof(double)) != 0)
+            goto oom;
+        for (size_t t = 0; t < kept; t++)
+            for (size_t k = 0; k < dim; k++)
+                values[(filled + t) * dim + k] = scratch[k * raw + t];
+        if (with_labels && ts_label(path, line, last, &h, &labels[count], err) != 0)
+            goto done;
+        offsets[count] = filled;
+        filled += kept;
+        count++;
+        offsets[count] = filled;
+    }
+    if (!in_data) {
+        fail(err, "%s: no @data line (not a .ts file?)", path);
+        goto done;
+    }
+    if (count == 0) {
+        fail(err, "%s: file is empty (no cases after @data)", path);
+        goto done;
+    }
+    if (opt->labels == CLI_LABELS_FIRST && !with_labels) {
+        fail(err, "%s: the file has no class labels (@classLabel false or absent), but --labels was given", path);
+        goto done;
+    }
+    memset(out, 0, sizeof *out);
+    out->values = values;
+    out->offsets = offsets;
+    out->count = count;
+    out->dim = dim;
+    if (with_labels && opt->labels != CLI_LABELS_NONE) {
+        if (h.class_count && !h.numeric_classes) {
+            out->class_names = calloc(h.class_count, sizeof *out->class_names);
+            if (out->class_names == NULL)
+                goto oom_out;
+            out->class_count = h.class_count;
+            for (size_t k = 0; k < h.class_count; k++) {
+                out->class_names[k] = malloc(h.classes[k].n + 1);
+                if (out->class_names[k] == NULL)
+                    goto oom_out;
+                memcpy(out->class_names[k], h.classes[k].s, h.classes[k].n);
+                out->class_names[k][h.classes[k].n] = '\0';
+            }
+        }
+        out->labels = labels;
+        labels = NULL;
+    }
+    out->label_guess = out->labels != NULL;
+    values = NULL;
+    offsets = NULL;
+    mark_ragged(out);
+    rc = 0;
+    goto done;
+oom_out:
+    values = NULL; /* owned by out now */
+    offsets = NULL;
+    cli_dataset_free(out);
+oom:
+    fail(err, "%s: out of memory", path);
+done:
+    free(values);
+    free(offsets);
+    free(labels);
+    free(scratch);
+    free(dim_len);
+    free(h.classes);
+    return rc;
+}
+
+/* data: size bytes followed by a NUL (parsers may look one byte ahead) */
+static int parse_dataset(const char *name, cli_format format, const char *data, size_t size,
+                         const cli_read_options *opt, cli_dataset *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    switch (format) {
+    case CLI_FORMAT_NPY: return parse_npy_file(name, data, size, opt, out, err);
+    case CLI_FORMAT_TS: return parse_ts_file(name, data, size, opt, out, err);
+    case CLI_FORMAT_CSV: return parse_text_file(name, data, size, 1, opt, out, err);
+    default: return parse_text_file(name, data, size, 0, opt, out, err);
+    }
 }
 
 int cli_read_dataset(const char *path, const cli_read_options *opt, cli_dataset *out, char *err)
 {
     memset(out, 0, sizeof *out);
-    cli_format f = cli_input_format(path);
-    if (f == CLI_FORMAT_NPY)
-        return read_npy(path, opt, out, err);
-    return read_text(path, f == CLI_FORMAT_CSV, opt, out, err);
+    char *data = NULL;
+    size_t size = 0;
+    if (read_whole_file(path, &data, &size, err) != 0)
+        return -1;
+    int rc = parse_dataset(path, cli_input_format(path), data, size, opt, out, err);
+    free(data);
+    return rc;
+}
+
+int cli_parse_dataset(const char *name, cli_format format, const void *data, size_t size,
+                      const cli_read_options *opt, cli_dataset *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    char *copy = malloc(size + 1);
+    if (copy == NULL)
+        return fail(err, "%s: out of memory", name);
+    if (size)
+        memcpy(copy, data, size);
+    copy[size] = '\0';
+    int rc = parse_dataset(name, format, copy, size, opt, out, err);
+    free(copy);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- atomic output files */

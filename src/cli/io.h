@@ -1,4 +1,5 @@
-/* Readers and writers of the command-line tool: UCR/UEA text files (.tsv, .txt), CSV, and .npy;
+/* Readers and writers of the command-line tool: UCR/UEA text files (.tsv, .txt), CSV, .ts (UEA/aeon)
+ * and .npy;
  * distance matrices and k-NN tables out; outputs written to a temporary file and renamed at the
  * end, so a failed or cancelled run never leaves a partial file under the output's name.
  * Errors come back as a sentence in `err` (CLI_ERR_SIZE bytes), "file:line: what went wrong". */
@@ -15,10 +16,11 @@ typedef enum cli_format {
     CLI_FORMAT_UNKNOWN = 0,
     CLI_FORMAT_WHITESPACE, /* .tsv, .txt, .data, anything else: fields split by tabs/spaces */
     CLI_FORMAT_CSV,        /* .csv: fields split by commas */
-    CLI_FORMAT_NPY         /* .npy: NumPy array file */
+    CLI_FORMAT_NPY,        /* .npy: NumPy array file */
+    CLI_FORMAT_TS          /* .ts: the UEA/UCR archive's and aeon's format (input only) */
 } cli_format;
 
-/* Format of an input file from its name: .npy, .csv, else whitespace-separated text. */
+/* Format of an input file from its name: .npy, .csv, .ts, else whitespace-separated text. */
 cli_format cli_input_format(const char *path);
 /* Format of an output file from its name: .npy, .csv, .tsv/.txt (tab-separated), else UNKNOWN. */
 cli_format cli_output_format(const char *path);
@@ -47,10 +49,22 @@ typedef struct cli_dataset {
     size_t dim;
     int ragged;      /* not all series have the same length */
     int label_guess; /* CLI_LABELS_AUTO only: 1 label column detected, 0 none detected */
+    /* .ts files with named classes: label k is class_names[k] (NULL, 0 for other files) */
+    char **class_names;
+    size_t class_count;
 } cli_dataset;
 
 int cli_read_dataset(const char *path, const cli_read_options *opt, cli_dataset *out, char *err);
+/* The same for a file's bytes in memory (the fuzzers, fuzz/): `name` stands for the path in
+ * messages; `format` is what cli_input_format would say of the file's name. */
+int cli_parse_dataset(const char *name, cli_format format, const void *data, size_t size,
+                      const cli_read_options *opt, cli_dataset *out, char *err);
 void cli_dataset_free(cli_dataset *d);
+/* When both datasets have named classes (.ts files), renumbers `other`'s labels into `reference`'s
+ * numbering by name (a class `reference` does not have gets a number of its own), so that the
+ * labels of a training and a test file agree whatever order their @classLabel lines list the
+ * classes in. Nothing to do otherwise. Returns -1 (err set) only for want of memory. */
+int cli_align_class_labels(const cli_dataset *reference, cli_dataset *other, char *err);
 size_t cli_series_length(const cli_dataset *d, size_t i);
 size_t cli_max_length(const cli_dataset *d);
 

@@ -48,7 +48,7 @@ typedef struct ww_cpu_scratch {
 
 typedef struct ww_cuda_state ww_cuda_state; /* defined by the CUDA backend */
 
-/* The cost model of the GPU matrix engine (choose_strategy() in src/cuda/twed_pairwise.cu): machine
+/* The cost model of the GPU matrix engine (choose_strategy() in src/cuda/pairwise_plan.cu): machine
  * variables that ww_cuda_calibrate() measures, and the thresholds derived from them. The built-in
  * values were measured on an H200 and hold for H100/H200 (bench/results/gpu-batch.md). To add a
  * variable: a field here, its default in ww_cuda_model_default(), a line in the key table of
@@ -95,7 +95,7 @@ ww_status ww_calibration_default_path(const char *gpu_name, int create_dir, char
 ww_status ww_calibration_resolve(const char *explicit_path, const char *gpu_name, int sm_count, ww_cuda_model *model,
                                  char *source, size_t source_size);
 
-/* Phases of one pair in the GPU block strategy's kernel (pairs_block_kernel, src/cuda/twed_pairwise.cu):
+/* Phases of one pair in the GPU block strategy's kernel (pairs_block_kernel, src/cuda/pairwise_kernels.cuh):
  * `rows` (the shorter series) in strips of 32, each strip ceil((cols + 31) / phase_steps) phases
  * long, `warps` strips at once, strip k + 1 two phases behind strip k. In 64 bits: the count is
  * about rows * cols / 4096 with 4 warps of 32-step phases, past INT_MAX for series of about

@@ -12,15 +12,19 @@ typedef struct support {
     ww_measure_kind kind;
     unsigned cpu_ops, cuda_ops;   /* operations each backend has engines for */
     int cpu_window, cuda_window;  /* ... with a window */
-    unsigned cuda_pair_engines;   /* the GPU engines that may be forced for one pair */
+    unsigned cuda_pair_engines;   /* the GPU engines that may be forced for one pair ... */
+    unsigned cuda_window_engines; /* ... and for one pair with a window */
 } support;
 
-/* One row per measure. The CPU engines are generic over every measure and window; the GPU's are
- * being made so (TWED without a window is served by the GPU today). */
+/* One row per measure. The CPU engines are generic over every measure and window. The GPU's are
+ * too (src/cuda/: the wavefront pair engine, the matrix strategies and indexes, each a template over
+ * the measure and the window), except the per-diagonal baseline, which computes TWED without a
+ * window only. */
+#define CUDA_PAIR_ALL (ENGINE_BIT(WW_ENGINE_CUDA_DIAGONAL) | ENGINE_BIT(WW_ENGINE_CUDA_WAVEFRONT))
+#define CUDA_PAIR_WAVEFRONT ENGINE_BIT(WW_ENGINE_CUDA_WAVEFRONT)
 static const support registry[] = {
-    {WW_MEASURE_TWED, ALL_OPS, ALL_OPS, 1, 0,
-     ENGINE_BIT(WW_ENGINE_CUDA_DIAGONAL) | ENGINE_BIT(WW_ENGINE_CUDA_WAVEFRONT)},
-    {WW_MEASURE_DTW, ALL_OPS, 0, 1, 0, 0},
+    {WW_MEASURE_TWED, ALL_OPS, ALL_OPS, 1, 1, CUDA_PAIR_ALL, CUDA_PAIR_WAVEFRONT},
+    {WW_MEASURE_DTW, ALL_OPS, ALL_OPS, 1, 1, CUDA_PAIR_WAVEFRONT, CUDA_PAIR_WAVEFRONT},
 };
 
 static const support *support_of(ww_measure_kind kind)
@@ -42,7 +46,8 @@ static ww_status supports(const ww_ctx *ctx, ww_backend backend, const ww_measur
         return (s->cpu_ops & OP_BIT(op)) && (!windowed || s->cpu_window) ? WW_OK : WW_ERR_UNSUPPORTED;
     if (!(s->cuda_ops & OP_BIT(op)) || (windowed && !s->cuda_window))
         return WW_ERR_UNSUPPORTED;
-    if (op == WW_OP_DISTANCE && engine_is_cuda(ctx->engine) && !(s->cuda_pair_engines & ENGINE_BIT(ctx->engine)))
+    if (op == WW_OP_DISTANCE && engine_is_cuda(ctx->engine) &&
+        !((windowed ? s->cuda_window_engines : s->cuda_pair_engines) & ENGINE_BIT(ctx->engine)))
         return WW_ERR_UNSUPPORTED;
     return WW_OK;
 }

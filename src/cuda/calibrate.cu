@@ -1,13 +1,15 @@
 /* ww_cuda_calibrate: measures the matrix engine's cost-model variables (ww_cuda_model) on the GPU
  * at hand. Each strategy is forced in turn on short matrices of random series of dim 1 in double,
  * timed as whole calls (the way users see them, copies included), and the model's variables are
- * fitted to the times with the same formulas choose_strategy() (twed_pairwise.cu) uses:
+ * fitted to the times with the same formulas choose_strategy() (pairwise_plan.cu) uses:
  *   one thread per pair: pairs * rows * cols * thread_cell_seconds (the GPU full of pairs, so
  *     the throughput of many tables, not the latency of one);
  *   one warp per pair:   ceil(pairs / warps) * ceil(rows / 32) * (cols + 31) * warp_step_seconds;
  *   one block per pair:  (its steps, ww_cuda_block_strategy_steps) * block_step_seconds;
  *   whole GPU per pair:  pairs * (grid_pair_seconds + (rows + cols) * grid_step_seconds).
- * The threshold between the first two is where their measured times cross. */
+ * The threshold between the first two is where their measured times cross. The matrices run
+ * through the engine layer (ww_cuda_pairwise), not the public API: no routing to the CPU, no
+ * argument checks in the timings. The model is the same for every measure (TWED is timed). */
 #include "cuda_common.cuh"
 
 #include <math.h>
@@ -46,13 +48,17 @@ static ww_status time_matrix(calibration_run *run, const char *strategy, size_t 
     ww_cuda_state *s = run->ctx->cuda;
     ww_dataset x = ww_dataset_f64(run->values, NULL, NULL, rows, length, 1);
     ww_dataset y = ww_dataset_f64(run->values + rows * length, NULL, NULL, cols, length, 1);
-    ww_twed_params p = ww_twed_params_default();
+    const ww_twed_params p = ww_twed_params_default();
+    const ww_measure m = ww_measure_twed(p.nu, p.lambda, p.degree);
+    ww_pairwise_options o;
+    ww_status st = ww_resolve_pairwise(&x, &y, NULL, &o);
+    if (st != WW_OK)
+        return st;
     s->forced_strategy = strategy;
-    ww_status st = WW_OK;
     double best = INFINITY;
     for (int r = 0; r <= REPEATS && st == WW_OK; r++) {
         double t0 = seconds_now();
-        st = ww_twed_pairwise(run->ctx, &x, &y, &p, run->out, NULL);
+        st = ww_cuda_pairwise(run->ctx, &m, &x, &y, run->out, &o);
         double t = seconds_now() - t0;
         if (r > 0 && t < best) /* r == 0 warms up: buffers grow, kernels load */
             best = t;
@@ -212,20 +218,17 @@ ww_status ww_cuda_calibrate(ww_ctx *ctx, const char *path, char *report, size_t 
         values[i] = walk;
     }
 
-    /* timed on the first device alone, always on the GPU (backend auto would give small matrices to
-     * the CPU), and the whole-GPU strategy with the wavefront engine whatever the context's engine
-     * (the file serves every context on this GPU, and they use that engine unless told otherwise);
-     * a context is used by one thread at a time, so the fields are put back after */
-    const ww_backend requested = ctx->requested;
+    /* timed on the first device alone, and the whole-GPU strategy with the wavefront engine whatever
+     * the context's engine (the file serves every context on this GPU, and they use that engine
+     * unless told otherwise); a context is used by one thread at a time, so the fields are put back
+     * after */
     const ww_engine engine = ctx->engine;
     const int cuda_count = ctx->cuda_count;
-    ctx->requested = WW_BACKEND_CUDA;
     ctx->engine = WW_ENGINE_CUDA_WAVEFRONT;
     ctx->cuda_count = 1;
     calibration_run run = {ctx, values, out};
     ww_cuda_model model = s->model;
     st = measure(&run, &model);
-    ctx->requested = requested;
     ctx->engine = engine;
     ctx->cuda_count = cuda_count;
     free(values);

@@ -1,5 +1,6 @@
-/* Shared by the CUDA engines: error mapping, the context's device state, typed wrappers of the
- * measures (src/measures/, the same code the CPU runs), and the prepared-series layout. */
+/* Shared by the CUDA engines: error mapping, the context's device state, the entry points of the
+ * engine layer, and the prepared-series layout. The measures reach the kernels as functors
+ * (measure.cuh). */
 #ifndef WW_CUDA_COMMON_CUH
 #define WW_CUDA_COMMON_CUH
 
@@ -7,6 +8,7 @@
 
 #include "../common/internal.h"
 #include "../measures/measures.h"
+#include "measure.cuh"
 
 ww_status ww_cuda_status(cudaError_t e);
 
@@ -42,7 +44,7 @@ struct ww_cuda_state {
     ww_device_buffer result;   /* small: result and error flags */
     void *pinned;              /* page-locked staging for host inputs and the result */
     size_t pinned_bytes;
-    void *pairwise;            /* the matrix engine's buffers (twed_pairwise.cu) */
+    void *pairwise;            /* the matrix engine's buffers (pairwise.cu) */
 };
 
 /* A grow-only page-locked host allocation (*pinned, *pinned_bytes) of at least `bytes`. */
@@ -70,52 +72,34 @@ static inline void ww_cuda_recover(ww_cuda_state *s, ww_status st)
     }
 }
 void ww_cuda_pairwise_release(ww_cuda_state *s);
-/* TWED of one pair on the GPU (twed_pair.cu): the pair engine, also for the matrix engine's
- * whole-GPU strategy. Host or device series; no window. */
-ww_status ww_cuda_twed_pair(ww_ctx *ctx, const ww_series *a, const ww_series *b, const ww_twed_params *p,
-                            double *out);
+/* One pair on the GPU with `engine` (WW_ENGINE_CUDA_WAVEFRONT, or WW_ENGINE_CUDA_DIAGONAL for
+ * TWED without a window; anything else: the wavefront), the measure's window included (pair.cu).
+ * Host or device series; values are checked here. For ww_cuda_distance and the matrix engine's
+ * whole-GPU strategy. */
+ww_status ww_cuda_pair(ww_ctx *ctx, ww_engine engine, const ww_measure *m, const ww_series *a, const ww_series *b,
+                       double *out);
+/* The series as the measure reads it: its stamps dropped when the measure does not use them (the
+ * CPU engines ignore them too, unchecked). */
+static inline ww_series ww_cuda_measured_series(const ww_measure *m, const ww_series *s)
+{
+    ww_series r = *s;
+    r.stamps = ww_measure_stamps(m, s->stamps);
+    return r;
+}
+static inline ww_dataset ww_cuda_measured_dataset(const ww_measure *m, const ww_dataset *d)
+{
+    ww_dataset r = *d;
+    r.stamps = ww_measure_stamps(m, d->stamps);
+    return r;
+}
 /* Warps the one-warp-per-pair strategy keeps in flight (a term of the cost model, for calibrate.cu). */
 size_t ww_cuda_warps_in_flight(const ww_cuda_state *s, size_t longest, size_t elem_size);
 /* Steps of the one-block-per-pair strategy for `pairs` pairs of rows x cols (times block_step_seconds). */
 double ww_cuda_block_strategy_steps(const ww_cuda_state *s, double pairs, size_t rows, size_t cols, size_t elem_size);
 
-/* Overloads that pick the float or double instance of the shared recurrence. */
+/* Overloads that pick the float or double instance of the stamp check. */
 __device__ __forceinline__ bool stamp_ok(double t) { return ww_stamp_ok_f64(t); }
 __device__ __forceinline__ bool stamp_ok(float t) { return ww_stamp_ok_f32(t); }
-__device__ __forceinline__ double lp_distance(const double *x, const double *y, size_t dim, int p)
-{
-    return ww_lp_distance_f64(x, y, dim, p);
-}
-__device__ __forceinline__ float lp_distance(const float *x, const float *y, size_t dim, int p)
-{
-    return ww_lp_distance_f32(x, y, dim, p);
-}
-__device__ __forceinline__ double match_part(double dist, double ta, double tb, double nu)
-{
-    return ww_twed_match_part_f64(dist, ta, tb, nu);
-}
-__device__ __forceinline__ float match_part(float dist, float ta, float tb, float nu)
-{
-    return ww_twed_match_part_f32(dist, ta, tb, nu);
-}
-__device__ __forceinline__ double delete_cost(double step, double t, double tp, double nu, double lambda)
-{
-    return ww_twed_delete_cost_f64(step, t, tp, nu, lambda);
-}
-__device__ __forceinline__ float delete_cost(float step, float t, float tp, float nu, float lambda)
-{
-    return ww_twed_delete_cost_f32(step, t, tp, nu, lambda);
-}
-__device__ __forceinline__ double twed_cell(double up, double left, double diag, double da, double db,
-                                            double here, double before)
-{
-    return ww_twed_cell_f64(up, left, diag, da, db, here, before);
-}
-__device__ __forceinline__ float twed_cell(float up, float left, float diag, float da, float db,
-                                           float here, float before)
-{
-    return ww_twed_cell_f32(up, left, diag, da, db, here, before);
-}
 
 template <typename T> __device__ __forceinline__ T infinity_of();
 template <> __device__ __forceinline__ double infinity_of<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
@@ -125,8 +109,8 @@ template <> __device__ __forceinline__ float infinity_of<float>() { return __int
  * layout as ww_prepared on the CPU). */
 template <typename T> struct device_series {
     const T *values; /* (length + 1) * dim */
-    const T *stamps; /* length + 1 */
-    const T *delete_cost;
+    const T *stamps; /* length + 1; unused (unwritten) for a measure without stamps */
+    const T *delete_cost; /* the measure's per-sample term (aux), when it has one */
     size_t length, dim;
 };
 

@@ -1,0 +1,489 @@
+/* Kernels of the one-pair engines, templates over the measure functor M (measure.cuh); the tile
+ * choice, launches and copies are pair.cu's.
+ *
+ *  diagonal   - the ITWED paper's scheme (what cuTWED does): three anti-diagonal buffers in global
+ *               memory cycled by pointer, one kernel launch per anti-diagonal. Baseline only.
+ *  wavefront  - the rows are cut into bands of 128*R rows, one thread block of 4 warps per band. A
+ *               thread owns R consecutive rows and sweeps the columns in blocks of C, computing an
+ *               R x C tile of the matrix in registers per step. Tiles pass down between lanes by
+ *               warp shuffles, between warps through shared memory (a barrier every few steps), and
+ *               between bands through one row buffer in global memory whose values carry a check of
+ *               the band and call that wrote them, so the whole matrix is one launch and nothing
+ *               waits on the host. Bands are taken in order from an atomic counter: a band only ever
+ *               waits for an earlier band, which is already running, so any grid size is
+ *               deadlock-free. With a window (WIN) a band sweeps only the column blocks its rows'
+ *               windows reach, and cells outside a row's window are +inf.
+ */
+#ifndef WW_CUDA_PAIR_KERNELS_CUH
+#define WW_CUDA_PAIR_KERNELS_CUH
+
+#include "prepare.cuh"
+
+#define FULL_MASK 0xffffffffu
+
+/* A call's result and its state on the device. It travels to the device with the input series, in
+ * the same copy: value NaN (the poison: an engine that fails to write it is caught), no flags, the
+ * band dispenser at 0. */
+struct pair_result {
+    double value;
+    int flags;
+    unsigned next_band; /* the wavefront engine's band dispenser */
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Baseline: one launch per anti-diagonal (the paper's algorithm as written).                  */
+/* ------------------------------------------------------------------------------------------ */
+
+template <class M, typename T>
+__device__ __forceinline__ T diagonal_local(const M &m, const device_series<T> &a, const device_series<T> &b, size_t i,
+                                            size_t j)
+{
+    return m.local(a.values + i * a.dim, b.values + j * b.dim, a.dim, a.stamps[i], b.stamps[j]);
+}
+
+/* D[i][j] from diagonals z1 (d-1) and z2 (d-2), all indexed by row. */
+template <class M, typename T>
+__device__ __forceinline__ T diagonal_cell(const M &m, const device_series<T> &a, const device_series<T> &b, size_t i,
+                                           size_t j, const T *z1, const T *z2)
+{
+    if (i == 0 || j == 0)
+        return infinity_of<T>();
+    return M::cell(z1[i - 1], z1[i], z2[i - 1], a.delete_cost[i], b.delete_cost[j], diagonal_local(m, a, b, i, j),
+                   diagonal_local(m, a, b, i - 1, j - 1));
+}
+
+template <class M, typename T>
+__global__ void diagonal_kernel(device_series<T> a, device_series<T> b, M m, size_t d, size_t lo, size_t hi,
+                                const T *z1, const T *z2, T *z0)
+{
+    size_t i = lo + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i <= hi)
+        z0[i] = diagonal_cell(m, a, b, i, d - i, z1, z2);
+}
+
+template <typename T> __global__ void diagonal_start_kernel(T *z1) { z1[0] = 0; }
+
+template <typename T> __global__ void diagonal_finish_kernel(const T *z, size_t i, pair_result *r)
+{
+    r->value = (double)z[i];
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The wavefront engine: register tiles, one thread block per band of rows.                    */
+/* ------------------------------------------------------------------------------------------ */
+
+#define WAVEFRONT_WARPS 4 /* one warp per scheduler of a multiprocessor; a band has 128 * R rows */
+#define WAVEFRONT_THREADS (32 * WAVEFRONT_WARPS)
+/* A warp runs 31 + SYNC steps behind the warp above, SYNC being the steps between two block
+ * barriers (a template parameter: small tiles want rarer barriers). The warps' bottom rows wait in
+ * a ring of 2 * SYNC blocks at least: block j + slots is written after block j was read. */
+#define XFER_SLOTS(sync) ((sync) > 8 ? 2 * (sync) : 16)
+/* blocks of the row above the band fetched at a time: a stage of 16 is fetched a stage ahead and
+ * checked half a stage later (SYNC < 16), or fetched an interval ahead and checked just before use
+ * (SYNC = 16) */
+#define TOP_STAGE 16
+#define TOP_SLOTS 32
+
+/* The bottom row of a band travels to the next band through global memory as (value, check)
+ * pairs, check = id ^ bits(value), where id numbers the band and the call. A reader takes a pair
+ * only when its check matches the id it waits for: a value of another band or call, a torn read
+ * (half old, half new) or never-written memory all fail it, so no flag, fence or reset is needed,
+ * and one buffer serves every band: band b + 1 overwrites column block j only after it has
+ * computed it, hence after reading band b's value there. */
+struct handover {
+    double value;
+    unsigned long long check;
+};
+
+__device__ __forceinline__ unsigned long long handover_check(double v, unsigned long long id)
+{
+    return id ^ (unsigned long long)__double_as_longlong(v);
+}
+
+/* Where the result is, for measures whose padding does not repeat D(na, nb) past the end and for
+ * windows: the rows are shifted down by `row_shift` (< R) padding rows, so that row na is the last
+ * row of a thread's tiles (thread `thread` of band `band`); column nb is column `c` of the last
+ * block. Row 0 of the dynamic program is then the padding row just above row 1 (row_shift - 1 of
+ * thread 0 of band 0), whose value in column 0 is D(0, 0) = 0. */
+struct result_cell {
+    unsigned band;
+    int thread, c, row_shift;
+};
+
+template <class M> struct wavefront_args {
+    device_series<double> a, b; /* a: rows (cut into bands), b: columns (cut into blocks of C) */
+    M m;
+    int column_blocks;
+    handover *rows;          /* column_blocks * C: the last published bottom row of each column */
+    unsigned long long call; /* ids of this call's bands: call << 24 | band (bands < 2^23) */
+    unsigned *next_band;     /* band dispenser */
+    unsigned nbands;
+    pair_result *result;
+    pair_band band;          /* the window (WIN kernels) */
+    result_cell at;          /* the result's cell (kernels that read it exactly) */
+};
+
+/* C consecutive values from 16-byte aligned memory (the prepared layout guarantees it). */
+template <int C> __device__ __forceinline__ void load_block(const double *p, double *v)
+{
+    if constexpr (C == 1) {
+        v[0] = __ldg(p);
+    } else {
+#pragma unroll
+        for (int c = 0; c < C; c += 2) {
+            const double2 x = __ldg((const double2 *)(p + c));
+            v[c] = x.x;
+            v[c + 1] = x.y;
+        }
+    }
+}
+
+/* The values of columns col0 .. col0 + C - 1 into registers: VD = 1 as one block, VD > 1 as C
+ * vectors of VD (16-byte aligned: sample 0 is, and VD is even), VD = 0 (read per cell) none. */
+template <int C, int VD>
+__device__ __forceinline__ void load_values(const double *values, int col0, double (&v)[C][VD > 0 ? VD : 1])
+{
+    if constexpr (VD == 1) {
+        double flat[C];
+        load_block<C>(values + col0, flat);
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            v[c][0] = flat[c];
+    } else if constexpr (VD > 1) {
+#pragma unroll
+        for (int c = 0; c < C; c++)
+#pragma unroll
+            for (int k = 0; k < VD; k += 2) {
+                const double2 x = __ldg((const double2 *)(values + (ptrdiff_t)(col0 + c) * VD + k));
+                v[c][k] = x.x;
+                v[c][k + 1] = x.y;
+            }
+    }
+}
+
+/* The column blocks a band of a windowed pair sweeps: from the one before its first row's first
+ * column (band 0: block 0) to the one of its last row's last column; and the last block of the row
+ * above the band (the band above published up to it). */
+struct band_sweep {
+    int start, last, above_last;
+};
+
+template <int R, int C>
+__device__ __forceinline__ band_sweep windowed_sweep(const pair_band &pb, unsigned band, int na, int shift)
+{
+    const int band_first = (int)band * (WAVEFRONT_THREADS * R) + 1 - shift; /* rows of the dynamic program */
+    const int first_row = max(band_first, 1);
+    const int last_row = min(band_first + WAVEFRONT_THREADS * R - 1, na);
+    int lo, hi, unused;
+    pb.row(first_row, &lo, &unused);
+    pb.row(last_row, &unused, &hi);
+    band_sweep s;
+    s.start = band == 0 ? 0 : (lo - 1) / C - 1;
+    s.last = (hi - 1) / C;
+    s.above_last = s.last;
+    if (band > 0) {
+        pb.row(first_row - 1, &unused, &hi);
+        s.above_last = (hi - 1) / C;
+    }
+    return s;
+}
+
+/* Thread t of a band owns R consecutive rows and sweeps the columns in blocks of C: at each step it
+ * computes an R x C tile of D in registers (R + C - 1 dependent levels, up to min(R, C) cells
+ * independent at each). Small pairs are bound by the latency of a step and want narrow tiles and
+ * rare barriers; large ones by the work of a step and want wider tiles (pair.cu chooses).
+ * A tile needs the tile above it (same columns, one step earlier): inside a warp it comes from the
+ * lane above by shuffles; lane 0 reads it from shared memory, where lane 31 of the warp above left
+ * it, or for warp 0 from the row above the band. Lane l of warp w handles column block
+ * start + S - l - w * WARP_SKEW at block step S (start = 0 without a window). Warps meet at a
+ * barrier every SYNC steps, so the warp above must be SYNC steps ahead of the natural pipeline:
+ * WARP_SKEW = 31 + SYNC.
+ * Global memory is read only for the columns (vector loads of the block's C values, or C sample
+ * vectors of VD components, L1 hits: all lanes walk the same series; VD = 0 reads each cell's two
+ * vectors of any width instead) and, by warp 0, for the row above the band: fetched in stages of
+ * TOP_STAGE blocks, one per lane, ahead of use, so that their latency is hidden; warp 0 waits
+ * only if the band above is really behind.
+ * Tiles outside the matrix are computed anyway, which keeps the loop free of branches: before
+ * column 1 they read the padding in front of sample 0, which makes them infinite (the boundary
+ * column, see SERIES_PAD_FRONT); past the last column or row they read clamped data and their
+ * values only flow into other outside cells.
+ * With a window (WIN), band b sweeps the blocks from the one before its first row's first column
+ * (whose cells are outside every row's window: +inf, and they bring the row above's value left of
+ * the window in as the next tile's corner) to its last row's last column; a thread masks the cells
+ * of each of its rows outside that row's window to +inf, and the band reads the row above only
+ * where the band above published it (beyond its last block, the row above is outside its window:
+ * +inf). */
+template <class M, int R, int C, int SYNC, int VD, int DEG, bool WIN>
+__global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefront_args<M> w)
+{
+    constexpr int VW = VD > 0 ? VD : 1; /* registers per sample value (VD = 0: read from L1) */
+    static_assert(SYNC <= TOP_STAGE && (SYNC & (SYNC - 1)) == 0, "SYNC: a power of two up to TOP_STAGE");
+    constexpr int WARP_SKEW = 31 + SYNC, SLOTS = XFER_SLOTS(SYNC);
+    /* the result is read at the last cell of the last tile when the padding repeats it there */
+    constexpr bool EXACT_RESULT = WIN || !M::pad_repeats_last;
+    __shared__ double xfer[WAVEFRONT_WARPS][SLOTS][C]; /* warps' bottom rows, per block */
+    __shared__ double top[TOP_SLOTS][C];               /* the row above the band */
+    __shared__ unsigned band_shared;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int na = (int)w.a.length, blocks = w.column_blocks;
+    const size_t dim = w.a.dim;
+    const double inf = infinity_of<double>();
+    const M m = w.m;
+
+    for (;;) {
+        if (threadIdx.x == 0)
+            band_shared = atomicAdd(w.next_band, 1u);
+        __syncthreads();
+        const unsigned band = band_shared;
+        __syncthreads();
+        if (band >= w.nbands)
+            return;
+
+        /* the rows are shifted down by `shift` padding rows (0 for TWED without a window) */
+        const int shift = EXACT_RESULT ? w.at.row_shift : 0;
+        /* the blocks this band sweeps, [start, last], and the last one the band above published */
+        const band_sweep sweep = WIN ? windowed_sweep<R, C>(w.band, band, na, shift) : band_sweep{0, blocks - 1, blocks - 1};
+        const int start = WIN ? sweep.start : 0, last = WIN ? sweep.last : blocks - 1;
+        const int above_last = WIN ? sweep.above_last : blocks - 1;
+        const int steps = (WIN ? last - start + 1 : blocks) + (WAVEFRONT_WARPS - 1) * WARP_SKEW + 31;
+
+        /* rows row0 - 1 .. row0 + R - 1: the row above this thread's first, then its own (rows of
+         * the dynamic program: shifted by `shift`) */
+        const int row0 = (int)band * (WAVEFRONT_THREADS * R) + 1 + (int)threadIdx.x * R - shift;
+        double a_val[R + 1][VW], a_t[R + 1], a_del[R];
+        int a_row[R + 1];
+#pragma unroll
+        for (int r = 0; r <= R; r++) {
+            /* rows past na: the padding; before row 0 (shifted rows): sample 0, padding too */
+            a_row[r] = EXACT_RESULT ? min(max(row0 - 1 + r, 0), na + 1) : min(row0 - 1 + r, na + 1);
+#pragma unroll
+            for (int k = 0; k < VW; k++)
+                a_val[r][k] = VD > 0 ? w.a.values[(size_t)a_row[r] * VW + k] : 0.0;
+            a_t[r] = M::uses_stamps ? w.a.stamps[a_row[r]] : 0.0;
+            if (r > 0)
+                a_del[r - 1] = M::has_aux ? w.a.delete_cost[a_row[r]] : 0.0;
+        }
+        /* the window's columns of this thread's rows (rows past na: none) */
+        int row_lo[WIN ? R : 1], row_hi[WIN ? R : 1];
+        if constexpr (WIN) {
+#pragma unroll
+            for (int k = 0; k < R; k++) {
+                row_lo[k] = INT_MAX, row_hi[k] = 0;
+                if (row0 + k >= 1 && row0 + k <= na)
+                    w.band.row(row0 + k, &row_lo[k], &row_hi[k]);
+            }
+        }
+        /* carried from the previous tile: its last column of D and of local terms, and D of the
+         * row above at that column */
+        double d_left[R], m_left[R + 1], d_bottom[C];
+        double corner = row0 == 1 ? 0.0 : inf; /* D(0, 0) above-left of the first tile */
+#pragma unroll
+        for (int k = 0; k < R; k++) /* D(r, 0); D(0, 0) = 0 when row 0 is a shifted padding row */
+            d_left[k] = EXACT_RESULT && row0 + k == 0 ? 0.0 : inf;
+#pragma unroll
+        for (int r = 0; r <= R; r++)
+            m_left[r] = 0;
+#pragma unroll
+        for (int c = 0; c < C; c++)
+            d_bottom[c] = inf;
+        /* D(na, nb) = the last cell of the last tile of the last band (see SERIES_PAD_BACK), or
+         * the last row of the tiles of thread w.at.thread of band w.at.band (see result_cell) */
+        const bool result_thread = EXACT_RESULT ? band == w.at.band && (int)threadIdx.x == w.at.thread
+                                                : band + 1 == w.nbands && threadIdx.x == WAVEFRONT_THREADS - 1;
+        const int skew = warp * WARP_SKEW + lane; /* this thread's block at step S is start + S - skew */
+        const unsigned long long in_id = (w.call << 24) | (band - 1), out_id = (w.call << 24) | band;
+        handover *const publish = band + 1 < w.nbands && threadIdx.x == WAVEFRONT_THREADS - 1 ? w.rows : NULL;
+        /* lane 0 of warp w > 0 reads the warp above's blocks before the sweep before that warp has
+         * written them: they are outside the matrix (or the window), infinite */
+        for (int k = threadIdx.x; k < WAVEFRONT_WARPS * SLOTS * C; k += WAVEFRONT_THREADS)
+            (&xfer[0][0][0])[k] = inf;
+
+        /* warp 0: the row above the band, TOP_STAGE blocks per stage (one block per lane); with a
+         * window, blocks from `start` on, and +inf where the row above has no cell (before block 0
+         * or past the band above's last block) */
+        handover staged[C];
+        auto top_fetch = [&](int first) {
+            const int blk = (WIN ? start : 0) + first + lane;
+            if (WIN ? band == 0 || lane >= TOP_STAGE || blk >= blocks || blk < 0 || blk > above_last
+                    : band == 0 || lane >= TOP_STAGE || blk >= blocks)
+                return;
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                const double2 x = __ldcg((const double2 *)(w.rows + (size_t)blk * C + c));
+                staged[c].value = x.x;
+                staged[c].check = (unsigned long long)__double_as_longlong(x.y);
+            }
+        };
+        auto top_commit = [&](int first) { /* waits for the band above if it is behind */
+            const int blk = (WIN ? start : 0) + first + lane;
+            if (lane < TOP_STAGE) {
+                double *dst = top[blk & (TOP_SLOTS - 1)];
+                /* row 0 of the matrix, or past the last block */
+                if (WIN ? band == 0 || blk >= blocks || blk < 0 || blk > above_last : band == 0 || blk >= blocks) {
+#pragma unroll
+                    for (int c = 0; c < C; c++)
+                        dst[c] = inf;
+                } else {
+                    for (;;) {
+                        bool ready = true;
+#pragma unroll
+                        for (int c = 0; c < C; c++)
+                            ready &= staged[c].check == handover_check(staged[c].value, in_id);
+                        if (ready)
+                            break;
+                        __nanosleep(32);
+                        top_fetch(first);
+                    }
+#pragma unroll
+                    for (int c = 0; c < C; c++)
+                        dst[c] = staged[c].value;
+                }
+            }
+            __syncwarp();
+        };
+        if (warp == 0) {
+            top_fetch(0);
+            top_commit(0);
+            top_fetch(TOP_STAGE);
+        }
+        __syncthreads();
+
+        /* the columns of a tile are loaded one step ahead, so that their latency is hidden */
+        auto tile_columns = [&](int j) { /* first column of block j: blocks < 0 read the padding */
+            return 1 + min(max(j, -1), blocks - 1) * C;
+        };
+        double next_val[C][VW], next_t[C], next_del[C];
+        {
+            const int col0 = tile_columns(start - skew);
+            load_values<C, VD>(w.b.values, col0, next_val);
+            if constexpr (M::uses_stamps)
+                load_block<C>(w.b.stamps + col0, next_t);
+            if constexpr (M::has_aux)
+                load_block<C>(w.b.delete_cost + col0, next_del);
+        }
+        for (int s0 = 0; s0 < steps; s0 += SYNC) {
+            /* the row above the band: each stage is fetched ahead and checked (a wait only if the
+             * band above is behind) before lane 0 needs it (see TOP_STAGE) */
+            if (warp == 0 && TOP_STAGE > SYNC) {
+                if ((s0 & (TOP_STAGE - 1)) == TOP_STAGE / 2)
+                    top_commit(s0 + TOP_STAGE / 2);
+                else if ((s0 & (TOP_STAGE - 1)) == 0 && s0 > 0)
+                    top_fetch(s0 + TOP_STAGE);
+            } else if (warp == 0 && s0 > 0) {
+                top_commit(s0);
+                top_fetch(s0 + TOP_STAGE);
+            }
+#pragma unroll
+            for (int i = 0; i < SYNC; i++) {
+                const int j = start + s0 + i - skew;
+                const int col0 = tile_columns(j);
+                double b_val[C][VW], b_t[C], b_del[C];
+#pragma unroll
+                for (int c = 0; c < C; c++) {
+#pragma unroll
+                    for (int k = 0; k < VW; k++)
+                        b_val[c][k] = next_val[c][k];
+                    b_t[c] = M::uses_stamps ? next_t[c] : 0.0;
+                    b_del[c] = M::has_aux ? next_del[c] : 0.0;
+                }
+                {
+                    const int next0 = tile_columns(j + 1);
+                    load_values<C, VD>(w.b.values, next0, next_val);
+                    if constexpr (M::uses_stamps)
+                        load_block<C>(w.b.stamps + next0, next_t);
+                    if constexpr (M::has_aux)
+                        load_block<C>(w.b.delete_cost + next0, next_del);
+                }
+
+                double above[C]; /* D of the row above this tile */
+#pragma unroll
+                for (int c = 0; c < C; c++)
+                    above[c] = __shfl_up_sync(FULL_MASK, d_bottom[c], 1);
+                { /* lane 0: from shared memory (every lane reads the same address: a broadcast,
+                   * and no branch, which would split the unrolled steps' basic block) */
+                    const double *src = warp == 0 ? top[j & (TOP_SLOTS - 1)] : xfer[warp - 1][j & (SLOTS - 1)];
+#pragma unroll
+                    for (int c = 0; c < C; c++) {
+                        const double edge = src[c];
+                        above[c] = lane == 0 ? edge : above[c];
+                    }
+                }
+
+                /* local terms of rows row0 - 1 .. row0 + R - 1 against the tile's columns (the
+                 * row above only for a measure that carries the diagonal's term) */
+                double mm[R + 1][C];
+#pragma unroll
+                for (int r = M::carries_before ? 0 : 1; r <= R; r++)
+#pragma unroll
+                    for (int c = 0; c < C; c++) {
+                        if constexpr (VD == 1) /* the shared formula, on registers */
+                            mm[r][c] = m.local(a_val[r], b_val[c], 1, a_t[r], b_t[c]);
+                        else if constexpr (VD > 1) /* unrolled over registers, the norm's p fixed */
+                            mm[r][c] = m.template local_p<DEG>(a_val[r], b_val[c], (size_t)VD, a_t[r], b_t[c]);
+                        else
+                            mm[r][c] = m.local(w.a.values + (size_t)a_row[r] * dim,
+                                               w.b.values + (ptrdiff_t)(col0 + c) * (ptrdiff_t)dim, dim, a_t[r],
+                                               b_t[c]);
+                    }
+                double d[R][C];
+#pragma unroll
+                for (int k = 0; k < R; k++)
+#pragma unroll
+                    for (int c = 0; c < C; c++) {
+                        const double up = k == 0 ? above[c] : d[k - 1][c];
+                        const double left = c == 0 ? d_left[k] : d[k][c - 1];
+                        const double diag = k == 0 ? (c == 0 ? corner : above[c - 1]) : (c == 0 ? d_left[k - 1] : d[k - 1][c - 1]);
+                        const double before = !M::carries_before ? 0.0 : c == 0 ? m_left[k] : mm[k][c - 1];
+                        /* the input computed last is taken last: `up` in the first column (from
+                         * the lane above, or the row above in this tile), `left` in the rest of
+                         * the first row; inside the tile both come from the same level */
+                        double v;
+                        if (c == 0)
+                            v = M::cell_up_last(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
+                        else if (k == 0)
+                            v = M::cell_left_last(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
+                        else
+                            v = M::cell(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
+                        if constexpr (WIN) {
+                            const int col = col0 + c;
+                            v = col >= row_lo[k] && col <= row_hi[k] ? v : inf;
+                        }
+                        d[k][c] = v;
+                    }
+#pragma unroll
+                for (int k = 0; k < R; k++)
+                    d_left[k] = d[k][C - 1];
+                if constexpr (M::carries_before) {
+#pragma unroll
+                    for (int r = 0; r <= R; r++)
+                        m_left[r] = mm[r][C - 1];
+                }
+                corner = above[C - 1];
+#pragma unroll
+                for (int c = 0; c < C; c++)
+                    d_bottom[c] = d[R - 1][c];
+
+                if (lane == 31 && warp < WAVEFRONT_WARPS - 1) {
+#pragma unroll
+                    for (int c = 0; c < C; c++)
+                        xfer[warp][j & (SLOTS - 1)][c] = d[R - 1][c];
+                }
+                if (publish && j >= (WIN ? max(start, 0) : 0) && j < (WIN ? last + 1 : blocks)) {
+#pragma unroll
+                    for (int c = 0; c < C; c++) {
+                        const double v = d[R - 1][c];
+                        __stcg((double2 *)(publish + (size_t)j * C + c),
+                               make_double2(v, __longlong_as_double((long long)handover_check(v, out_id))));
+                    }
+                }
+                /* a predicated store: no branch in the unrolled steps */
+                if (result_thread && j == blocks - 1)
+                    w.result->value = EXACT_RESULT && C > 1 && w.at.c == 0 ? M::finish(d[R - 1][0])
+                                                                         : M::finish(d[R - 1][C - 1]);
+            }
+            __syncthreads();
+        }
+    }
+}
+
+#endif

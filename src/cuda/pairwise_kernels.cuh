@@ -1,0 +1,836 @@
+/* Kernels of the matrix engine, templates over the measure functor M (measure.cuh) and the window
+ * (WIN): one thread per pair (a row sweep; dim 2..32 with the block's shared series and the row
+ * buffers in shared memory), one warp per pair, one block of warps per pair. Which kernel runs and
+ * how the work is cut is policy (pairwise_plan.cu, pairwise.cu).
+ *
+ * With a window, a pair's rows sweep only the columns of their window (pair_band): a row's range
+ * never moves left from one row to the next, so the row buffers need no reset but one entry per
+ * row (the column left of the range, which a later row may read as its diagonal), and the cells of
+ * several rows computed together over the union of their ranges are masked to +inf outside each
+ * row's own. Kernels on pairs of strips of rows read the row above the strip only inside its
+ * window (+inf outside, where the buffer may hold an older strip's value). */
+#ifndef WW_CUDA_PAIRWISE_KERNELS_CUH
+#define WW_CUDA_PAIRWISE_KERNELS_CUH
+
+#include "cuda_common.cuh"
+
+#define THREAD_MAX_LENGTH 256 /* longest series the one-thread-per-pair kernel takes */
+
+/* A dataset on the device in the prepared layout: series i at base[i] (its sentinel sample 0),
+ * samples base[i] .. base[i] + length[i], values (dim contiguous), stamps and per-sample terms
+ * (each only for a measure that has them). */
+template <typename T> struct device_set {
+    const T *values, *stamps, *delete_cost;
+    const size_t *base;
+    const int *length;
+    size_t dim;
+};
+
+/* A chunk of rows of a rectangle of the output. Indices are those of the kernels' sets: the
+ * caller's own, or, when the rectangle is a group of pairs (pair_plan), positions in gathered
+ * views whose original indices are row_origin[] and col_origin[]. */
+struct block_geometry {
+    size_t row_begin, row_end; /* rows of this chunk */
+    size_t col_begin, col_end; /* columns of the rectangle */
+    size_t width;              /* output row length in the device buffer */
+    /* the self matrix's mirror rule works on original indices and the caller's whole block */
+    int self;
+    const size_t *row_origin, *col_origin; /* NULL: indices are original */
+    size_t block_row_begin, block_row_end, block_col_begin, block_col_end;
+};
+
+/* Same rule as the CPU engine: in the self matrix, (i, j) is computed unless it is on the diagonal
+ * or its mirror (j, i) lies in the block and will be computed instead. */
+__device__ __forceinline__ bool entry_needed(const block_geometry &g, size_t i, size_t j)
+{
+    if (!g.self)
+        return true;
+    if (g.row_origin) {
+        i = g.row_origin[i];
+        j = g.col_origin[j];
+    }
+    if (i == j)
+        return false;
+    bool mirror_in_block =
+        j >= g.block_row_begin && j < g.block_row_end && i >= g.block_col_begin && i < g.block_col_end;
+    return !(mirror_in_block && j < i);
+}
+
+/* The window's columns of DP row i of a pair, for a kernel without a window: every column. */
+template <bool WIN>
+__device__ __forceinline__ void band_row(const pair_band &b, int i, int nb, int *lo, int *hi)
+{
+    if constexpr (WIN) {
+        b.row(i, lo, hi);
+    } else {
+        (void)b, (void)i;
+        *lo = 1, *hi = nb;
+    }
+}
+
+/* One thread per pair. The 32 lanes of a warp take 32 different series of one side ("lane" series)
+ * and share one series of the other side ("shared" series): the sweep runs over the lane series'
+ * samples (rows, outer loop) and the shared series' samples (columns, inner loop), so every load of
+ * the shared series is the same address for the whole warp (one broadcast), and the row buffers in
+ * local memory are read with unit stride across lanes. The measure is symmetric, so which side is
+ * which does not change the value (bit for bit: the cell takes the same operands in another order).
+ *
+ * dim 1: four rows per pass over the columns, their left and diagonal neighbours in registers, so
+ * the row buffer is read and written once per four rows. dim <= WIDE_DIM_MAX: the lane's sample
+ * vector stays in registers, the shared sample vector is broadcast. Larger dims read both from
+ * memory. */
+#define ROWS_PER_PASS 4
+#define WIDE_DIM_MAX 32
+
+struct pair_map {
+    int lanes_are_rows; /* lane series from x (rows) and shared series from y, or the reverse */
+};
+
+template <class M, typename Tout, int MODE, bool WIN> /* MODE: 1 = dim 1, 2 = dim <= WIDE_DIM_MAX, 0 = any dim */
+__global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<typename M::real> x, device_set<typename M::real> y,
+                                                           block_geometry g, M mf, window_spec win, pair_map map,
+                                                           Tout *out)
+{
+    typedef typename M::real T;
+    static_assert(M::symmetric, "the sides of a pair are taken in either order");
+    /* lanes (blockIdx.y, threadIdx.x) over one side, blockIdx.x over the other (x allows 2^31 blocks) */
+    const size_t lane_i = blockIdx.y * (size_t)blockDim.x + threadIdx.x, shared_i = blockIdx.x;
+    const size_t i = map.lanes_are_rows ? g.row_begin + lane_i : g.row_begin + shared_i;
+    const size_t j = map.lanes_are_rows ? g.col_begin + shared_i : g.col_begin + lane_i;
+    if (i >= g.row_end || j >= g.col_end)
+        return;
+    Tout *dst = out + (i - g.row_begin) * g.width + (j - g.col_begin);
+    if (!entry_needed(g, i, j)) {
+        *dst = 0; /* diagonal, or filled from its mirror by the host afterwards */
+        return;
+    }
+    const device_set<T> &ls = map.lanes_are_rows ? x : y, &ss = map.lanes_are_rows ? y : x;
+    const size_t li = map.lanes_are_rows ? i : j, si = map.lanes_are_rows ? j : i;
+    const size_t dim = x.dim;
+    const int na = ls.length[li], nb = ss.length[si];
+    const T *av = ls.values + ls.base[li] * dim, *at = ls.stamps + ls.base[li], *adel = ls.delete_cost + ls.base[li];
+    const T *bv = ss.values + ss.base[si] * dim, *bt = ss.stamps + ss.base[si], *bdel = ss.delete_cost + ss.base[si];
+    const T inf = infinity_of<T>();
+    const pair_band band = WIN ? pair_band::make(win, (size_t)na, (size_t)nb) : pair_band{};
+    T row_d[THREAD_MAX_LENGTH + 1], row_m[M::carries_before ? THREAD_MAX_LENGTH + 1 : 1];
+    row_d[0] = 0;
+    if constexpr (M::carries_before)
+        row_m[0] = 0;
+    for (int c = 1; c <= nb; c++) {
+        row_d[c] = inf;
+        if constexpr (M::carries_before)
+            row_m[c] = 0; /* local(0, c > 0) only meets D[0][c-1] = inf */
+    }
+    if (MODE == 1) {
+        for (int r0 = 1; r0 <= na; r0 += ROWS_PER_PASS) {
+            /* rows r0 .. r0+3; a row past na repeats the row above, so row_d ends on row na; the
+             * columns of the pass: the union of its rows' windows */
+            T a[ROWS_PER_PASS], ta[ROWS_PER_PASS], da[ROWS_PER_PASS], left[ROWS_PER_PASS], diag[ROWS_PER_PASS],
+                before[ROWS_PER_PASS];
+            bool valid[ROWS_PER_PASS];
+            int lo[ROWS_PER_PASS], hi[ROWS_PER_PASS], unused;
+            const int c_lo = WIN ? (band_row<WIN>(band, r0, nb, &lo[0], &unused), lo[0]) : 1;
+            int c_hi = nb;
+            if constexpr (WIN)
+                band_row<WIN>(band, min(r0 + ROWS_PER_PASS - 1, na), nb, &unused, &c_hi);
+#pragma unroll
+            for (int k = 0; k < ROWS_PER_PASS; k++) {
+                valid[k] = r0 + k <= na;
+                const int r = valid[k] ? r0 + k : na;
+                if constexpr (WIN)
+                    band_row<WIN>(band, r, nb, &lo[k], &hi[k]);
+                a[k] = av[r];
+                ta[k] = M::uses_stamps ? at[r] : (T)0;
+                da[k] = M::has_aux ? adel[r] : (T)0;
+                left[k] = inf;                         /* D(r, c_lo - 1) */
+                diag[k] = k == 0 ? row_d[c_lo - 1] : inf;     /* D(r - 1, c_lo - 1) */
+                before[k] = k == 0 && M::carries_before ? row_m[c_lo - 1] : (T)0; /* M(r - 1, c_lo - 1) */
+            }
+            /* D(r0 + 3, c_lo - 1) = inf: where a later pass may read its diagonal */
+            row_d[c_lo - 1] = inf;
+            if constexpr (M::carries_before)
+                row_m[c_lo - 1] = 0;
+            for (int c = c_lo; c <= c_hi; c++) {
+                const T b = bv[c], tb = M::uses_stamps ? bt[c] : (T)0, db = M::has_aux ? bdel[c] : (T)0;
+                T up = row_d[c], m_up = M::carries_before ? row_m[c] : (T)0;
+#pragma unroll
+                for (int k = 0; k < ROWS_PER_PASS; k++) {
+                    const T here = mf.local(&a[k], &b, 1, ta[k], tb);
+                    T v = M::cell(up, left[k], diag[k], da[k], db, here, before[k]);
+                    if constexpr (WIN)
+                        v = c >= lo[k] && c <= hi[k] ? v : inf;
+                    const T m = valid[k] ? here : m_up;
+                    v = valid[k] ? v : up;
+                    diag[k] = up;   /* D(r - 1, c) is the next column's diagonal */
+                    before[k] = m_up;
+                    left[k] = v;
+                    up = v;         /* the row below reads this cell as its up */
+                    m_up = m;
+                }
+                row_d[c] = up;
+                if constexpr (M::carries_before)
+                    row_m[c] = m_up;
+            }
+        }
+    } else {
+        T a[MODE == 2 ? WIDE_DIM_MAX : 1];
+        const int p = mf.norm_p();
+        for (int r = 1; r <= na; r++) {
+            const T ta = M::uses_stamps ? at[r] : (T)0, da = M::has_aux ? adel[r] : (T)0;
+            const T *ar = av + (size_t)r * dim;
+            if (MODE == 2) {
+#pragma unroll
+                for (int k = 0; k < WIDE_DIM_MAX; k++)
+                    a[k] = k < (int)dim ? ar[k] : (T)0;
+            }
+            int c_lo = 1, c_hi = nb;
+            band_row<WIN>(band, r, nb, &c_lo, &c_hi);
+            T diag = row_d[WIN ? c_lo - 1 : 0], left = inf, before = M::carries_before ? row_m[WIN ? c_lo - 1 : 0] : (T)0;
+            row_d[WIN ? c_lo - 1 : 0] = inf;
+            if constexpr (M::carries_before)
+                row_m[WIN ? c_lo - 1 : 0] = 0;
+            for (int c = WIN ? c_lo : 1; c <= (WIN ? c_hi : nb); c++) {
+                const T up = row_d[c], m_up = M::carries_before ? row_m[c] : (T)0;
+                const T *bc = bv + (size_t)c * dim;
+                T here;
+                if (MODE == 2) {
+                    /* the same L_p distance as lp_distance(), with the lane's vector in registers;
+                     * the norm's p is dispatched outside the loop over dims, so that pow() is never
+                     * evaluated (nor predicated) for p = 1 and p = 2 */
+                    /* four partial sums: the dim loop is the bulk of the work and one running
+                     * sum would make it one long dependent chain (the order of the additions
+                     * differs from the CPU's by rounding only) */
+                    T acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0, dist;
+                    if (p == 2) {
+#pragma unroll
+                        for (int k = 0; k < WIDE_DIM_MAX; k += 4) {
+                            if (k < (int)dim) { const T d = a[k] - bc[k]; acc0 += d * d; }
+                            if (k + 1 < (int)dim) { const T d = a[k + 1] - bc[k + 1]; acc1 += d * d; }
+                            if (k + 2 < (int)dim) { const T d = a[k + 2] - bc[k + 2]; acc2 += d * d; }
+                            if (k + 3 < (int)dim) { const T d = a[k + 3] - bc[k + 3]; acc3 += d * d; }
+                        }
+                        dist = M::template norm_from_sum<2>((acc0 + acc1) + (acc2 + acc3));
+                    } else if (p == 1) {
+#pragma unroll
+                        for (int k = 0; k < WIDE_DIM_MAX; k += 4) {
+                            if (k < (int)dim) acc0 += fabs(a[k] - bc[k]);
+                            if (k + 1 < (int)dim) acc1 += fabs(a[k + 1] - bc[k + 1]);
+                            if (k + 2 < (int)dim) acc2 += fabs(a[k + 2] - bc[k + 2]);
+                            if (k + 3 < (int)dim) acc3 += fabs(a[k + 3] - bc[k + 3]);
+                        }
+                        dist = M::template norm_from_sum<1>((acc0 + acc1) + (acc2 + acc3));
+                    } else {
+                        for (int k = 0; k < (int)dim; k++)
+                            acc0 += pow(fabs(ar[k] - bc[k]), (T)p); /* rare: from memory */
+                        dist = pow(acc0, (T)1 / (T)p);
+                    }
+                    here = mf.local_from_norm(dist, ta, M::uses_stamps ? bt[c] : (T)0);
+                } else {
+                    here = mf.local(ar, bc, dim, ta, M::uses_stamps ? bt[c] : (T)0);
+                }
+                const T v = M::cell(up, left, diag, da, M::has_aux ? bdel[c] : (T)0, here, before);
+                row_d[c] = v;
+                if constexpr (M::carries_before)
+                    row_m[c] = here;
+                diag = up;
+                left = v;
+                before = m_up;
+            }
+        }
+    }
+    *dst = (Tout)M::finish(row_d[nb]);
+}
+
+#define FULL_MASK_PAIRS 0xffffffffu
+
+/* D and the local term of the row above a strip at column c (for lane 0): from the row buffer
+ * (top_d, top_m: the last row of the strip above, written in this pair), row 0 for the first strip
+ * (D = +inf), and with a window +inf where the row above has no cell (the buffer may hold another
+ * strip's value there). */
+template <class M, bool WIN>
+__device__ __forceinline__ void row_above(const typename M::real *top_d, const typename M::real *top_m, int c, int cc,
+                                          bool first_strip, int above_lo, int above_hi, typename M::real *d,
+                                          typename M::real *m)
+{
+    typedef typename M::real T;
+    const bool inside = !WIN || (c >= above_lo && c <= above_hi);
+    *d = first_strip || !inside ? infinity_of<T>() : top_d[cc];
+    *m = first_strip || !inside || !M::carries_before ? (T)0 : top_m[cc];
+}
+
+/* One warp per pair (X-TED's warp strategy), for series too long for one thread. The pair's DP is
+ * swept in strips of 32 rows: lane l owns row r0 + l and at step s computes column s - l + 1, so
+ * the warp advances along an anti-diagonal; a lane takes the cell above from the lane above by a
+ * shuffle, lane 0 from the strip above through a row buffer in global memory (written by lane 31
+ * of the previous strip, in the same warp). Rows are the shorter series (fewer strips). Warps
+ * loop over the chunk's pairs; each has its own row buffer in `scratch`. With a window, a strip's
+ * steps start where lane 0's window starts and end where lane 31's ends. */
+template <class M, typename Tout, bool DIM1, bool WIN>
+__global__ void __launch_bounds__(128) pairs_warp_kernel(device_set<typename M::real> x, device_set<typename M::real> y,
+                                                         block_geometry g, M mf, window_spec win,
+                                                         typename M::real *scratch, size_t scratch_stride, Tout *out)
+{
+    typedef typename M::real T;
+    static_assert(M::symmetric, "rows are the shorter series of the pair");
+    const int lane = threadIdx.x & 31;
+    const size_t warp_id = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
+    const size_t nwarps = (gridDim.x * (size_t)blockDim.x) >> 5;
+    T *top_d = scratch + warp_id * scratch_stride, *top_m = top_d + scratch_stride / 2;
+    const T inf = infinity_of<T>();
+    const size_t dim = x.dim, npairs = (g.row_end - g.row_begin) * g.width;
+    for (size_t pair = warp_id; pair < npairs; pair += nwarps) {
+        const size_t i = g.row_begin + pair / g.width, j = g.col_begin + pair % g.width;
+        if (!entry_needed(g, i, j)) {
+            if (lane == 0)
+                out[pair] = 0; /* diagonal, or filled from its mirror by the host afterwards */
+            continue;
+        }
+        /* rows: the shorter series */
+        const bool x_rows = x.length[i] <= y.length[j];
+        const device_set<T> &rs = x_rows ? x : y, &cs = x_rows ? y : x;
+        const size_t ri = x_rows ? i : j, ci = x_rows ? j : i;
+        const int na = rs.length[ri], nb = cs.length[ci];
+        const T *av = rs.values + rs.base[ri] * dim, *at = rs.stamps + rs.base[ri], *adel = rs.delete_cost + rs.base[ri];
+        const T *bv = cs.values + cs.base[ci] * dim, *bt = cs.stamps + cs.base[ci], *bdel = cs.delete_cost + cs.base[ci];
+        const pair_band band = WIN ? pair_band::make(win, (size_t)na, (size_t)nb) : pair_band{};
+        if constexpr (!WIN) {
+            for (int c = lane; c <= nb; c += 32) { /* row 0 */
+                top_d[c] = c == 0 ? (T)0 : inf;
+                if constexpr (M::carries_before)
+                    top_m[c] = 0;
+            }
+        }
+        __syncwarp();
+        T result = 0;
+        for (int r0 = 1; r0 <= na; r0 += 32) {
+            const int r = r0 + lane <= na ? r0 + lane : na; /* lanes past na repeat row na, unused */
+            const T a = DIM1 ? av[r] : (T)0, ta = M::uses_stamps ? at[r] : (T)0, da = M::has_aux ? adel[r] : (T)0;
+            T d1 = inf, m1 = 0;                                   /* D(r, 0), M(r, 0) */
+            /* D(r - 1, 0): 0 only above the first row (D[0][0]); column 0 is never in the row buffer */
+            T above_prev_d = lane == 0 && r0 == 1 ? (T)0 : inf, above_prev_m = 0;
+            /* the strip's steps; the window of this lane's row and of the row above the strip */
+            int s_begin = 0, s_end = nb + 31, lo = 1, hi = nb, above_lo = 1, above_hi = nb;
+            if constexpr (WIN) {
+                int unused;
+                band.row(r, &lo, &hi);
+                band.row(r0, &s_begin, &unused);
+                band.row(min(r0 + 31, na), &unused, &s_end);
+                s_begin -= 1, s_end += 31;
+                if (r0 > 1)
+                    band.row(r0 - 1, &above_lo, &above_hi);
+                /* lane 0's first diagonal: D(r0 - 1, s_begin) (column s_begin is lane 0's first
+                 * minus one) */
+                if (lane == 0 && s_begin > 0)
+                    row_above<M, WIN>(top_d, top_m, s_begin, s_begin, r0 == 1, above_lo, above_hi, &above_prev_d,
+                                      &above_prev_m);
+            }
+            for (int s = s_begin; s < s_end; s++) {
+                const int c = s - lane + 1;
+                const bool active = c >= 1 && c <= nb;
+                const int cc = active ? c : (c < 1 ? 1 : nb);
+                T above_d = __shfl_up_sync(FULL_MASK_PAIRS, d1, 1), above_m = __shfl_up_sync(FULL_MASK_PAIRS, m1, 1);
+                if (lane == 0) {
+                    if constexpr (WIN) {
+                        row_above<M, WIN>(top_d, top_m, c, cc, r0 == 1, above_lo, above_hi, &above_d, &above_m);
+                    } else {
+                        above_d = top_d[cc];
+                        above_m = M::carries_before ? top_m[cc] : (T)0;
+                    }
+                }
+                T here;
+                if (DIM1)
+                    here = mf.local(&a, bv + cc, 1, ta, M::uses_stamps ? bt[cc] : (T)0);
+                else
+                    here = mf.local(av + (size_t)r * dim, bv + (size_t)cc * dim, dim, ta, M::uses_stamps ? bt[cc] : (T)0);
+                T v = M::cell(above_d, d1, above_prev_d, da, M::has_aux ? bdel[cc] : (T)0, here, above_prev_m);
+                if constexpr (WIN)
+                    v = c >= lo && c <= hi ? v : inf;
+                if (active) {
+                    d1 = v;
+                    m1 = here;
+                }
+                above_prev_d = above_d;
+                above_prev_m = above_m;
+                if (lane == 31 && active) { /* the strip's last row, for the next strip */
+                    top_d[c] = v;
+                    if constexpr (M::carries_before)
+                        top_m[c] = here;
+                }
+            }
+            __syncwarp();
+            if (r0 + 31 >= na)
+                result = __shfl_sync(FULL_MASK_PAIRS, d1, na - r0);
+        }
+        if (lane == 0)
+            out[pair] = (Tout)M::finish(result);
+        __syncwarp();
+    }
+}
+
+/* One thread per pair for dim 2 .. STAGED_DIM_MAX, with the block's shared series staged in shared
+ * memory. The thread kernel's MODE 2 reads the shared sample vector from global memory (one scalar
+ * load per component per cell) and keeps its row buffers in local memory, which does not stay in
+ * L1 with thousands of threads in flight. Here every thread of a block has the same shared series
+ * (blockIdx.x), so it is copied once, zero padded to a multiple of 4 components, and read with
+ * 16-byte broadcast loads; the row buffers are in shared memory, thread-major (thread t's column c
+ * at c * blockDim + t: a warp reads 32 consecutive words, no bank conflict). ROWS lane rows per
+ * pass, their sample vectors in registers: each shared sample loaded serves ROWS cells, and the row
+ * buffers are read and written once per ROWS rows. The padding adds exact zeros, so the distance is
+ * lp_distance's up to the order of the additions (partial sums, as in MODE 2). */
+#define STAGED_DIM_MAX 32
+#define STAGED_SMEM_MAX (48 * 1024) /* per block, the most without opting in */
+#define STAGED_THREADS 64           /* per block: blocks of 64 lanes waste fewer lanes at the grid's end */
+
+/* Components per staged sample vector, and samples per staged series (the longest + sample 0, made
+ * even so that every part of the layout stays 16-byte aligned). */
+__host__ __device__ __forceinline__ int staged_vector_stride(int dim) { return (dim + 3) & ~3; }
+__host__ __device__ __forceinline__ int staged_cap(size_t longest) { return (int)((longest + 2) & ~(size_t)1); }
+
+/* Layout, in elements: cap sample vectors, cap stamps, cap per-sample terms, then the row buffers
+ * (D and local terms, cap columns of `threads` each). */
+static inline size_t staged_smem_bytes(size_t longest, size_t dim, unsigned threads, size_t elem_size)
+{
+    const size_t cap = (size_t)staged_cap(longest);
+    return (cap * ((size_t)staged_vector_stride((int)dim) + 2) + 2 * cap * threads) * elem_size;
+}
+
+__device__ __forceinline__ void load4(const double *p, double v[4])
+{
+    const double2 lo = *(const double2 *)p, hi = *(const double2 *)(p + 2);
+    v[0] = lo.x, v[1] = lo.y, v[2] = hi.x, v[3] = hi.y;
+}
+__device__ __forceinline__ void load4(const float *p, float v[4])
+{
+    const float4 q = *(const float4 *)p;
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+}
+
+/* ||a_q - b||_P for the pass's ROWS rows, P = 1 or 2 (P is a template argument so that the loop
+ * holds no test of the norm's p), as the measure M takes it (norm_from_sum: DTW without the root).
+ * 4 / ROWS partial sums per row: independent chains of additions. */
+template <class M, typename T, int DIM_CAP, int ROWS, int P>
+__device__ __forceinline__ void staged_distances(const T (&a)[ROWS][DIM_CAP], const T *b, int dim, T (&dist)[ROWS])
+{
+    constexpr int NACC = 4 / ROWS;
+    T acc[ROWS][NACC];
+#pragma unroll
+    for (int q = 0; q < ROWS; q++)
+#pragma unroll
+        for (int u = 0; u < NACC; u++)
+            acc[q][u] = 0;
+#pragma unroll
+    for (int k = 0; k < DIM_CAP; k += 4) {
+        if (k < dim) {
+            T bk[4];
+            load4(b + k, bk);
+#pragma unroll
+            for (int q = 0; q < ROWS; q++)
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    const T d = a[q][k + u] - bk[u];
+                    acc[q][u % NACC] += P == 2 ? d * d : fabs(d);
+                }
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < ROWS; q++) {
+        T sum = NACC == 4 ? (acc[q][0] + acc[q][1]) + (acc[q][2 % NACC] + acc[q][3 % NACC])
+                          : NACC == 2 ? acc[q][0] + acc[q][1 % NACC] : acc[q][0];
+        dist[q] = M::template norm_from_sum<P>(sum);
+    }
+}
+
+template <class M, typename Tout, int DIM_CAP, int ROWS, bool WIN>
+__global__ void __launch_bounds__(128) pairs_staged_kernel(device_set<typename M::real> x, device_set<typename M::real> y,
+                                                           block_geometry g, M mf, window_spec win, pair_map map,
+                                                           int cap, Tout *out)
+{
+    typedef typename M::real T;
+    static_assert(M::symmetric, "the sides of a pair are taken in either order");
+    extern __shared__ __align__(16) unsigned char staged_bytes[];
+    const int dim = (int)x.dim, vs = staged_vector_stride(dim), threads = (int)blockDim.x, t = (int)threadIdx.x;
+    T *s_val = (T *)staged_bytes, *s_time = s_val + (size_t)cap * vs, *s_del = s_time + cap;
+    T *row_d = s_del + cap + t, *row_m = row_d + (size_t)cap * threads; /* column c at [c * threads] */
+    const device_set<T> &ls = map.lanes_are_rows ? x : y, &ss = map.lanes_are_rows ? y : x;
+    /* the shared series, the same for the whole block: staged before any thread leaves */
+    const size_t shared_i = blockIdx.x;
+    const size_t si = map.lanes_are_rows ? g.col_begin + shared_i : g.row_begin + shared_i;
+    const int nb = ss.length[si];
+    {
+        const T *bv = ss.values + ss.base[si] * dim, *bt = ss.stamps + ss.base[si], *bdel = ss.delete_cost + ss.base[si];
+        for (int e = t; e < (nb + 1) * vs; e += threads) {
+            const int c = e / vs, k = e - c * vs;
+            s_val[e] = k < dim ? bv[(size_t)c * dim + k] : (T)0;
+        }
+        if constexpr (M::uses_stamps || M::has_aux)
+            for (int c = t; c <= nb; c += threads) {
+                if constexpr (M::uses_stamps)
+                    s_time[c] = bt[c];
+                if constexpr (M::has_aux)
+                    s_del[c] = bdel[c];
+            }
+    }
+    __syncthreads();
+    const size_t lane_i = blockIdx.y * (size_t)threads + t;
+    const size_t i = map.lanes_are_rows ? g.row_begin + lane_i : g.row_begin + shared_i;
+    const size_t j = map.lanes_are_rows ? g.col_begin + shared_i : g.col_begin + lane_i;
+    if (i >= g.row_end || j >= g.col_end)
+        return;
+    Tout *dst = out + (i - g.row_begin) * g.width + (j - g.col_begin);
+    if (!entry_needed(g, i, j)) {
+        *dst = 0; /* diagonal, or filled from its mirror by the host afterwards */
+        return;
+    }
+    const size_t li = map.lanes_are_rows ? i : j;
+    const int na = ls.length[li];
+    const T *av = ls.values + ls.base[li] * dim, *at = ls.stamps + ls.base[li], *adel = ls.delete_cost + ls.base[li];
+    const T inf = infinity_of<T>();
+    const pair_band band = WIN ? pair_band::make(win, (size_t)na, (size_t)nb) : pair_band{};
+    const int p = mf.norm_p();
+    row_d[0] = 0;
+    if constexpr (M::carries_before)
+        row_m[0] = 0;
+    for (int c = 1; c <= nb; c++) {
+        row_d[c * threads] = inf;
+        if constexpr (M::carries_before)
+            row_m[c * threads] = 0; /* local(0, c > 0) only meets D[0][c-1] = inf */
+    }
+    for (int r0 = 1; r0 <= na; r0 += ROWS) {
+        /* rows r0 .. r0 + ROWS - 1; a row past na repeats the row above, so row_d ends on row na;
+         * the columns of the pass: the union of its rows' windows */
+        T a[ROWS][DIM_CAP], ta[ROWS], da[ROWS], left[ROWS], diag[ROWS], before[ROWS];
+        const T *ar[ROWS];
+        bool valid[ROWS];
+        int lo[ROWS], hi[ROWS], unused;
+        const int c_lo = WIN ? (band_row<WIN>(band, r0, nb, &lo[0], &unused), lo[0]) : 1;
+        int c_hi = nb;
+        if constexpr (WIN)
+            band_row<WIN>(band, min(r0 + ROWS - 1, na), nb, &unused, &c_hi);
+#pragma unroll
+        for (int q = 0; q < ROWS; q++) {
+            valid[q] = r0 + q <= na;
+            const int r = valid[q] ? r0 + q : na;
+            if constexpr (WIN)
+                band_row<WIN>(band, r, nb, &lo[q], &hi[q]);
+            ar[q] = av + (size_t)r * dim;
+#pragma unroll
+            for (int k = 0; k < DIM_CAP; k++)
+                a[q][k] = k < dim ? ar[q][k] : (T)0;
+            ta[q] = M::uses_stamps ? at[r] : (T)0;
+            da[q] = M::has_aux ? adel[r] : (T)0;
+            left[q] = inf;                           /* D(r, c_lo - 1) */
+            diag[q] = q == 0 ? row_d[(c_lo - 1) * threads] : inf;       /* D(r - 1, c_lo - 1) */
+            before[q] = q == 0 && M::carries_before ? row_m[(c_lo - 1) * threads] : (T)0;    /* M(r - 1, c_lo - 1) */
+        }
+        /* D(r0 + ROWS - 1, c_lo - 1) = inf: where a later pass may read its diagonal */
+        row_d[(c_lo - 1) * threads] = inf;
+        if constexpr (M::carries_before)
+            row_m[(c_lo - 1) * threads] = 0;
+        for (int c = c_lo; c <= c_hi; c++) {
+            const T *b = s_val + c * vs;
+            T dist[ROWS];
+            if (p == 2) {
+                staged_distances<M, T, DIM_CAP, ROWS, 2>(a, b, dim, dist);
+            } else if (p == 1) {
+                staged_distances<M, T, DIM_CAP, ROWS, 1>(a, b, dim, dist);
+            } else { /* rare: the lane's vectors from memory */
+#pragma unroll
+                for (int q = 0; q < ROWS; q++) {
+                    T acc = 0;
+                    for (int k = 0; k < dim; k++)
+                        acc += pow(fabs(ar[q][k] - b[k]), (T)p);
+                    dist[q] = pow(acc, (T)1 / (T)p);
+                }
+            }
+            const T tb = M::uses_stamps ? s_time[c] : (T)0, db = M::has_aux ? s_del[c] : (T)0;
+            T up = row_d[c * threads], m_up = M::carries_before ? row_m[c * threads] : (T)0;
+#pragma unroll
+            for (int q = 0; q < ROWS; q++) {
+                const T here = mf.local_from_norm(dist[q], ta[q], tb);
+                T v = M::cell(up, left[q], diag[q], da[q], db, here, before[q]);
+                if constexpr (WIN)
+                    v = c >= lo[q] && c <= hi[q] ? v : inf;
+                const T m = valid[q] ? here : m_up;
+                v = valid[q] ? v : up;
+                diag[q] = up;   /* D(r - 1, c) is the next column's diagonal */
+                before[q] = m_up;
+                left[q] = v;
+                up = v;         /* the row below reads this cell as its up */
+                m_up = m;
+            }
+            row_d[c * threads] = up;
+            if constexpr (M::carries_before)
+                row_m[c * threads] = m_up;
+        }
+    }
+    *dst = (Tout)M::finish(row_d[nb * threads]);
+}
+
+/* One block per pair (X-TED's block strategy), for pairs of a few hundred samples and more when
+ * there are too few of them to fill the GPU one per warp. The warp kernel's strips of 32 rows (lane
+ * l owns row r0 + l and at step s computes column s - l + 1), with the block's warps on consecutive
+ * strips at once, pipelined. Time is cut into phases of BLOCK_PHASE_STEPS steps separated by
+ * __syncthreads(). Strip k hands its last row to strip k + 1 through one of two row buffers
+ * (global scratch, per block; lane 31 writes column c at its step c + 30, lane 0 of the next strip
+ * reads it at its step c - 1): so strip k + 1 runs two phases behind strip k, and a warp starts its
+ * next strip k + W once its current one is done. With J phases per strip:
+ *   start(k) = (k / W) * max(J, 2W) + 2 (k % W).
+ * The buffer strip k writes is rewritten by strip k + 2, which runs two phases behind strip k + 1,
+ * so every column is rewritten in a later phase than strip k + 1 reads it. */
+#define BLOCK_WARPS 4
+#define BLOCK_PHASE_STEPS 32
+
+/* Phases of one pair in the block kernel (rows: the shorter series), in 64 bits (ww_block_phases,
+ * internal.h): an int overflows for series of about 3 million samples. The cost model gives the
+ * strategy no more than BLOCK_PHASES_MAX phases (it would not win there anyway); the kernel counts
+ * them in 64 bits all the same, for a forced strategy. */
+#define BLOCK_PHASES_MAX ((long long)INT_MAX)
+__host__ __device__ __forceinline__ long long block_phases(long long rows, long long cols, int warps)
+{
+    return ww_block_phases(rows, cols, warps, BLOCK_PHASE_STEPS);
+}
+
+template <class M, typename Tout, bool DIM1>
+__global__ void __launch_bounds__(BLOCK_WARPS * 32) pairs_block_kernel(device_set<typename M::real> x,
+                                                                       device_set<typename M::real> y,
+                                                                       block_geometry g, M mf,
+                                                                       typename M::real *scratch,
+                                                                       size_t scratch_stride, Tout *out)
+{
+    typedef typename M::real T;
+    static_assert(M::symmetric, "rows are the shorter series of the pair");
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, W = blockDim.x >> 5;
+    /* two row buffers, each D then local terms, of scratch_stride / 4 columns */
+    const size_t L = scratch_stride / 4;
+    T *buffers = scratch + blockIdx.x * scratch_stride;
+    const T inf = infinity_of<T>();
+    const size_t dim = x.dim, npairs = (g.row_end - g.row_begin) * g.width;
+    for (size_t pair = blockIdx.x; pair < npairs; pair += gridDim.x) {
+        const size_t i = g.row_begin + pair / g.width, j = g.col_begin + pair % g.width;
+        if (!entry_needed(g, i, j)) { /* the same for the whole block: no barrier skipped unevenly */
+            if (threadIdx.x == 0)
+                out[pair] = 0; /* diagonal, or filled from its mirror by the host afterwards */
+            continue;
+        }
+        /* rows: the shorter series */
+        const bool x_rows = x.length[i] <= y.length[j];
+        const device_set<T> &rs = x_rows ? x : y, &cs = x_rows ? y : x;
+        const size_t ri = x_rows ? i : j, ci = x_rows ? j : i;
+        const int na = rs.length[ri], nb = cs.length[ci];
+        const T *av = rs.values + rs.base[ri] * dim, *at = rs.stamps + rs.base[ri], *adel = rs.delete_cost + rs.base[ri];
+        const T *bv = cs.values + cs.base[ci] * dim, *bt = cs.stamps + cs.base[ci], *bdel = cs.delete_cost + cs.base[ci];
+        const int strips = (na + 31) / 32, per_strip = (nb + 31 + BLOCK_PHASE_STEPS - 1) / BLOCK_PHASE_STEPS;
+        const int round = per_strip > 2 * W ? per_strip : 2 * W;
+        const long long phases = block_phases(na, nb, W); /* past INT_MAX for ~3 million samples */
+        /* this warp's strip: its state lives across the phases of the strip */
+        int r0 = 1, r = 1;
+        T a = 0, ta = 0, da = 0, d1 = inf, m1 = 0, above_prev_d = inf, above_prev_m = 0;
+        /* the phase counted in 64 bits; this warp's strip k = q W + w and its phase u in the current
+         * round, counted along in int (no division; both stay below strips and round): u < 0 until
+         * the warp's first strip starts, two phases per warp after the block's */
+        int q = 0, u = -2 * w;
+        for (long long phase = 0; phase < phases; phase++) {
+            const int k = q * W + w;
+            if (u >= 0 && k < strips && u < per_strip) { /* uniform in the warp: shuffles are safe */
+                if (u == 0) {
+                    r0 = 32 * k + 1;
+                    r = r0 + lane <= na ? r0 + lane : na; /* lanes past na repeat row na, unused */
+                    a = DIM1 ? av[r] : (T)0;
+                    ta = M::uses_stamps ? at[r] : (T)0;
+                    da = M::has_aux ? adel[r] : (T)0;
+                    d1 = inf; /* D(r, 0) */
+                    m1 = 0;
+                    /* D(r - 1, 0): 0 only above the first row (D[0][0]) */
+                    above_prev_d = lane == 0 && k == 0 ? (T)0 : inf;
+                    above_prev_m = 0;
+                }
+                const T *in_d = buffers + ((k + 1) & 1) * 2 * L, *in_m = in_d + L;
+                T *out_d = buffers + (k & 1) * 2 * L, *out_m = out_d + L;
+                const int s_end = (u + 1) * BLOCK_PHASE_STEPS < nb + 31 ? (u + 1) * BLOCK_PHASE_STEPS : nb + 31;
+                /* The step is pairs_warp_kernel's (edge from the row buffer or row 0). Folded into
+                 * one device function shared by the two kernels, on an H200 (same run, A/B), the
+                 * block kernel ran 4-7% slower (the warp kernel the same), so each keeps its copy:
+                 * a change to one is a change to both. */
+                for (int s = u * BLOCK_PHASE_STEPS; s < s_end; s++) {
+                    const int c = s - lane + 1;
+                    const bool active = c >= 1 && c <= nb;
+                    const int cc = active ? c : (c < 1 ? 1 : nb);
+                    T above_d = __shfl_up_sync(FULL_MASK_PAIRS, d1, 1), above_m = __shfl_up_sync(FULL_MASK_PAIRS, m1, 1);
+                    if (lane == 0) { /* row 0 above the first strip; else the strip above's last row */
+                        above_d = k == 0 ? inf : in_d[cc];
+                        above_m = k == 0 || !M::carries_before ? (T)0 : in_m[cc];
+                    }
+                    T here;
+                    if (DIM1)
+                        here = mf.local(&a, bv + cc, 1, ta, M::uses_stamps ? bt[cc] : (T)0);
+                    else
+                        here = mf.local(av + (size_t)r * dim, bv + (size_t)cc * dim, dim, ta,
+                                        M::uses_stamps ? bt[cc] : (T)0);
+                    const T v = M::cell(above_d, d1, above_prev_d, da, M::has_aux ? bdel[cc] : (T)0, here, above_prev_m);
+                    if (active) {
+                        d1 = v;
+                        m1 = here;
+                    }
+                    above_prev_d = above_d;
+                    above_prev_m = above_m;
+                    if (lane == 31 && active) { /* the strip's last row, for the next strip */
+                        out_d[c] = v;
+                        if constexpr (M::carries_before)
+                            out_m[c] = here;
+                    }
+                }
+                if (u == per_strip - 1 && r0 + 31 >= na && lane == na - r0)
+                    out[pair] = (Tout)M::finish(d1); /* D(na, nb) */
+            }
+            __syncthreads(); /* this phase's row buffer writes are seen by the next phases */
+            if (++u == round) { /* round >= 2 W > 2 w: a negative u reaches 0 first */
+                u = 0;
+                q++;
+            }
+        }
+    }
+}
+
+/* The block strategy with a window: the strips' steps start and end with their windows, so strips
+ * are no longer in step by a fixed schedule; each warp runs a phase of its strip when the strip
+ * above has finished the next phase (two phases ahead, as in pairs_block_kernel: strip k reads
+ * columns up to 32 (u + 1) in phase u, which strip k - 1 writes by the end of its phase u + 1), or
+ * the whole strip. Phases are absolute (steps 32 u .. 32 u + 31 of every strip). Each strip posts
+ * its progress in shared memory as one 64-bit word (its number, and the phases it has finished, or
+ * all), in a ring of 2W slots (strip k - 1's slot is reused by strip k - 1 + 2W only, which starts
+ * after strip k has finished). A warp posts, at the start of a round, what it had done before that
+ * round's barrier, so whichever post a reader sees (the round's or the one before) covers only
+ * row-buffer writes that the barrier has published; lane 0 reads it for the whole warp. The row
+ * buffer strip k writes is the one strip k - 2 wrote; strip k - 1 has read each of its columns
+ * before strip k writes it (two phases ahead). */
+#define BLOCK_DONE_ALL 0xffffffffu
+template <class M, typename Tout, bool DIM1>
+__global__ void __launch_bounds__(BLOCK_WARPS * 32) pairs_block_window_kernel(device_set<typename M::real> x,
+                                                                              device_set<typename M::real> y,
+                                                                              block_geometry g, M mf, window_spec win,
+                                                                              typename M::real *scratch,
+                                                                              size_t scratch_stride, Tout *out)
+{
+    typedef typename M::real T;
+    static_assert(M::symmetric, "rows are the shorter series of the pair");
+    constexpr int SLOTS = 2 * BLOCK_WARPS;
+    __shared__ unsigned long long slot[SLOTS]; /* strip << 32 | phases finished (BLOCK_DONE_ALL: all) */
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, W = blockDim.x >> 5;
+    const size_t L = scratch_stride / 4;
+    T *buffers = scratch + blockIdx.x * scratch_stride;
+    const T inf = infinity_of<T>();
+    const size_t dim = x.dim, npairs = (g.row_end - g.row_begin) * g.width;
+    for (size_t pair = blockIdx.x; pair < npairs; pair += gridDim.x) {
+        const size_t i = g.row_begin + pair / g.width, j = g.col_begin + pair % g.width;
+        if (!entry_needed(g, i, j)) { /* the same for the whole block: no barrier skipped unevenly */
+            if (threadIdx.x == 0)
+                out[pair] = 0; /* diagonal, or filled from its mirror by the host afterwards */
+            continue;
+        }
+        const bool x_rows = x.length[i] <= y.length[j];
+        const device_set<T> &rs = x_rows ? x : y, &cs = x_rows ? y : x;
+        const size_t ri = x_rows ? i : j, ci = x_rows ? j : i;
+        const int na = rs.length[ri], nb = cs.length[ci];
+        const T *av = rs.values + rs.base[ri] * dim, *at = rs.stamps + rs.base[ri], *adel = rs.delete_cost + rs.base[ri];
+        const T *bv = cs.values + cs.base[ci] * dim, *bt = cs.stamps + cs.base[ci], *bdel = cs.delete_cost + cs.base[ci];
+        const pair_band band = pair_band::make(win, (size_t)na, (size_t)nb);
+        const int strips = (na + 31) / 32;
+        __syncthreads(); /* the previous pair's last reads of the slots are done */
+        if (threadIdx.x < SLOTS)
+            slot[threadIdx.x] = ~0ull; /* no strip */
+        __syncthreads();
+        int k = w;             /* this warp's strip */
+        bool started = false;  /* its state below is set up */
+        bool first = false;    /* its first phase is next */
+        int post_slot = -1;    /* the post due at the next round's start */
+        unsigned long long post = 0;
+        int r0 = 1, r = 1, lo = 1, hi = nb, above_lo = 1, above_hi = nb, s_begin = 0, s_end = 0, u = 0, u_last = 0;
+        T a = 0, ta = 0, da = 0, d1 = inf, m1 = 0, above_prev_d = inf, above_prev_m = 0;
+        while (__syncthreads_or(k < strips || post_slot >= 0)) { /* one phase per round */
+            if (post_slot >= 0) {
+                if (lane == 0)
+                    slot[post_slot] = post;
+                post_slot = -1;
+            }
+            if (k >= strips)
+                continue;
+            if (!started) {
+                int unused;
+                r0 = 32 * k + 1;
+                r = r0 + lane <= na ? r0 + lane : na; /* lanes past na repeat row na, unused */
+                band.row(r, &lo, &hi);
+                band.row(r0, &s_begin, &unused);
+                band.row(min(r0 + 31, na), &unused, &s_end);
+                s_begin -= 1, s_end += 31;
+                above_lo = 1, above_hi = nb;
+                if (r0 > 1)
+                    band.row(r0 - 1, &above_lo, &above_hi);
+                u = s_begin / BLOCK_PHASE_STEPS;
+                u_last = (s_end - 1) / BLOCK_PHASE_STEPS;
+                a = DIM1 ? av[r] : (T)0;
+                ta = M::uses_stamps ? at[r] : (T)0;
+                da = M::has_aux ? adel[r] : (T)0;
+                d1 = inf, m1 = 0;
+                /* D(r - 1, 0): 0 only above the first row (D[0][0]) */
+                above_prev_d = lane == 0 && k == 0 ? (T)0 : inf, above_prev_m = 0;
+                started = first = true;
+            }
+            /* strip k - 1 two phases ahead, or finished: lane 0 decides for the warp */
+            int go = 1;
+            if (k > 0 && lane == 0) {
+                const unsigned long long p = slot[(k - 1) % SLOTS];
+                const unsigned done = (unsigned)p;
+                go = (unsigned)(p >> 32) == (unsigned)(k - 1) && (done == BLOCK_DONE_ALL || done >= (unsigned)u + 2);
+            }
+            if (!__shfl_sync(FULL_MASK_PAIRS, go, 0))
+                continue;
+            const T *in_d = buffers + ((k + 1) & 1) * 2 * L, *in_m = in_d + L;
+            T *out_d = buffers + (k & 1) * 2 * L, *out_m = out_d + L;
+            if (first) { /* lane 0's first diagonal: D(r0 - 1, s_begin), now that it is written */
+                if (lane == 0 && s_begin > 0)
+                    row_above<M, true>(in_d, in_m, s_begin, s_begin, k == 0, above_lo, above_hi, &above_prev_d,
+                                       &above_prev_m);
+                first = false;
+            }
+            const int s_first = max(u * BLOCK_PHASE_STEPS, s_begin), s_stop = min((u + 1) * BLOCK_PHASE_STEPS, s_end);
+            for (int s = s_first; s < s_stop; s++) {
+                const int c = s - lane + 1;
+                const bool active = c >= 1 && c <= nb;
+                const int cc = active ? c : (c < 1 ? 1 : nb);
+                T above_d = __shfl_up_sync(FULL_MASK_PAIRS, d1, 1), above_m = __shfl_up_sync(FULL_MASK_PAIRS, m1, 1);
+                if (lane == 0)
+                    row_above<M, true>(in_d, in_m, c, cc, k == 0, above_lo, above_hi, &above_d, &above_m);
+                T here;
+                if (DIM1)
+                    here = mf.local(&a, bv + cc, 1, ta, M::uses_stamps ? bt[cc] : (T)0);
+                else
+                    here = mf.local(av + (size_t)r * dim, bv + (size_t)cc * dim, dim, ta, M::uses_stamps ? bt[cc] : (T)0);
+                T v = M::cell(above_d, d1, above_prev_d, da, M::has_aux ? bdel[cc] : (T)0, here, above_prev_m);
+                v = c >= lo && c <= hi ? v : inf;
+                if (active) {
+                    d1 = v;
+                    m1 = here;
+                }
+                above_prev_d = above_d;
+                above_prev_m = above_m;
+                if (lane == 31 && active) {
+                    out_d[c] = v;
+                    if constexpr (M::carries_before)
+                        out_m[c] = here;
+                }
+            }
+            const bool finished = u == u_last;
+            u++;
+            post_slot = k % SLOTS;
+            post = (unsigned long long)(unsigned)k << 32 | (finished ? BLOCK_DONE_ALL : (unsigned)u);
+            if (finished) {
+                if (r0 + 31 >= na && lane == na - r0)
+                    out[pair] = (Tout)M::finish(d1); /* D(na, nb) */
+                k += W;
+                started = false;
+            }
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,137 @@
+/* Launches of the matrix engine's kernels for one rectangle's chunk: which kernel computes the
+ * thread, warp and block strategies for the samples at hand (the staged kernel, the thread kernel
+ * by dim, dim 1 or any), for a measure functor M, output type Tout and window (WIN). The instances
+ * are compiled in src/cuda/instances/ (WW_PAIRWISE_INSTANCE). */
+#ifndef WW_CUDA_PAIRWISE_LAUNCH_CUH
+#define WW_CUDA_PAIRWISE_LAUNCH_CUH
+
+#include "pairwise_kernels.cuh"
+#include "../common/settings.h"
+
+#include <stdlib.h>
+
+/* What every kernel of a chunk is given besides its sets: the output block, the measure and its
+ * window. */
+template <class M> struct chunk_args {
+    block_geometry g;
+    M m;
+    window_spec win;
+};
+
+/* Knobs of the staged kernel for tests and benchmarks: WW_STAGED=0 turns it off (the thread
+ * kernel by mode instead), WW_STAGED_ROWS=1|2 sets the rows per pass, WW_STAGED_THREADS the block
+ * size (32, 64 or 128). */
+static inline int staged_knob(ww_setting setting, int fallback)
+{
+    const char *v = ww_setting_value(setting);
+    return v ? atoi(v) : fallback;
+}
+
+template <class M, typename Tout, int DIM_CAP, bool WIN>
+void launch_staged(int rows, dim3 blocks, unsigned threads, size_t bytes, cudaStream_t stream,
+                          const device_set<typename M::real> &dx, const device_set<typename M::real> &dy,
+                          const chunk_args<M> &k, pair_map map, int cap, Tout *d)
+{
+    if (rows == 1)
+        pairs_staged_kernel<M, Tout, DIM_CAP, 1, WIN><<<blocks, threads, bytes, stream>>>(dx, dy, k.g, k.m, k.win, map,
+                                                                                          cap, d);
+    else
+        pairs_staged_kernel<M, Tout, DIM_CAP, 2, WIN><<<blocks, threads, bytes, stream>>>(dx, dy, k.g, k.m, k.win, map,
+                                                                                          cap, d);
+}
+
+/* One thread per pair: the staged kernel when the shared series and the row buffers fit in shared
+ * memory (short series, dim <= STAGED_DIM_MAX), else the thread kernel by mode. `lane_count` lanes
+ * over one side, `shared_count` series of the other; `longest` bounds both sides' lengths. */
+template <class M, typename Tout, bool WIN>
+ww_status launch_thread_pairs(cudaStream_t stream, const device_set<typename M::real> &dx,
+                                     const device_set<typename M::real> &dy, const chunk_args<M> &k, pair_map map,
+                                     size_t longest, size_t lane_count, size_t shared_count, Tout *d)
+{
+    typedef typename M::real T;
+    const size_t dim = dx.dim;
+    if (dim > 1 && dim <= STAGED_DIM_MAX && staged_knob(WW_SETTING_STAGED, 1)) {
+        const int knob_threads = staged_knob(WW_SETTING_STAGED_THREADS, STAGED_THREADS);
+        unsigned threads = knob_threads == 32 || knob_threads == 128 ? (unsigned)knob_threads : STAGED_THREADS;
+        size_t bytes = staged_smem_bytes(longest, dim, threads, sizeof(T));
+        if (bytes > STAGED_SMEM_MAX && threads > 32) { /* longer series: fewer lanes per block */
+            threads = 32;
+            bytes = staged_smem_bytes(longest, dim, threads, sizeof(T));
+        }
+        const size_t lane_blocks = (lane_count + threads - 1) / threads;
+        if (bytes <= STAGED_SMEM_MAX && lane_blocks <= 65535) {
+            const dim3 blocks((unsigned)shared_count, (unsigned)lane_blocks);
+            const int cap = staged_cap(longest), rows = staged_knob(WW_SETTING_STAGED_ROWS, 2) == 1 ? 1 : 2;
+            if (dim <= 8)
+                launch_staged<M, Tout, 8, WIN>(rows, blocks, threads, bytes, stream, dx, dy, k, map, cap, d);
+            else
+                launch_staged<M, Tout, STAGED_DIM_MAX, WIN>(rows, blocks, threads, bytes, stream, dx, dy, k, map, cap, d);
+            return ww_cuda_status(cudaGetLastError());
+        }
+    }
+    const dim3 threads(128), blocks((unsigned)shared_count, (unsigned)((lane_count + 127) / 128));
+    if (dim == 1)
+        pairs_thread_kernel<M, Tout, 1, WIN><<<blocks, threads, 0, stream>>>(dx, dy, k.g, k.m, k.win, map, d);
+    else if (dim <= WIDE_DIM_MAX)
+        pairs_thread_kernel<M, Tout, 2, WIN><<<blocks, threads, 0, stream>>>(dx, dy, k.g, k.m, k.win, map, d);
+    else
+        pairs_thread_kernel<M, Tout, 0, WIN><<<blocks, threads, 0, stream>>>(dx, dy, k.g, k.m, k.win, map, d);
+    return ww_cuda_status(cudaGetLastError());
+}
+
+template <class M, typename Tout, bool WIN>
+ww_status launch_warp_pairs(cudaStream_t stream, const device_set<typename M::real> &dx,
+                                   const device_set<typename M::real> &dy, const chunk_args<M> &k, unsigned blocks,
+                                   typename M::real *scratch, size_t stride, Tout *d)
+{
+    if (dx.dim == 1)
+        pairs_warp_kernel<M, Tout, true, WIN><<<blocks, 128, 0, stream>>>(dx, dy, k.g, k.m, k.win, scratch, stride, d);
+    else
+        pairs_warp_kernel<M, Tout, false, WIN><<<blocks, 128, 0, stream>>>(dx, dy, k.g, k.m, k.win, scratch, stride, d);
+    return ww_cuda_status(cudaGetLastError());
+}
+
+/* The block strategy: the fixed schedule without a window, the posted one with (pairs_block_window_kernel). */
+template <class M, typename Tout, bool WIN>
+ww_status launch_block_pairs(cudaStream_t stream, const device_set<typename M::real> &dx,
+                                    const device_set<typename M::real> &dy, const chunk_args<M> &k, unsigned blocks,
+                                    typename M::real *scratch, size_t stride, Tout *d)
+{
+    if constexpr (WIN) {
+        if (dx.dim == 1)
+            pairs_block_window_kernel<M, Tout, true><<<blocks, BLOCK_WARPS * 32, 0, stream>>>(dx, dy, k.g, k.m, k.win,
+                                                                                             scratch, stride, d);
+        else
+            pairs_block_window_kernel<M, Tout, false><<<blocks, BLOCK_WARPS * 32, 0, stream>>>(dx, dy, k.g, k.m, k.win,
+                                                                                              scratch, stride, d);
+    } else {
+        if (dx.dim == 1)
+            pairs_block_kernel<M, Tout, true><<<blocks, BLOCK_WARPS * 32, 0, stream>>>(dx, dy, k.g, k.m, scratch, stride,
+                                                                                      d);
+        else
+            pairs_block_kernel<M, Tout, false><<<blocks, BLOCK_WARPS * 32, 0, stream>>>(dx, dy, k.g, k.m, scratch,
+                                                                                       stride, d);
+    }
+    return ww_cuda_status(cudaGetLastError());
+}
+
+#define WW_PAIRWISE_LAUNCHERS(prefix, M, Tout, WIN)                                                          \
+    prefix template ww_status launch_thread_pairs<M, Tout, WIN>(cudaStream_t, const device_set<typename M::real> &,          \
+                                                                const device_set<typename M::real> &, const chunk_args<M> &, \
+                                                                pair_map, size_t, size_t, size_t, Tout *);          \
+    prefix template ww_status launch_warp_pairs<M, Tout, WIN>(cudaStream_t, const device_set<typename M::real> &,            \
+                                                              const device_set<typename M::real> &, const chunk_args<M> &,   \
+                                                              unsigned, typename M::real *, size_t, Tout *);                \
+    prefix template ww_status launch_block_pairs<M, Tout, WIN>(cudaStream_t, const device_set<typename M::real> &,           \
+                                                               const device_set<typename M::real> &, const chunk_args<M> &,  \
+                                                               unsigned, typename M::real *, size_t, Tout *);
+
+/* `prefix` = extern: declares a measure's launches with or without a window (pairwise.cu); empty:
+ * compiles them, for float and double data and output (src/cuda/instances/). */
+#define WW_PAIRWISE_INSTANCE(prefix, Ops, WIN)                                                               \
+    WW_PAIRWISE_LAUNCHERS(prefix, measure_f64<Ops>, double, WIN)                                              \
+    WW_PAIRWISE_LAUNCHERS(prefix, measure_f64<Ops>, float, WIN)                                               \
+    WW_PAIRWISE_LAUNCHERS(prefix, measure_f32<Ops>, double, WIN)                                              \
+    WW_PAIRWISE_LAUNCHERS(prefix, measure_f32<Ops>, float, WIN)
+
+#endif

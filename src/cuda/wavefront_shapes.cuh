@@ -1,0 +1,118 @@
+/* The tile shapes of the wavefront engine and their kernels: for each shape, the kernel by kind
+ * of sample, for one measure functor M, with or without a window (WIN). The choice among them is
+ * pair.cu's; the instances are compiled in src/cuda/instances/ (WW_WAVEFRONT_INSTANCES). */
+#ifndef WW_CUDA_WAVEFRONT_SHAPES_CUH
+#define WW_CUDA_WAVEFRONT_SHAPES_CUH
+
+#include "pair_kernels.cuh"
+#include "../common/settings.h"
+
+#include <stdlib.h>
+
+#define WAVEFRONT_MAX_RESIDENT 4 /* bands per multiprocessor at once, at most */
+
+template <class M> using wavefront_launcher = ww_status (*)(ww_cuda_state *s, const wavefront_args<M> &w);
+
+template <class M, int R, int C, int SYNC, int VD, int DEG, bool WIN>
+ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args<M> &w)
+{
+    size_t grid = w.nbands;
+    if (grid > (size_t)s->sm_count) { /* more bands than multiprocessors: as many as fit at once */
+        int per_sm = 0;
+        WW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, wavefront_kernel<M, R, C, SYNC, VD, DEG, WIN>, WAVEFRONT_THREADS, 0));
+        if (per_sm < 1)
+            per_sm = 1;
+        /* at most 4 bands per multiprocessor: more spend their issue slots waiting for the bands
+         * above (DTW, 8 x 2 at n = 2^20 on an H200: 1.01 s with the 5 that fit, 0.69 s with 4,
+         * 0.75 s with 3; bench/results/gpu-dtw.md). TWED's kernels hold 122 registers or more, so
+         * at most 4 of theirs fit anyway: their launches are unchanged. */
+        if (per_sm > WAVEFRONT_MAX_RESIDENT)
+            per_sm = WAVEFRONT_MAX_RESIDENT;
+        const char *resident = ww_setting_value(WW_SETTING_WAVEFRONT_RESIDENT); /* benchmarks */
+        if (resident && atoi(resident) > 0 && atoi(resident) < per_sm)
+            per_sm = atoi(resident);
+        if (grid > (size_t)per_sm * s->sm_count)
+            grid = (size_t)per_sm * s->sm_count;
+    }
+    wavefront_kernel<M, R, C, SYNC, VD, DEG, WIN><<<(unsigned)grid, WAVEFRONT_THREADS, 0, s->stream>>>(w);
+    WW_CUDA_TRY(cudaGetLastError());
+    return WW_OK;
+}
+
+/* The kernel of a shape for vectors of VD components in registers and norm p = DEG, when the
+ * measure can have that p (fixed_norm_p: DTW only p = 2); NULL otherwise. */
+template <class M, int R, int C, int SYNC, int VD, int DEG, bool WIN> static constexpr wavefront_launcher<M> vec_kernel()
+{
+    if constexpr (M::fixed_p == 0 || M::fixed_p == DEG)
+        return launch_wavefront<M, R, C, SYNC, VD, DEG, WIN>;
+    else
+        return NULL;
+}
+
+/* The shape of earlier versions (4 x 4): TWED without a window only, for the benchmark. */
+template <class M, bool WIN> static constexpr wavefront_launcher<M> earlier_kernel()
+{
+    if constexpr (M::ops::kind == WW_MEASURE_TWED && !WIN)
+        return launch_wavefront<M, 4, 4, 4, 1, 0, WIN>;
+    else
+        return NULL;
+}
+
+/* A tile shape: R rows x C columns per thread, SYNC steps between two barriers, and its kernels by
+ * the kind of sample: dim 1; vectors of 2, 4 or 8 (zero-padded, prepared_width) in registers, for
+ * norm p 1 or 2; anything else read from L1 per cell. NULL: not built for that kind (registers). */
+template <class M> struct wavefront_shape {
+    int rows, cols, sync;
+    wavefront_launcher<M> dim1, vec[3][2], any;
+};
+
+/* By the rows of the pair (bench/results/gpu.md has the sweeps that chose them). One thread
+ * block runs a band of 128 * R rows on one multiprocessor, and the critical path is about
+ * n / C + (n / R) (31 + SYNC) / 32 steps: narrow tiles (C = 1) and rare barriers make a step short
+ * enough to win while the bands fit on the GPU at once, so the smallest R that fits them is best;
+ * past two bands per multiprocessor the GPU is full and wider tiles, more work per step, win.
+ * The same shapes for every measure, with and without a window (WIN); the shape of earlier
+ * versions (4 x 4) only for TWED without one, for the benchmark. */
+template <class M, bool WIN> const wavefront_shape<M> *wavefront_shapes()
+{
+    static const wavefront_shape<M> shapes[] = {
+        /* bands <= multiprocessors (vectors in registers: 4 x 1 was faster at every size measured) */
+        {3, 1, 16, launch_wavefront<M, 3, 1, 16, 1, 0, WIN>, {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}},
+         launch_wavefront<M, 3, 1, 16, 0, 0, WIN>},
+        /* the same */
+        {4,
+         1,
+         16,
+         launch_wavefront<M, 4, 1, 16, 1, 0, WIN>,
+         {{vec_kernel<M, 4, 1, 16, 2, 1, WIN>(), vec_kernel<M, 4, 1, 16, 2, 2, WIN>()},
+          {vec_kernel<M, 4, 1, 16, 4, 1, WIN>(), vec_kernel<M, 4, 1, 16, 4, 2, WIN>()},
+          {vec_kernel<M, 4, 1, 16, 8, 1, WIN>(), vec_kernel<M, 4, 1, 16, 8, 2, WIN>()}},
+         launch_wavefront<M, 4, 1, 16, 0, 0, WIN>},
+        /* bands <= 2 x multiprocessors, and beyond for vectors (vectors of 8 would spill) */
+        {8,
+         1,
+         16,
+         launch_wavefront<M, 8, 1, 16, 1, 0, WIN>,
+         {{vec_kernel<M, 8, 1, 16, 2, 1, WIN>(), vec_kernel<M, 8, 1, 16, 2, 2, WIN>()},
+          {vec_kernel<M, 8, 1, 16, 4, 1, WIN>(), vec_kernel<M, 8, 1, 16, 4, 2, WIN>()},
+          {NULL, NULL}},
+         launch_wavefront<M, 8, 1, 16, 0, 0, WIN>},
+        /* more, dim 1 */
+        {8, 2, 8, launch_wavefront<M, 8, 2, 8, 1, 0, WIN>, {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}}, NULL},
+        /* the shape of earlier versions, for the benchmark */
+        {4, 4, 4, earlier_kernel<M, WIN>(), {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}}, NULL},
+    };
+    return shapes;
+}
+
+#define SHAPE_COUNT 5
+#define POLICY_SHAPES 4 /* the first four take part in the choice by size */
+
+/* `prefix` = extern: declares the instance of a measure's shape table with or without a window
+ * (pair.cu); empty: compiles it (src/cuda/instances/). */
+#define WW_WAVEFRONT_INSTANCE(prefix, Ops, WIN)                                                              \
+    prefix template const wavefront_shape<measure_functor<Ops, double>> *                                    \
+    wavefront_shapes<measure_functor<Ops, double>, WIN>();
+
+#endif
