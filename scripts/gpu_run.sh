@@ -5,7 +5,7 @@
 # short table last. Logs and tables go to $OUT (or ./gpu-out).
 # Usage: scripts/gpu_run.sh [max_log2_n]     (default 20, i.e. up to n = 1,048,576)
 # Environment:
-#   WW_PHASES      the steps, any of "build tests python checksums bench-twed bench-dtw profile"
+#   WW_PHASES      the steps, any of "build tests python checksums bench-twed bench-dtw after-pair profile"
 #                  (default: all but profile; a step needs the builds, which are kept between calls)
 #   WW_OLD_TREE    source tree of the old commit (default: `git archive $WW_OLD_COMMIT`, 283e189, when
 #                  this is a git checkout); without one, the old-vs-new steps are skipped
@@ -15,7 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-phases=${WW_PHASES:-"build tests python checksums bench-twed bench-dtw"}
+phases=${WW_PHASES:-"build tests python checksums bench-twed bench-dtw after-pair"}
 [ -n "${WW_PROFILE:-}" ] && phases="$phases profile"
 has() { case " $phases " in *" $1 "*) return 0 ;; esac; return 1; }
 jobs=$(nproc)
@@ -132,6 +132,13 @@ if has bench-dtw; then
   WW_BENCH_DTW_ONLY=1 build-gpu/bench/ww_bench_gpu "$max_log2" "$out/gpu_dtw_pair.md" >"$out/bench_dtw_pair.log" 2>&1
   WW_BENCH_DTW_ONLY=1 build-gpu/bench/ww_bench_gpu_batch "$out/gpu_dtw_batch.md" >"$out/bench_dtw_batch.log" 2>&1
   grep -h MISMATCH "$out"/bench_dtw_*.log | head
+  stamp
+fi
+if has after-pair && [ -x build-gpu/bench/ww_bench_gpu_after_pair ]; then
+  echo "== the matrix after other work in the same process (bench/results/gpu-after-pair.md)"
+  for v in fresh cpu-work+pair; do
+    build-gpu/bench/ww_bench_gpu_after_pair "${WW_SHARED_DIR:-../shared}/data/synthetic_control.data" "$v"
+  done | tee "$out/after_pair.txt"
   stamp
 fi
 if has profile && command -v ncu >/dev/null; then
