@@ -1566,3 +1566,78 @@ void test_cuda_unsupported_is_clear(void)
     }
     ww_ctx_destroy(diag), ww_ctx_destroy(autob), ww_ctx_destroy(cpu);
 }
+
+/* The staged kernel with two lanes per pair (WW_STAGED_LANES=2) gives the bits of one lane per pair,
+ * for both measures, degrees 1 and 2, with and without a window, float and double, self and cross
+ * matrices, dims around the split (2 .. 32), and an index query (where the default chooses two
+ * lanes); and equals the CPU engine. Outputs are poisoned before each call. */
+void test_cuda_staged_lanes(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {9090};
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
+    const size_t dims[] = {2, 3, 5, 8, 9, 13, 28, 32};
+    size_t differ = 0, off_cpu = 0;
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+        random_set xs = make_set(&r, 37, 1, 40, dims[di]);
+        random_set ys = make_set(&r, 11, 1, 40, dims[di]);
+        for (int f32 = 0; f32 < 2; f32++)
+            for (int dtw = 0; dtw < 2; dtw++)
+                for (int window = 0; window < 2; window++) {
+                    ww_measure m = measure_case(dtw, window, &r, 10);
+                    if (!dtw)
+                        m.params.twed.degree = 1 + (int)(di % 2); /* the split covers degrees 1 and 2 */
+                    ww_dataset x = f32 ? ww_dataset_f32(xs.values32, dtw ? NULL : xs.stamps32, xs.offsets, xs.count, 0, xs.dim)
+                                       : ww_dataset_f64(xs.values, dtw ? NULL : xs.stamps, xs.offsets, xs.count, 0, xs.dim);
+                    ww_dataset y = f32 ? ww_dataset_f32(ys.values32, dtw ? NULL : ys.stamps32, ys.offsets, ys.count, 0, ys.dim)
+                                       : ww_dataset_f64(ys.values, dtw ? NULL : ys.stamps, ys.offsets, ys.count, 0, ys.dim);
+                    for (int cross = 0; cross < 2; cross++) {
+                        const size_t rows = x.count, cols = cross ? y.count : x.count, n = rows * cols;
+                        double *one = malloc(n * sizeof(double)), *two = malloc(n * sizeof(double)),
+                               *want = malloc(n * sizeof(double));
+                        CHECK_STATUS(ww_pairwise(cpu, &m, &x, cross ? &y : NULL, want, NULL), WW_OK);
+                        for (int lanes = 1; lanes <= 2; lanes++) {
+                            double *got = lanes == 1 ? one : two;
+                            for (size_t k = 0; k < n; k++)
+                                got[k] = NAN;
+                            setenv("WW_STAGED_LANES", lanes == 1 ? "1" : "2", 1);
+                            CHECK_STATUS(ww_pairwise(gpu, &m, &x, cross ? &y : NULL, got, NULL), WW_OK);
+                        }
+                        unsetenv("WW_STAGED_LANES");
+                        for (size_t k = 0; k < n; k++) {
+                            differ += memcmp(&one[k], &two[k], sizeof(double)) != 0;
+                            off_cpu += !(fabs(two[k] - want[k]) <= (f32 ? 1e-4 : 1e-12) * fmax(1.0, fabs(want[k])));
+                        }
+                        free(one), free(two), free(want);
+                    }
+                }
+        free_set(&xs), free_set(&ys);
+    }
+    CHECK(differ == 0);
+    CHECK(off_cpu == 0);
+    if (differ || off_cpu)
+        fprintf(stderr, "    staged lanes: %zu entries differ between 1 and 2 lanes per pair, %zu off the CPU\n", differ,
+                off_cpu);
+    /* one query against an index of 3,000 series in R^28: two lanes per pair by default */
+    random_set is = make_set(&r, 3000, 28, 28, 28);
+    ww_dataset ix_set = ww_dataset_f64(is.values, NULL, NULL, is.count, 28, 28);
+    ww_dataset q = ww_dataset_f64(is.values + 5 * 28 * 28, NULL, NULL, 1, 28, 28);
+    ww_measure dtw = ww_measure_dtw();
+    ww_index *ix = NULL;
+    CHECK_STATUS(ww_index_create(gpu, &ix_set, &dtw, &ix), WW_OK);
+    double *got = malloc(is.count * sizeof(double)), *want = malloc(is.count * sizeof(double));
+    for (size_t k = 0; k < is.count; k++)
+        got[k] = NAN;
+    CHECK_STATUS(ww_index_pairwise(gpu, ix, &q, got, NULL), WW_OK);
+    CHECK_STATUS(ww_pairwise(cpu, &dtw, &q, &ix_set, want, NULL), WW_OK);
+    size_t bad = 0;
+    for (size_t k = 0; k < is.count; k++)
+        bad += !(fabs(got[k] - want[k]) <= 1e-12 * fmax(1.0, fabs(want[k])));
+    CHECK(bad == 0);
+    CHECK(got[5] == 0.0);
+    free(got), free(want);
+    ww_index_destroy(ix);
+    free_set(&is);
+    ww_ctx_destroy(cpu);
+    ww_ctx_destroy(gpu);
+}

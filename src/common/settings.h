@@ -23,6 +23,7 @@ typedef enum ww_setting {
     WW_SETTING_STAGED,          /* WW_STAGED=0: no shared-memory staging in the GPU thread strategy */
     WW_SETTING_STAGED_ROWS,     /* WW_STAGED_ROWS=1|2: rows per pass of the staged kernel */
     WW_SETTING_STAGED_THREADS,  /* WW_STAGED_THREADS=32|64|128: block size of the staged kernel */
+    WW_SETTING_STAGED_LANES,    /* WW_STAGED_LANES=1|2: lanes per pair of the staged kernel (default: by pair count) */
     WW_SETTING_COUNT
 } ww_setting;
 

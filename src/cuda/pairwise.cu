@@ -158,9 +158,8 @@ static ww_status upload_set(ww_cuda_state *s, const M &m, const ww_dataset *d, s
             e = cudaMemcpyAsync(b->base.ptr, base, (count + 1) * sizeof(size_t), cudaMemcpyHostToDevice, s->stream);
         if (e == cudaSuccess)
             e = cudaMemcpyAsync(b->length.ptr, length, count * sizeof(int), cudaMemcpyHostToDevice, s->stream);
-        /* the host arrays must outlive the asynchronous copies */
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(s->stream);
+        /* `host` is pageable (malloc): a copy from pageable memory returns once its bytes are staged
+         * by the driver, so it may be freed now, without waiting for the stream */
         st = ww_cuda_status(e);
     }
     free(host);

@@ -376,7 +376,12 @@ __global__ void __launch_bounds__(128) pairs_warp_kernel(device_set<typename M::
  * at c * blockDim + t: a warp reads 32 consecutive words, no bank conflict). ROWS lane rows per
  * pass, their sample vectors in registers: each shared sample loaded serves ROWS cells, and the row
  * buffers are read and written once per ROWS rows. The padding adds exact zeros, so the distance is
- * lp_distance's up to the order of the additions (partial sums, as in MODE 2). */
+ * lp_distance's up to the order of the additions (partial sums, as in MODE 2).
+ * G = 2 lanes per pair (ROWS = 2 only): when a launch has too few pairs to hide latency (one query
+ * against an index), each pair's two partial sums are computed by two lanes, one holding the even
+ * components of the lane's rows and one the odd ones, and joined by one shuffle in the same order
+ * as G = 1 joins them, so both give the same bits. Both lanes then run the same DP on their own row
+ * buffers; the even lane writes the result. Half the registers per lane, twice the warps. */
 #define STAGED_DIM_MAX 32
 #define STAGED_SMEM_MAX (48 * 1024) /* per block, the most without opting in */
 #define STAGED_THREADS 64           /* per block: blocks of 64 lanes waste fewer lanes at the grid's end */
@@ -387,11 +392,13 @@ __host__ __device__ __forceinline__ int staged_vector_stride(int dim) { return (
 __host__ __device__ __forceinline__ int staged_cap(size_t longest) { return (int)((longest + 2) & ~(size_t)1); }
 
 /* Layout, in elements: cap sample vectors, cap stamps, cap per-sample terms, then the row buffers
- * (D and local terms, cap columns of `threads` each). */
-static inline size_t staged_smem_bytes(size_t longest, size_t dim, unsigned threads, size_t elem_size)
+ * (D, and the local terms for measures that carry them: `row_buffers` = 2; cap columns of `threads`
+ * each). */
+static inline size_t staged_smem_bytes(size_t longest, size_t dim, unsigned threads, size_t elem_size,
+                                       size_t row_buffers)
 {
     const size_t cap = (size_t)staged_cap(longest);
-    return (cap * ((size_t)staged_vector_stride((int)dim) + 2) + 2 * cap * threads) * elem_size;
+    return (cap * ((size_t)staged_vector_stride((int)dim) + 2) + row_buffers * cap * threads) * elem_size;
 }
 
 __device__ __forceinline__ void load4(const double *p, double v[4])
@@ -440,7 +447,36 @@ __device__ __forceinline__ void staged_distances(const T (&a)[ROWS][DIM_CAP], co
     }
 }
 
-template <class M, typename Tout, int DIM_CAP, int ROWS, bool WIN>
+/* staged_distances for G = 2, ROWS = 2 (two partial sums per row, NACC = 2): this lane (g = 0 or 1)
+ * holds components 4m + g and 4m + 2 + g of its rows, as a[q][2m] and a[q][2m + 1], so its sum is
+ * staged_distances' acc[q][g], accumulated in the same order; the shuffle brings the other, and
+ * both lanes add acc[q][0] + acc[q][1] as G = 1 does. `mask`: the pair's two lanes. */
+template <class M, typename T, int DIM_CAP, int P>
+__device__ __forceinline__ void staged_distances_split(const T (&a)[2][DIM_CAP / 2], const T *b, int dim, int g,
+                                                       unsigned mask, T (&dist)[2])
+{
+    T acc[2] = {0, 0};
+#pragma unroll
+    for (int k = 0; k < DIM_CAP; k += 4) {
+        if (k < dim) {
+            const T b0 = b[k + g], b2 = b[k + 2 + g];
+#pragma unroll
+            for (int q = 0; q < 2; q++) {
+                const T d0 = a[q][k / 2] - b0, d2 = a[q][k / 2 + 1] - b2;
+                acc[q] += P == 2 ? d0 * d0 : fabs(d0);
+                acc[q] += P == 2 ? d2 * d2 : fabs(d2);
+            }
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < 2; q++) {
+        const T other = __shfl_xor_sync(mask, acc[q], 1);
+        const T sum = g == 0 ? acc[q] + other : other + acc[q];
+        dist[q] = M::template norm_from_sum<P>(sum);
+    }
+}
+
+template <class M, typename Tout, int DIM_CAP, int ROWS, bool WIN, int G>
 __global__ void __launch_bounds__(128) pairs_staged_kernel(device_set<typename M::real> x, device_set<typename M::real> y,
                                                            block_geometry g, M mf, window_spec win, pair_map map,
                                                            int cap, Tout *out)
@@ -471,14 +507,19 @@ __global__ void __launch_bounds__(128) pairs_staged_kernel(device_set<typename M
             }
     }
     __syncthreads();
-    const size_t lane_i = blockIdx.y * (size_t)threads + t;
+    static_assert(G == 1 || (G == 2 && ROWS == 2), "two lanes per pair split the two partial sums of ROWS = 2");
+    /* G = 2: the pair's lanes are neighbours in a warp; they leave together (same pair) */
+    const int gl = G == 2 ? t & 1 : 0;
+    const unsigned pair_mask = G == 2 ? 3u << ((t & 31) & ~1) : 0u;
+    const size_t lane_i = (blockIdx.y * (size_t)threads + t) / G;
     const size_t i = map.lanes_are_rows ? g.row_begin + lane_i : g.row_begin + shared_i;
     const size_t j = map.lanes_are_rows ? g.col_begin + shared_i : g.col_begin + lane_i;
     if (i >= g.row_end || j >= g.col_end)
         return;
     Tout *dst = out + (i - g.row_begin) * g.width + (j - g.col_begin);
     if (!entry_needed(g, i, j)) {
-        *dst = 0; /* diagonal, or filled from its mirror by the host afterwards */
+        if (gl == 0)
+            *dst = 0; /* diagonal, or filled from its mirror by the host afterwards */
         return;
     }
     const size_t li = map.lanes_are_rows ? i : j;
@@ -498,7 +539,7 @@ __global__ void __launch_bounds__(128) pairs_staged_kernel(device_set<typename M
     for (int r0 = 1; r0 <= na; r0 += ROWS) {
         /* rows r0 .. r0 + ROWS - 1; a row past na repeats the row above, so row_d ends on row na;
          * the columns of the pass: the union of its rows' windows */
-        T a[ROWS][DIM_CAP], ta[ROWS], da[ROWS], left[ROWS], diag[ROWS], before[ROWS];
+        T a[ROWS][DIM_CAP / G], ta[ROWS], da[ROWS], left[ROWS], diag[ROWS], before[ROWS];
         const T *ar[ROWS];
         bool valid[ROWS];
         int lo[ROWS], hi[ROWS], unused;
@@ -514,8 +555,11 @@ __global__ void __launch_bounds__(128) pairs_staged_kernel(device_set<typename M
                 band_row<WIN>(band, r, nb, &lo[q], &hi[q]);
             ar[q] = av + (size_t)r * dim;
 #pragma unroll
-            for (int k = 0; k < DIM_CAP; k++)
-                a[q][k] = k < dim ? ar[q][k] : (T)0;
+            for (int e = 0; e < DIM_CAP / G; e++) {
+                /* G = 2: components 4m + gl and 4m + 2 + gl (staged_distances_split) */
+                const int k = G == 1 ? e : (e / 2) * 4 + (e % 2) * 2 + gl;
+                a[q][e] = k < dim ? ar[q][k] : (T)0;
+            }
             ta[q] = M::uses_stamps ? at[r] : (T)0;
             da[q] = M::has_aux ? adel[r] : (T)0;
             left[q] = inf;                           /* D(r, c_lo - 1) */
@@ -529,11 +573,17 @@ __global__ void __launch_bounds__(128) pairs_staged_kernel(device_set<typename M
         for (int c = c_lo; c <= c_hi; c++) {
             const T *b = s_val + c * vs;
             T dist[ROWS];
-            if (p == 2) {
+            if constexpr (G == 2) {
+                if (p == 2)
+                    staged_distances_split<M, T, DIM_CAP, 2>(a, b, dim, gl, pair_mask, dist);
+                else if (p == 1)
+                    staged_distances_split<M, T, DIM_CAP, 1>(a, b, dim, gl, pair_mask, dist);
+            } else if (p == 2) {
                 staged_distances<M, T, DIM_CAP, ROWS, 2>(a, b, dim, dist);
             } else if (p == 1) {
                 staged_distances<M, T, DIM_CAP, ROWS, 1>(a, b, dim, dist);
-            } else { /* rare: the lane's vectors from memory */
+            }
+            if (p != 1 && p != 2) { /* rare: the lane's vectors from memory */
 #pragma unroll
                 for (int q = 0; q < ROWS; q++) {
                     T acc = 0;
@@ -563,7 +613,8 @@ __global__ void __launch_bounds__(128) pairs_staged_kernel(device_set<typename M
                 row_m[c * threads] = m_up;
         }
     }
-    *dst = (Tout)M::finish(row_d[nb * threads]);
+    if (gl == 0)
+        *dst = (Tout)M::finish(row_d[nb * threads]);
 }
 
 /* One block per pair (X-TED's block strategy), for pairs of a few hundred samples and more when

@@ -20,7 +20,7 @@ template <class M> struct chunk_args {
 
 /* Knobs of the staged kernel for tests and benchmarks: WW_STAGED=0 turns it off (the thread
  * kernel by mode instead), WW_STAGED_ROWS=1|2 sets the rows per pass, WW_STAGED_THREADS the block
- * size (32, 64 or 128). */
+ * size (32, 64 or 128), WW_STAGED_LANES=1|2 the lanes per pair (default: chosen by staged_lanes). */
 static inline int staged_knob(ww_setting setting, int fallback)
 {
     const char *v = ww_setting_value(setting);
@@ -28,16 +28,44 @@ static inline int staged_knob(ww_setting setting, int fallback)
 }
 
 template <class M, typename Tout, int DIM_CAP, bool WIN>
-void launch_staged(int rows, dim3 blocks, unsigned threads, size_t bytes, cudaStream_t stream,
+void launch_staged(int rows, int lanes, dim3 blocks, unsigned threads, size_t bytes, cudaStream_t stream,
                           const device_set<typename M::real> &dx, const device_set<typename M::real> &dy,
                           const chunk_args<M> &k, pair_map map, int cap, Tout *d)
 {
     if (rows == 1)
-        pairs_staged_kernel<M, Tout, DIM_CAP, 1, WIN><<<blocks, threads, bytes, stream>>>(dx, dy, k.g, k.m, k.win, map,
-                                                                                          cap, d);
+        pairs_staged_kernel<M, Tout, DIM_CAP, 1, WIN, 1><<<blocks, threads, bytes, stream>>>(dx, dy, k.g, k.m, k.win,
+                                                                                             map, cap, d);
+    else if (lanes == 2)
+        pairs_staged_kernel<M, Tout, DIM_CAP, 2, WIN, 2><<<blocks, threads, bytes, stream>>>(dx, dy, k.g, k.m, k.win,
+                                                                                             map, cap, d);
     else
-        pairs_staged_kernel<M, Tout, DIM_CAP, 2, WIN><<<blocks, threads, bytes, stream>>>(dx, dy, k.g, k.m, k.win, map,
-                                                                                          cap, d);
+        pairs_staged_kernel<M, Tout, DIM_CAP, 2, WIN, 1><<<blocks, threads, bytes, stream>>>(dx, dy, k.g, k.m, k.win,
+                                                                                             map, cap, d);
+}
+
+/* Lanes per pair of the staged kernel: 2 for double data when the launch's pairs are too few to
+ * keep the GPU's schedulers busy one lane each (fewer than STAGED_SPLIT_PAIRS_PER_SM per
+ * multiprocessor: one query against an index), the norm's degree is 1 or 2 (the split sums) and the
+ * measure keeps one row buffer (two per lane would halve the blocks that fit). Float data keeps one
+ * lane: its vectors take half the registers, and two lanes were slower. Measured on an H200 with
+ * one query against 60,000 series of 28 samples in R^28: bench/results/gpu-dtw.md. */
+#define STAGED_SPLIT_PAIRS_PER_SM 1024
+template <class M> static int staged_lanes(const M &m, size_t pairs, int rows)
+{
+    const int knob = staged_knob(WW_SETTING_STAGED_LANES, 0);
+    if (rows != 2 || (m.norm_p() != 1 && m.norm_p() != 2))
+        return 1;
+    if (knob == 1 || knob == 2)
+        return knob;
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 1;
+    }
+    return sizeof(typename M::real) == sizeof(double) && !M::carries_before &&
+                   pairs < (size_t)sms * STAGED_SPLIT_PAIRS_PER_SM
+               ? 2
+               : 1;
 }
 
 /* One thread per pair: the staged kernel when the shared series and the row buffers fit in shared
@@ -53,19 +81,22 @@ ww_status launch_thread_pairs(cudaStream_t stream, const device_set<typename M::
     if (dim > 1 && dim <= STAGED_DIM_MAX && staged_knob(WW_SETTING_STAGED, 1)) {
         const int knob_threads = staged_knob(WW_SETTING_STAGED_THREADS, STAGED_THREADS);
         unsigned threads = knob_threads == 32 || knob_threads == 128 ? (unsigned)knob_threads : STAGED_THREADS;
-        size_t bytes = staged_smem_bytes(longest, dim, threads, sizeof(T));
+        const size_t row_buffers = M::carries_before ? 2 : 1;
+        size_t bytes = staged_smem_bytes(longest, dim, threads, sizeof(T), row_buffers);
         if (bytes > STAGED_SMEM_MAX && threads > 32) { /* longer series: fewer lanes per block */
             threads = 32;
-            bytes = staged_smem_bytes(longest, dim, threads, sizeof(T));
+            bytes = staged_smem_bytes(longest, dim, threads, sizeof(T), row_buffers);
         }
-        const size_t lane_blocks = (lane_count + threads - 1) / threads;
+        const int cap = staged_cap(longest), rows = staged_knob(WW_SETTING_STAGED_ROWS, 2) == 1 ? 1 : 2;
+        const int lanes = staged_lanes(k.m, lane_count * shared_count, rows);
+        const size_t lane_blocks = (lane_count * (size_t)lanes + threads - 1) / threads;
         if (bytes <= STAGED_SMEM_MAX && lane_blocks <= 65535) {
             const dim3 blocks((unsigned)shared_count, (unsigned)lane_blocks);
-            const int cap = staged_cap(longest), rows = staged_knob(WW_SETTING_STAGED_ROWS, 2) == 1 ? 1 : 2;
             if (dim <= 8)
-                launch_staged<M, Tout, 8, WIN>(rows, blocks, threads, bytes, stream, dx, dy, k, map, cap, d);
+                launch_staged<M, Tout, 8, WIN>(rows, lanes, blocks, threads, bytes, stream, dx, dy, k, map, cap, d);
             else
-                launch_staged<M, Tout, STAGED_DIM_MAX, WIN>(rows, blocks, threads, bytes, stream, dx, dy, k, map, cap, d);
+                launch_staged<M, Tout, STAGED_DIM_MAX, WIN>(rows, lanes, blocks, threads, bytes, stream, dx, dy, k, map,
+                                                            cap, d);
             return ww_cuda_status(cudaGetLastError());
         }
     }
