@@ -17,8 +17,9 @@
 #include <omp.h>
 #endif
 
-/* Below this many cells a pair is not worth waking threads for. */
-#define TED_PARALLEL_CELLS 400000.0
+/* Below this many cells (about 30 ms on one core) a pair is not worth waking threads for: the
+ * tables of one depth are mostly tiny, and the threads meet at a barrier after each depth. */
+#define TED_PARALLEL_CELLS 2e7
 
 size_t ww_ted_prepared_ints(size_t n) { return 5 * n; }
 
@@ -269,27 +270,22 @@ ww_status ww_cpu_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_t
 #endif
         double *fd = (double *)ctx->cpu[tid].work.ptr;
         for (int32_t depth = 0; depth < levels_a + levels_b - 1; depth++) {
-            /* the pairs of this depth: level la of A with level depth - la of B, flattened */
+            /* the pairs of this depth: level la of A with level depth - la of B. A thread takes one
+             * keyroot of A with all its partners: the entries of td it writes are the rows of that
+             * keyroot's leftmost path, away from other threads' (no false sharing on tiny tables). */
             const int32_t la_lo = depth - (levels_b - 1) > 0 ? depth - (levels_b - 1) : 0;
             const int32_t la_hi = depth < levels_a - 1 ? depth : levels_a - 1;
-            long long total = 0;
-            for (int32_t la = la_lo; la <= la_hi; la++)
-                total += (long long)(start_a[la + 1] - start_a[la]) * (start_b[depth - la + 1] - start_b[depth - la]);
+            const int32_t first = start_a[la_lo], last = start_a[la_hi + 1];
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-            for (long long t = 0; t < total; t++) {
-                long long rest = t;
+            for (int32_t ka = first; ka < last; ka++) {
                 int32_t la = la_lo;
-                for (;; la++) {
-                    const long long n = (long long)(start_a[la + 1] - start_a[la]) *
-                                        (start_b[depth - la + 1] - start_b[depth - la]);
-                    if (rest < n)
-                        break;
-                    rest -= n;
-                }
-                const long long width = start_b[depth - la + 1] - start_b[depth - la];
-                forest_table(&J, sorted_a[start_a[la] + rest / width], sorted_b[start_b[depth - la] + rest % width], fd);
+                while (ka >= start_a[la + 1])
+                    la++;
+                const int32_t lb = depth - la;
+                for (int32_t kb = start_b[lb]; kb < start_b[lb + 1]; kb++)
+                    forest_table(&J, sorted_a[ka], sorted_b[kb], fd);
             }
         }
     }
