@@ -413,7 +413,7 @@ WW_API ww_status ww_tree_check(const ww_tree *t);
  * AUTO computes on the CPU. */
 WW_API ww_status ww_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p, double *out);
 
-/* Distance matrix of trees x[0 .. nx) against y[0 .. ny) (y == NULL: x against itself, each
+/* Distance matrix of trees x[0 .. nx) against y[0 .. ny) (y == NULL: x against itself, ny ignored, each
  * unordered pair computed once, mirrored, zero diagonal), row-major, with the block, stride,
  * out_dtype and progress/cancel of opt (NULL: the whole matrix as F64). Progress counts
  * count_a * count_b cells per pair (at least 1). Pairs run in parallel on the context's threads. */

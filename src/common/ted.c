@@ -166,7 +166,7 @@ static size_t largest(const ww_tree *t, size_t begin, size_t end)
 ww_status ww_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww_tree *y, size_t ny,
                           const ww_ted_params *p, double *out, const ww_pairwise_options *opt)
 {
-    if (ctx == NULL || out == NULL || (x == NULL && nx > 0) || (y == NULL && ny > 0))
+    if (ctx == NULL || out == NULL || (x == NULL && nx > 0))
         return WW_ERR_NULL_POINTER;
     ww_ted_params params = p ? *p : ww_ted_params_default();
     ww_status st = ww_ted_params_check(&params);
