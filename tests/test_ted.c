@@ -673,3 +673,86 @@ void test_ted_threads_identical(void)
     ww_ctx_destroy(one);
     ww_ctx_destroy(two);
 }
+
+/* The GPU engine against the CPU engine, bit for bit: random trees of every shape (sizes 0 to
+ * 60, unit and other costs), the shared Swissport pairs, a matrix; outputs poisoned first. A
+ * context with backend AUTO computes trees on the CPU. */
+void test_ted_cuda_matches_cpu(void)
+{
+    if (!ww_cuda_available())
+        SKIP("no usable CUDA GPU (or a build without CUDA): the GPU tree engine is not tested here");
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0), *cpu = cpu_ctx(0),
+           *autox = ww_test_ctx(WW_BACKEND_AUTO, WW_ENGINE_AUTO, 0);
+    if (!gpu || !cpu || !autox) {
+        ww_ctx_destroy(gpu);
+        ww_ctx_destroy(cpu);
+        ww_ctx_destroy(autox);
+        return;
+    }
+    ww_rng r = {0x6e0};
+    enum { MAXN = 60, COUNT = 8 };
+    int32_t par[COUNT][MAXN], lab[COUNT][MAXN];
+    const ww_ted_params costs[] = {{1, 1, 1}, {0.5, 2, 1.25}, {3, 1, 0.3}};
+    for (int trial = 0; trial < 150; trial++) {
+        const size_t na = ww_rng_below(&r, MAXN + 1), nb = ww_rng_below(&r, MAXN + 1);
+        random_tree(&r, na, (enum shape)(trial % SHAPE_COUNT), trial % 2 ? 3 : 20, par[0], lab[0]);
+        random_tree(&r, nb, (enum shape)((trial / 4) % SHAPE_COUNT), trial % 2 ? 3 : 20, par[1], lab[1]);
+        const ww_tree a = {na, par[0], lab[0]}, b = {nb, par[1], lab[1]};
+        double g = NAN, c = -1;
+        CHECK_STATUS(ww_ted(gpu, &a, &b, &costs[trial % 3], &g), WW_OK);
+        CHECK(ww_ctx_last_backend(gpu) == WW_BACKEND_CUDA);
+        CHECK_STATUS(ww_ted(cpu, &a, &b, &costs[trial % 3], &c), WW_OK);
+        if (g != c)
+            fprintf(stderr, "  trial %d (%zu x %zu): gpu %.17g, cpu %.17g\n", trial, na, nb, g, c);
+        CHECK(g == c);
+    }
+    /* a matrix, x against itself and against y, poisoned */
+    ww_tree t[COUNT];
+    for (int k = 0; k < COUNT; k++) {
+        const size_t n = k == 2 ? 0 : 1 + ww_rng_below(&r, MAXN);
+        random_tree(&r, n, (enum shape)(k % SHAPE_COUNT), 6, par[k], lab[k]);
+        t[k] = (ww_tree){n, par[k], lab[k]};
+    }
+    double mg[COUNT * COUNT], mc[COUNT * COUNT];
+    for (int c = 0; c < 2; c++) {
+        for (int k = 0; k < COUNT * COUNT; k++)
+            mg[k] = NAN;
+        CHECK_STATUS(ww_ted_pairwise(gpu, t, COUNT, NULL, 0, &costs[c], mg, NULL), WW_OK);
+        CHECK_STATUS(ww_ted_pairwise(cpu, t, COUNT, NULL, 0, &costs[c], mc, NULL), WW_OK);
+        for (int k = 0; k < COUNT * COUNT; k++)
+            CHECK(mg[k] == mc[k]);
+        for (int k = 0; k < COUNT * COUNT; k++)
+            mg[k] = NAN;
+        CHECK_STATUS(ww_ted_pairwise(gpu, t, 3, t + 3, COUNT - 3, &costs[c], mg, NULL), WW_OK);
+        CHECK_STATUS(ww_ted_pairwise(cpu, t, 3, t + 3, COUNT - 3, &costs[c], mc, NULL), WW_OK);
+        for (int k = 0; k < 3 * (COUNT - 3); k++)
+            CHECK(mg[k] == mc[k]);
+    }
+    /* the shared trees: X-TED's values */
+    if (ww_test_shared_dir()) {
+        const int sizes[] = {100, 500, 1000};
+        const double want[] = {44, 424, 767};
+        for (int k = 0; k < 3; k++) {
+            ww_labels *d;
+            ww_labels_create(&d);
+            ww_tree s[16];
+            const size_t n = read_xted(d, "swissport", sizes[k], s, 16);
+            double g = NAN;
+            if (n >= 2)
+                CHECK_STATUS(ww_ted(gpu, &s[0], &s[1], NULL, &g), WW_OK);
+            CHECK(g == want[k]);
+            for (size_t i = 0; i < n; i++)
+                ww_tree_free(&s[i]);
+            ww_labels_destroy(d);
+        }
+    }
+    /* backend AUTO: the CPU */
+    const int32_t parent[] = {-1, 0, 0}, labels[] = {1, 2, 3};
+    const ww_tree x3 = {3, parent, labels}, x2 = {2, parent, labels};
+    double d = -1;
+    CHECK_STATUS(ww_ted(autox, &x3, &x2, NULL, &d), WW_OK);
+    CHECK(d == 1 && ww_ctx_last_backend(autox) == WW_BACKEND_CPU);
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+    ww_ctx_destroy(autox);
+}

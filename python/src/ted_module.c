@@ -68,12 +68,7 @@ static PyObject *py_ted(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             result = st == WW_OK ? PyFloat_FromDouble(d) : raise_status(st);
             goto done;
         }
-        /* the mapping is computed on the CPU; a context that asked for CUDA still says so */
-        if (ww_ctx_backend(ctx) == WW_BACKEND_CUDA && backend == WW_BACKEND_CUDA) {
-            ctx_release(ctx, backend, threads);
-            result = raise_status(WW_ERR_UNSUPPORTED);
-            goto done;
-        }
+        /* the mapping is computed on the CPU, whatever the backend */
         ww_ted_edit *edits = (ww_ted_edit *)PyMem_RawMalloc((a.count + b.count + 1) * sizeof(ww_ted_edit));
         if (edits == NULL) {
             ctx_release(ctx, backend, threads);

@@ -311,6 +311,13 @@ def test_too_large_is_a_clear_error():
         wavewarp.ted(flat, flat, mapping=True)
 
 
-def test_cuda_backend_is_refused_clearly():
-    with pytest.raises(wavewarp.WavewarpError):
-        wavewarp.ted("{a}", "{b}", backend="cuda")
+def test_cuda_backend():
+    """Without a GPU, backend "cuda" is a clear error; with one, the GPU engine equals the CPU."""
+    if not wavewarp.cuda_available():
+        with pytest.raises(wavewarp.WavewarpError):
+            wavewarp.ted("{a}", "{b}", backend="cuda")
+        return
+    for a, b in random_pairs(21, 20, max_n=40):
+        assert wavewarp.ted(a, b, backend="cuda", relabel_cost=0.75) == wavewarp.ted(a, b, backend="cpu", relabel_cost=0.75)
+    trees = [t for pair in random_pairs(22, 4, max_n=30) for t in pair]
+    assert np.array_equal(wavewarp.ted_pairwise(trees, backend="cuda"), wavewarp.ted_pairwise(trees, backend="cpu"))

@@ -223,7 +223,9 @@ def ted(a: Any, b: Any, delete_cost: float = 1, insert_cost: float = 1, relabel_
     ``ast.AST`` or an ``ElementTree.Element``. With ``mapping=True`` the result is
     ``(distance, edits)``: an optimal edit mapping as a list of ``(node_a, node_b)`` preorder
     numbers, ``node_b`` None for a deletion and ``node_a`` None for an insertion; its costs sum to
-    the distance. backend "cuda" raises WavewarpError (no GPU engine for trees in this version).
+    the distance (the mapping is computed on the CPU). backend "cuda" computes on the GPU (a first
+    engine, identical results, not yet faster: "auto" uses the CPU); without a GPU it raises
+    WavewarpError.
     """
     ta, tb = as_tree(a), as_tree(b)
     ids: dict = {}

@@ -102,13 +102,12 @@ static int threads_within_limit(const ww_ctx *ctx, size_t na, size_t nb, int man
     return threads;
 }
 
-/* The GPU has no tree engine in this version: a context that asked for CUDA says so. */
-static ww_status route(ww_ctx *ctx)
+/* Where trees are computed: the GPU engine (one block per keyroot table, not yet faster than the
+ * CPU) only for a context that asked for CUDA; backend AUTO computes on the CPU. */
+static ww_backend route(ww_ctx *ctx)
 {
-    if (ctx->requested == WW_BACKEND_CUDA)
-        return WW_ERR_UNSUPPORTED;
-    ctx->last_backend = WW_BACKEND_CPU;
-    return WW_OK;
+    ctx->last_backend = ctx->requested == WW_BACKEND_CUDA && ctx->cuda ? WW_BACKEND_CUDA : WW_BACKEND_CPU;
+    return ctx->last_backend;
 }
 
 static ww_status check_pair(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p, const void *out,
@@ -134,8 +133,8 @@ ww_status ww_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_p
     const int threads = threads_within_limit(ctx, a->count, b->count, 0);
     if (threads == 0)
         return WW_ERR_TREE_SIZE;
-    if ((st = route(ctx)) != WW_OK)
-        return st;
+    if (route(ctx) == WW_BACKEND_CUDA)
+        return ww_cuda_ted(ctx, a, b, &params, out);
     return ww_cpu_ted(ctx, a, b, &params, threads, out);
 }
 
@@ -203,7 +202,7 @@ ww_status ww_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww_tre
     const int threads = threads_within_limit(ctx, largest(x, o.row_begin, o.row_end), largest(c, o.col_begin, o.col_end), 1);
     if (threads == 0)
         return WW_ERR_TREE_SIZE;
-    if ((st = route(ctx)) != WW_OK)
-        return st;
+    if (route(ctx) == WW_BACKEND_CUDA)
+        return ww_cuda_ted_pairwise(ctx, x, y, &params, out, &o);
     return ww_cpu_ted_pairwise(ctx, x, nx, y, ny, &params, out, &o, threads);
 }
