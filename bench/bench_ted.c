@@ -1,8 +1,9 @@
 /* Tree edit distance on the CPU (issue 13): one pair of X-TED's Swissport trees at 100, 500 and
  * 1000 nodes (pair (0, 1), as X-TED's own benchmark), and the all-pairs matrix of a file's trees.
  *
- *   ww_bench_ted TREES_DIR [threads] [repetitions]
+ *   ww_bench_ted TREES_DIR [threads] [repetitions] [cpu|cuda]
  *
+ * cuda: the GPU engine (backend CUDA), timed the same way; the default is cpu.
  * TREES_DIR holds swissport/swissport_nodes_N.txt and swissport_nodes_adj_N.txt (../shared/data/trees).
  * Prints, per size, the distance and the minimum and median time of one ww_ted call (parsing
  * excluded, everything else included), then the matrix of the 1000-node file. */
@@ -35,16 +36,19 @@ static size_t read_trees(ww_labels *d, const char *dir, int n, ww_tree *trees, s
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s TREES_DIR [threads] [repetitions]\n", argv[0]);
+        fprintf(stderr, "usage: %s TREES_DIR [threads] [repetitions] [cpu|cuda]\n", argv[0]);
         return 2;
     }
     const int threads = argc > 2 ? atoi(argv[2]) : 0, reps = argc > 3 ? atoi(argv[3]) : 20;
     ww_ctx_options o = ww_ctx_options_default();
-    o.backend = WW_BACKEND_CPU;
+    o.backend = argc > 4 && strcmp(argv[4], "cuda") == 0 ? WW_BACKEND_CUDA : WW_BACKEND_CPU;
     o.num_threads = threads;
     ww_ctx *ctx;
-    if (ww_ctx_create(&ctx, &o) != WW_OK)
+    ww_status st = ww_ctx_create(&ctx, &o);
+    if (st != WW_OK) {
+        fprintf(stderr, "no context: %s\n", ww_strerror(st));
         return 1;
+    }
     printf("# %s, %d repetitions\n", ww_ctx_describe(ctx), reps);
     printf("| pair | nodes | distance | min (ms) | median (ms) |\n| --- | --- | --- | --- | --- |\n");
     const int sizes[] = {100, 500, 1000};
@@ -58,7 +62,10 @@ int main(int argc, char **argv)
             return 1;
         }
         double dist = 0, *times = malloc((size_t)reps * sizeof(double));
-        ww_ted(ctx, &t[0], &t[1], NULL, &dist); /* warm-up: buffers */
+        if ((st = ww_ted(ctx, &t[0], &t[1], NULL, &dist)) != WW_OK) { /* warm-up: buffers */
+            fprintf(stderr, "ww_ted: %s\n", ww_strerror(st));
+            return 1;
+        }
         for (int r = 0; r < reps; r++) {
             double t0 = bench_now();
             ww_ted(ctx, &t[0], &t[1], NULL, &dist);

@@ -151,11 +151,12 @@ if has profile && command -v ncu >/dev/null; then
 fi
 
 if has bench-ted; then
-  # tree edit distance (issue 13): no GPU engine yet; its tests ran with the others (test_ted_*,
-  # test_ted_cuda_context checks the GPU context's answers). Here the CPU engine on the GPU host beside
-  # X-TED's CPU code (built from ../shared/rivals/x-ted-cpu in /tmp), 1 thread and all host threads.
-  echo "== bench-ted (CPU, Swissport pair (0, 1), wavewarp and X-TED CPU)"
+  # tree edit distance (issue 13): its tests ran with the others (test_ted_*; test_ted_cuda_matches_cpu
+  # compares the GPU engine with the CPU). Here the CPU engine on the GPU host beside X-TED's CPU code
+  # (built from ../shared/rivals/x-ted-cpu in /tmp), 1 thread and all host threads, then the GPU engine.
+  echo "== bench-ted (CPU, Swissport pair (0, 1), wavewarp and X-TED CPU; then the first GPU engine)"
   bench/bench_ted_cpu.sh build-gpu 1 "$jobs" 2>&1 | tee "$out/cpu_ted.md"
+  build-gpu/bench/ww_bench_ted "${WW_SHARED_DIR:-../shared}/data/trees" 0 20 cuda 2>&1 | tee "$out/gpu_ted.md"
   stamp
 fi
 
@@ -166,7 +167,9 @@ echo "== summary"
 [ -f "$out/py_tests.log" ] && echo "Python: $(tail -1 "$out/py_tests.log")"
 [ -f "$out/checksums.txt" ] && cat "$out/checksums.txt"
 [ -f "$out/gpu_twed_old_new.md" ] && echo "TWED old/new: $(grep -h 'largest new/old' "$out/gpu_twed_old_new.md" | tr '\n' ' ')"
-[ -f "$out/cpu_ted.md" ] && grep -E "^\| swissport|nodes: distance|All pairs" "$out/cpu_ted.md"
+for f in "$out/cpu_ted.md" "$out/gpu_ted.md"; do
+  [ -f "$f" ] && grep -E "^# cpu|^# cuda|^\| swissport|nodes: distance|All pairs" "$f"
+done
 for f in "$out/gpu_dtw_pair.md" "$out/gpu_dtw_batch.md"; do
   [ -f "$f" ] && grep -E "^\| (1024|65536|1048576) \||synthetic control|ww_index of the 60|^\| [0-9]+ \| (DTW|TWED) \||^\| [0-9]+ x [0-9]+, length" "$f"
 done
