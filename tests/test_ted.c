@@ -657,7 +657,7 @@ void test_ted_threads_identical(void)
         return;
     }
     ww_rng r = {0x2222};
-    enum { N = 1500 };
+    enum { N = 2500 }; /* bushy: about 3e7 cells, past the threshold of the threaded schedule */
     int32_t *buf = (int32_t *)malloc(4 * N * sizeof(int32_t));
     for (int trial = 0; trial < 2; trial++) {
         random_tree(&r, N, SHAPE_BUSHY, trial ? 3 : 20, buf, buf + N);

@@ -130,13 +130,14 @@ ww_status ted_pair(ww_cuda_state *s, const ww_tree *a, const ww_tree *b, const w
     for (int d = depths; d > 0; d--) /* the fill moved every start to the next depth's */
         start[d] = start[d - 1];
     start[0] = 0;
-    /* blocks per launch: enough for the GPU, within the slots' budget (at least one) */
+    /* the forest tables of one launch: the budget, or the largest table when it is larger; each
+     * depth runs as many blocks as the GPU holds and the budget fits at that depth's table size */
     size_t slot_doubles = 0;
     for (int d = 0; d < depths; d++)
         slot_doubles = slot[d] > slot_doubles ? slot[d] : slot_doubles;
-    size_t blocks = (size_t)s->sm_count * 8;
-    while (blocks > 1 && blocks * slot_doubles * sizeof(double) > SLOT_BYTES_BUDGET)
-        blocks /= 2;
+    size_t slot_total = SLOT_BYTES_BUDGET / sizeof(double);
+    slot_total = slot_total > slot_doubles ? slot_total : slot_doubles;
+    const size_t max_blocks = (size_t)s->sm_count * 16;
 
     call_buffers buf;
     ww_status st = WW_OK;
@@ -146,7 +147,7 @@ ww_status ted_pair(ww_cuda_state *s, const ww_tree *a, const ww_tree *b, const w
     int2 *dpairs = NULL;
     cudaError_t e = cudaMalloc(&buf.ptr[0], na * nb * sizeof(double));
     if (e == cudaSuccess)
-        e = cudaMalloc(&buf.ptr[1], blocks * slot_doubles * sizeof(double));
+        e = cudaMalloc(&buf.ptr[1], slot_total * sizeof(double));
     if (e == cudaSuccess)
         e = cudaMalloc(&buf.ptr[2], 2 * tree_ints * sizeof(int32_t));
     if (e == cudaSuccess)
@@ -173,10 +174,12 @@ ww_status ted_pair(ww_cuda_state *s, const ww_tree *a, const ww_tree *b, const w
         const size_t count = start[d + 1] - start[d];
         if (count == 0)
             continue;
-        const unsigned grid = (unsigned)(count < blocks ? count : blocks);
-        keyroot_tables_kernel<<<grid, TABLE_THREADS, 0, s->stream>>>(dA, dB, dpairs + start[d], (int)count, td, slots,
-                                                                     slot_doubles, p->delete_cost, p->insert_cost,
-                                                                     p->relabel_cost);
+        size_t grid = slot_total / slot[d];
+        grid = grid < max_blocks ? grid : max_blocks;
+        grid = grid < count ? grid : count;
+        keyroot_tables_kernel<<<(unsigned)grid, TABLE_THREADS, 0, s->stream>>>(dA, dB, dpairs + start[d], (int)count,
+                                                                               td, slots, slot[d], p->delete_cost,
+                                                                               p->insert_cost, p->relabel_cost);
         e = cudaGetLastError();
     }
     double result = 0;
