@@ -1,6 +1,8 @@
 /* Tree edit distance (issue 13): the CPU engine against a plain memoised recursion over forests,
  * the metric axioms, the mapping, the matrix call, the parsers, the shared Swissport and Python
  * trees, and every bad input. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+
 #include "ww_test.h"
 
 #include <stdint.h>
@@ -674,13 +676,26 @@ void test_ted_threads_identical(void)
     ww_ctx_destroy(two);
 }
 
-/* The GPU engine against the CPU engine, bit for bit: random trees of every shape (sizes 0 to
- * 60, unit and other costs), the shared Swissport pairs, a matrix; outputs poisoned first. A
- * context with backend AUTO computes trees on the CPU. */
+/* The GPU engine against the CPU engine, bit for bit, with each strategy forced in turn (every
+ * table on a block, the default threshold, every table on a thread): random trees of every shape
+ * (sizes 0 to 60, unit and other costs), the shared Swissport pairs, a matrix; outputs poisoned
+ * first. A context with backend AUTO computes trees on the CPU. */
+static void ted_cuda_compare(const char *strategy);
+
 void test_ted_cuda_matches_cpu(void)
 {
     if (!ww_cuda_available())
         SKIP("no usable CUDA GPU (or a build without CUDA): the GPU tree engine is not tested here");
+    const char *strategies[] = {"0", "", "1000000000000"}; /* blocks, the default, threads */
+    for (int k = 0; k < 3; k++) {
+        setenv("WW_TED_THREAD_CELLS", strategies[k], 1);
+        ted_cuda_compare(strategies[k]);
+    }
+    unsetenv("WW_TED_THREAD_CELLS");
+}
+
+static void ted_cuda_compare(const char *strategy)
+{
     ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0), *cpu = cpu_ctx(0),
            *autox = ww_test_ctx(WW_BACKEND_AUTO, WW_ENGINE_AUTO, 0);
     if (!gpu || !cpu || !autox) {
@@ -693,7 +708,7 @@ void test_ted_cuda_matches_cpu(void)
     enum { MAXN = 60, COUNT = 8 };
     int32_t par[COUNT][MAXN], lab[COUNT][MAXN];
     const ww_ted_params costs[] = {{1, 1, 1}, {0.5, 2, 1.25}, {3, 1, 0.3}};
-    for (int trial = 0; trial < 150; trial++) {
+    for (int trial = 0; trial < 80; trial++) {
         const size_t na = ww_rng_below(&r, MAXN + 1), nb = ww_rng_below(&r, MAXN + 1);
         random_tree(&r, na, (enum shape)(trial % SHAPE_COUNT), trial % 2 ? 3 : 20, par[0], lab[0]);
         random_tree(&r, nb, (enum shape)((trial / 4) % SHAPE_COUNT), trial % 2 ? 3 : 20, par[1], lab[1]);
@@ -703,7 +718,8 @@ void test_ted_cuda_matches_cpu(void)
         CHECK(ww_ctx_last_backend(gpu) == WW_BACKEND_CUDA);
         CHECK_STATUS(ww_ted(cpu, &a, &b, &costs[trial % 3], &c), WW_OK);
         if (g != c)
-            fprintf(stderr, "  trial %d (%zu x %zu): gpu %.17g, cpu %.17g\n", trial, na, nb, g, c);
+            fprintf(stderr, "  WW_TED_THREAD_CELLS='%s', trial %d (%zu x %zu): gpu %.17g, cpu %.17g\n", strategy, trial,
+                    na, nb, g, c);
         CHECK(g == c);
     }
     /* a matrix, x against itself and against y, poisoned */
@@ -740,6 +756,8 @@ void test_ted_cuda_matches_cpu(void)
             double g = NAN;
             if (n >= 2)
                 CHECK_STATUS(ww_ted(gpu, &s[0], &s[1], NULL, &g), WW_OK);
+            if (g != want[k])
+                fprintf(stderr, "  WW_TED_THREAD_CELLS='%s', Swissport %d: gpu %g\n", strategy, sizes[k], g);
             CHECK(g == want[k]);
             for (size_t i = 0; i < n; i++)
                 ww_tree_free(&s[i]);

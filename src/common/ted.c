@@ -4,6 +4,7 @@
 #include "ted_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 ww_ted_params ww_ted_params_default(void)
@@ -102,6 +103,22 @@ static int threads_within_limit(const ww_ctx *ctx, size_t na, size_t nb, int man
     return threads;
 }
 
+/* The GPU engine's threshold between its strategies: tables of at most this many cells go one per
+ * thread, larger ones one per block. A first value, not yet measured on an H100/H200 (the cost
+ * model and `calibrate` of the matrix engine do not cover trees yet); WW_TED_THREAD_CELLS in the
+ * environment overrides it (0: every table on a block; tests force each strategy so). */
+#define TED_THREAD_MAX_CELLS 4096
+
+static size_t ted_thread_max_cells(void)
+{
+    const char *env = getenv("WW_TED_THREAD_CELLS");
+    if (env == NULL || *env == '\0')
+        return TED_THREAD_MAX_CELLS;
+    char *end = NULL;
+    const unsigned long long v = strtoull(env, &end, 10);
+    return *end == '\0' ? (size_t)v : TED_THREAD_MAX_CELLS;
+}
+
 /* Where trees are computed: the GPU engine (one block per keyroot table, not yet faster than the
  * CPU) only for a context that asked for CUDA; backend AUTO computes on the CPU. */
 static ww_backend route(ww_ctx *ctx)
@@ -134,7 +151,7 @@ ww_status ww_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_p
     if (threads == 0)
         return WW_ERR_TREE_SIZE;
     if (route(ctx) == WW_BACKEND_CUDA)
-        return ww_cuda_ted(ctx, a, b, &params, out);
+        return ww_cuda_ted(ctx, a, b, &params, ted_thread_max_cells(), out);
     return ww_cpu_ted(ctx, a, b, &params, threads, out);
 }
 
@@ -203,6 +220,6 @@ ww_status ww_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww_tre
     if (threads == 0)
         return WW_ERR_TREE_SIZE;
     if (route(ctx) == WW_BACKEND_CUDA)
-        return ww_cuda_ted_pairwise(ctx, x, y, &params, out, &o);
+        return ww_cuda_ted_pairwise(ctx, x, y, &params, ted_thread_max_cells(), out, &o);
     return ww_cpu_ted_pairwise(ctx, x, nx, y, ny, &params, out, &o, threads);
 }

@@ -1,11 +1,12 @@
 /* Tree edit distance on the GPU, first engine (issue 13): X-TED's schedule of keyroot tables by
- * dependency depth, one strategy: one thread block per table, sweeping its anti-diagonals. The
- * keyroot pairs of one depth (level(k1) + level(k2)) write disjoint entries of td and read only
- * shallower ones, so one launch per depth computes all of them; a block takes the pairs
- * blockIdx.x, blockIdx.x + gridDim.x, ... with its own forest table in global memory. Cell (x, y)
- * reads (x-1, y), (x, y-1), (x-1, y-1) and (l(i) - l1, l(j) - l2), all on earlier anti-diagonals.
- * The cells are ww_ted_cell, as on the CPU, so results are bit-identical. The thread, warp and
- * multi-block strategies of the paper are not here yet. */
+ * dependency depth with two of its strategies. The keyroot pairs of one depth (level(k1) +
+ * level(k2)) write disjoint entries of td and read only shallower ones, so the launches of one
+ * depth compute all of them: tables of at most `thread_max_cells` cells one per thread (row by
+ * row, as the CPU), larger ones one per block, sweeping their anti-diagonals (cell (x, y) reads
+ * (x-1, y), (x, y-1), (x-1, y-1) and (l(i) - l1, l(j) - l2), all on earlier anti-diagonals). Each
+ * thread or block takes pairs in a grid-stride loop with its own forest table in global memory.
+ * The cells are ww_ted_cell, as on the CPU, so results are bit-identical. The warp and multi-block
+ * strategies of the paper, and batching of many pairs per launch, are not here yet. */
 #include "../common/ted_internal.h"
 #include "../measures/ted.h"
 #include "cuda_common.cuh"
@@ -23,6 +24,41 @@ struct dev_tree {
     int32_t n;
 };
 
+/* One table per thread: small tables, row by row (the CPU's order). */
+__global__ void keyroot_tables_thread_kernel(dev_tree A, dev_tree B, const int2 *pairs, int pair_count, double *td,
+                                             double *slots, size_t slot_doubles, double del, double ins, double ren)
+{
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, stride = (size_t)gridDim.x * blockDim.x;
+    double *fd = slots + t * slot_doubles;
+    for (size_t p = t; p < (size_t)pair_count; p += stride) {
+        const int k1 = pairs[p].x, k2 = pairs[p].y;
+        const int l1 = A.leftmost[k1], l2 = B.leftmost[k2];
+        const int rows = k1 - l1 + 1, cols = k2 - l2 + 1;
+        const size_t w = (size_t)cols + 1;
+        fd[0] = 0;
+        for (int y = 1; y <= cols; y++)
+            fd[y] = fd[y - 1] + ins;
+        for (int x = 1; x <= rows; x++) {
+            const int i = l1 + x - 1, li = A.leftmost[i];
+            double *row = fd + (size_t)x * w;
+            const double *up = row - w, *sub = fd + (size_t)(li - l1) * w;
+            double left = up[0] + del;
+            row[0] = left;
+            for (int y = 1; y <= cols; y++) {
+                const int j = l2 + y - 1, lj = B.leftmost[j];
+                const bool trees = li == l1 && lj == l2;
+                const double match = trees ? up[y - 1] + ww_ted_relabel(A.label[i], B.label[j], ren)
+                                           : sub[lj - l2] + td[(size_t)i * B.n + j];
+                left = ww_ted_cell(up[y], left, match, del, ins);
+                row[y] = left;
+                if (trees)
+                    td[(size_t)i * B.n + j] = left;
+            }
+        }
+    }
+}
+
+/* One table per block: larger tables, by anti-diagonals. */
 __global__ void keyroot_tables_kernel(dev_tree A, dev_tree B, const int2 *pairs, int pair_count, double *td,
                                       double *slots, size_t slot_doubles, double del, double ins, double ren)
 {
@@ -79,7 +115,8 @@ double sum_of(size_t n, double cost) /* as the CPU sums an empty side */
 }
 
 /* One pair, on the context's device (entered by the caller). */
-ww_status ted_pair(ww_cuda_state *s, const ww_tree *a, const ww_tree *b, const ww_ted_params *p, double *out)
+ww_status ted_pair(ww_cuda_state *s, const ww_tree *a, const ww_tree *b, const ww_ted_params *p,
+                   size_t thread_max_cells, double *out)
 {
     if (a->count == 0 || b->count == 0) {
         *out = a->count == 0 ? sum_of(b->count, p->insert_cost) : sum_of(a->count, p->delete_cost);
@@ -99,45 +136,50 @@ ww_status ted_pair(ww_cuda_state *s, const ww_tree *a, const ww_tree *b, const w
     const bool right = ar.cost * br.cost < al.cost * bl.cost;
     const ww_ted_prepared &A = right ? ar : al, &B = right ? br : bl;
 
-    /* keyroot pairs by depth: counting sort on level(k1) + level(k2) */
+    /* keyroot pairs by depth, and in a depth the one-thread tables first: a counting sort on
+     * key = 2 depth + (table larger than thread_max_cells) */
     int32_t levels_a = 0, levels_b = 0;
     for (int32_t k = 0; k < A.keyroot_count; k++)
         levels_a = A.level[k] + 1 > levels_a ? A.level[k] + 1 : levels_a;
     for (int32_t k = 0; k < B.keyroot_count; k++)
         levels_b = B.level[k] + 1 > levels_b ? B.level[k] + 1 : levels_b;
-    const int depths = levels_a + levels_b - 1;
+    const int keys = 2 * (levels_a + levels_b - 1);
     const size_t pair_count = (size_t)A.keyroot_count * (size_t)B.keyroot_count;
     int2 *pairs = (int2 *)malloc(pair_count * sizeof(int2));
-    size_t *start = (size_t *)calloc((size_t)depths + 1, sizeof(size_t));
-    size_t *slot = (size_t *)calloc((size_t)depths, sizeof(size_t)); /* largest table of each depth */
+    size_t *start = (size_t *)calloc((size_t)keys + 1, sizeof(size_t));
+    size_t *slot = (size_t *)calloc((size_t)keys, sizeof(size_t)); /* largest table of each key */
     if (pairs == NULL || start == NULL || slot == NULL || pair_count > (size_t)INT32_MAX) {
         free(host), free(pairs), free(start), free(slot);
         return pair_count > (size_t)INT32_MAX ? WW_ERR_TREE_SIZE : WW_ERR_MEMORY;
     }
-    for (int32_t u = 0; u < A.keyroot_count; u++)
-        for (int32_t v = 0; v < B.keyroot_count; v++)
-            start[A.level[u] + B.level[v] + 1]++;
-    for (int d = 0; d < depths; d++)
-        start[d + 1] += start[d];
-    for (int32_t u = 0; u < A.keyroot_count; u++)
-        for (int32_t v = 0; v < B.keyroot_count; v++) {
-            const int d = A.level[u] + B.level[v];
-            const int32_t k1 = A.keyroots[u], k2 = B.keyroots[v];
-            const size_t cells = (size_t)(k1 - A.leftmost[k1] + 2) * (size_t)(k2 - B.leftmost[k2] + 2);
-            slot[d] = cells > slot[d] ? cells : slot[d];
-            pairs[start[d]++] = make_int2(k1, k2);
-        }
-    for (int d = depths; d > 0; d--) /* the fill moved every start to the next depth's */
-        start[d] = start[d - 1];
+    for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+        for (int32_t u = 0; u < A.keyroot_count; u++)
+            for (int32_t v = 0; v < B.keyroot_count; v++) {
+                const int32_t k1 = A.keyroots[u], k2 = B.keyroots[v];
+                const size_t cells = (size_t)(k1 - A.leftmost[k1] + 2) * (size_t)(k2 - B.leftmost[k2] + 2);
+                const int key = 2 * (A.level[u] + B.level[v]) + (cells > thread_max_cells);
+                if (pass == 0) {
+                    start[key + 1]++;
+                    slot[key] = cells > slot[key] ? cells : slot[key];
+                } else {
+                    pairs[start[key]++] = make_int2(k1, k2);
+                }
+            }
+        if (pass == 0)
+            for (int k = 0; k < keys; k++)
+                start[k + 1] += start[k];
+    }
+    for (int k = keys; k > 0; k--) /* the fill moved every start to the next key's */
+        start[k] = start[k - 1];
     start[0] = 0;
     /* the forest tables of one launch: the budget, or the largest table when it is larger; each
-     * depth runs as many blocks as the GPU holds and the budget fits at that depth's table size */
+     * launch runs as many blocks (threads) as the GPU holds and the budget fits at its table size */
     size_t slot_doubles = 0;
-    for (int d = 0; d < depths; d++)
-        slot_doubles = slot[d] > slot_doubles ? slot[d] : slot_doubles;
+    for (int k = 0; k < keys; k++)
+        slot_doubles = slot[k] > slot_doubles ? slot[k] : slot_doubles;
     size_t slot_total = SLOT_BYTES_BUDGET / sizeof(double);
     slot_total = slot_total > slot_doubles ? slot_total : slot_doubles;
-    const size_t max_blocks = (size_t)s->sm_count * 16;
+    const size_t max_blocks = (size_t)s->sm_count * 16, max_threads = (size_t)s->sm_count * 2048;
 
     call_buffers buf;
     ww_status st = WW_OK;
@@ -170,16 +212,28 @@ ww_status ted_pair(ww_cuda_state *s, const ww_tree *a, const ww_tree *b, const w
             e = cudaMemcpyAsync(dpairs, pairs, pair_count * sizeof(int2), cudaMemcpyHostToDevice, s->stream);
     }
     const dev_tree dA = {trees, trees + na, (int32_t)na}, dB = {trees + 2 * na, trees + 2 * na + nb, (int32_t)nb};
-    for (int d = 0; d < depths && e == cudaSuccess; d++) {
-        const size_t count = start[d + 1] - start[d];
+    for (int key = 0; key < keys && e == cudaSuccess; key++) {
+        const size_t count = start[key + 1] - start[key];
         if (count == 0)
             continue;
-        size_t grid = slot_total / slot[d];
-        grid = grid < max_blocks ? grid : max_blocks;
-        grid = grid < count ? grid : count;
-        keyroot_tables_kernel<<<(unsigned)grid, TABLE_THREADS, 0, s->stream>>>(dA, dB, dpairs + start[d], (int)count,
-                                                                               td, slots, slot[d], p->delete_cost,
-                                                                               p->insert_cost, p->relabel_cost);
+        const size_t fit = slot_total / slot[key];
+        if (key % 2 == 0) { /* one table per thread */
+            size_t threads = fit < max_threads ? fit : max_threads;
+            threads = threads < count ? threads : count;
+            /* whole blocks, never more threads than slots */
+            const size_t per_block = threads < (size_t)TABLE_THREADS ? threads : (size_t)TABLE_THREADS;
+            const size_t grid = threads / per_block;
+            keyroot_tables_thread_kernel<<<(unsigned)grid, (unsigned)per_block, 0, s->stream>>>(
+                dA, dB, dpairs + start[key], (int)count, td, slots, slot[key], p->delete_cost, p->insert_cost,
+                p->relabel_cost);
+        } else { /* one table per block */
+            size_t grid = fit < max_blocks ? fit : max_blocks;
+            grid = grid < count ? grid : count;
+            keyroot_tables_kernel<<<(unsigned)grid, TABLE_THREADS, 0, s->stream>>>(dA, dB, dpairs + start[key],
+                                                                                   (int)count, td, slots, slot[key],
+                                                                                   p->delete_cost, p->insert_cost,
+                                                                                   p->relabel_cost);
+        }
         e = cudaGetLastError();
     }
     double result = 0;
@@ -196,20 +250,21 @@ ww_status ted_pair(ww_cuda_state *s, const ww_tree *a, const ww_tree *b, const w
 
 } // namespace
 
-ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p, double *out)
+ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p,
+                      size_t thread_max_cells, double *out)
 {
     ww_cuda_state *s = ctx->cuda;
     if (s == NULL)
         return WW_ERR_NO_DEVICE;
     ww_cuda_device_guard guard = ww_cuda_enter(s);
-    ww_status st = ted_pair(s, a, b, p, out);
+    ww_status st = ted_pair(s, a, b, p, thread_max_cells, out);
     ww_cuda_recover(s, st);
     ww_cuda_leave(guard);
     return st;
 }
 
-ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, const ww_ted_params *p, void *out,
-                               const ww_pairwise_options *o)
+ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, const ww_ted_params *p,
+                               size_t thread_max_cells, void *out, const ww_pairwise_options *o)
 {
     ww_cuda_state *s = ctx->cuda;
     if (s == NULL)
@@ -235,7 +290,7 @@ ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, 
                 d = o->out_dtype == WW_F32 ? ((float *)out)[(j - o->row_begin) * o->out_stride + (i - o->col_begin)]
                                            : ((double *)out)[(j - o->row_begin) * o->out_stride + (i - o->col_begin)];
             else
-                st = ted_pair(s, &x[i], &cols[j], p, &d);
+                st = ted_pair(s, &x[i], &cols[j], p, thread_max_cells, &d);
             if (st != WW_OK)
                 break;
             const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
