@@ -45,7 +45,7 @@ ww_status ww_cpu_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww
 
 /* The GPU engine (src/cuda/ted.cu; src/cuda/ted_stub.c without CUDA): keyroot tables by dependency
  * depth, tables of at most thread_max_cells cells one per thread, larger ones one per block.
- * Trees checked, params valid; the matrix one pair after the other. */
+ * Trees checked, params valid; a matrix in batches of pairs computed together. */
 ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p,
                       size_t thread_max_cells, double *out);
 ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, const ww_ted_params *p,

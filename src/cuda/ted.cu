@@ -1,12 +1,13 @@
 /* Tree edit distance on the GPU, first engine (issue 13): X-TED's schedule of keyroot tables by
- * dependency depth with two of its strategies. The keyroot pairs of one depth (level(k1) +
- * level(k2)) write disjoint entries of td and read only shallower ones, so the launches of one
- * depth compute all of them: tables of at most `thread_max_cells` cells one per thread (row by
- * row, as the CPU), larger ones one per block, sweeping their anti-diagonals (cell (x, y) reads
- * (x-1, y), (x, y-1), (x-1, y-1) and (l(i) - l1, l(j) - l2), all on earlier anti-diagonals). Each
- * thread or block takes pairs in a grid-stride loop with its own forest table in global memory.
- * The cells are ww_ted_cell, as on the CPU, so results are bit-identical. The warp and multi-block
- * strategies of the paper, and batching of many pairs per launch, are not here yet. */
+ * dependency depth with two of its strategies, for a batch of pairs at once. The keyroot pairs of
+ * one depth (level(k1) + level(k2)) write disjoint entries of their pair's td and read only
+ * shallower ones, so the launches of one depth compute all of them, for every pair of the batch
+ * together: tables of at most `thread_max_cells` cells one per thread (row by row, as the CPU),
+ * larger ones one per block, sweeping their anti-diagonals (cell (x, y) reads (x-1, y), (x, y-1),
+ * (x-1, y-1) and (l(i) - l1, l(j) - l2), all on earlier anti-diagonals). Each thread or block takes
+ * tables in a grid-stride loop with its own forest table in global memory. The cells are
+ * ww_ted_cell, as on the CPU, so results are bit-identical. The warp and multi-block strategies of
+ * the paper are not here yet. */
 #include "../common/ted_internal.h"
 #include "../measures/ted.h"
 #include "cuda_common.cuh"
@@ -14,58 +15,83 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <vector>
+
 namespace {
 
-const int TABLE_THREADS = 128;           /* threads per block (one table) */
-const size_t SLOT_BYTES_BUDGET = 256u << 20; /* forest tables of the blocks of one launch */
+const int TABLE_THREADS = 128;               /* threads per block (one table) */
+const size_t SLOT_BYTES_BUDGET = 256u << 20; /* forest tables of the threads or blocks of one launch */
+const size_t BATCH_TD_BYTES = 1u << 30;      /* tree distances of the pairs of one batch */
+const size_t BATCH_TABLES = 1u << 26;        /* keyroot tables of one batch */
 
-struct dev_tree {
+/* A pair of the batch: where its trees' arrays and its td start. */
+struct pair_meta {
+    int a, b;     /* offsets of A's and B's nodes in the label and leftmost arrays */
+    int nb;       /* B's nodes: the width of td */
+    size_t td;    /* offset of its td (na x nb doubles) */
+};
+
+/* One table: (pair, k1, k2). */
+struct table_task {
+    int pair, k1, k2;
+};
+
+struct batch_view {
     const int32_t *label, *leftmost;
-    int32_t n;
+    const pair_meta *meta;
+    double *td;
 };
 
 /* One table per thread: small tables, row by row (the CPU's order). */
-__global__ void keyroot_tables_thread_kernel(dev_tree A, dev_tree B, const int2 *pairs, int pair_count, double *td,
-                                             double *slots, size_t slot_doubles, double del, double ins, double ren)
+__global__ void keyroot_tables_thread_kernel(batch_view v, const table_task *tasks, int task_count, double *slots,
+                                             size_t slot_doubles, double del, double ins, double ren)
 {
     const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, stride = (size_t)gridDim.x * blockDim.x;
     double *fd = slots + t * slot_doubles;
-    for (size_t p = t; p < (size_t)pair_count; p += stride) {
-        const int k1 = pairs[p].x, k2 = pairs[p].y;
-        const int l1 = A.leftmost[k1], l2 = B.leftmost[k2];
+    for (size_t p = t; p < (size_t)task_count; p += stride) {
+        const table_task task = tasks[p];
+        const pair_meta m = v.meta[task.pair];
+        const int32_t *a_label = v.label + m.a, *a_left = v.leftmost + m.a;
+        const int32_t *b_label = v.label + m.b, *b_left = v.leftmost + m.b;
+        double *td = v.td + m.td;
+        const int k1 = task.k1, k2 = task.k2, l1 = a_left[k1], l2 = b_left[k2];
         const int rows = k1 - l1 + 1, cols = k2 - l2 + 1;
         const size_t w = (size_t)cols + 1;
         fd[0] = 0;
         for (int y = 1; y <= cols; y++)
             fd[y] = fd[y - 1] + ins;
         for (int x = 1; x <= rows; x++) {
-            const int i = l1 + x - 1, li = A.leftmost[i];
+            const int i = l1 + x - 1, li = a_left[i];
             double *row = fd + (size_t)x * w;
             const double *up = row - w, *sub = fd + (size_t)(li - l1) * w;
             double left = up[0] + del;
             row[0] = left;
             for (int y = 1; y <= cols; y++) {
-                const int j = l2 + y - 1, lj = B.leftmost[j];
+                const int j = l2 + y - 1, lj = b_left[j];
                 const bool trees = li == l1 && lj == l2;
-                const double match = trees ? up[y - 1] + ww_ted_relabel(A.label[i], B.label[j], ren)
-                                           : sub[lj - l2] + td[(size_t)i * B.n + j];
+                const double match = trees ? up[y - 1] + ww_ted_relabel(a_label[i], b_label[j], ren)
+                                           : sub[lj - l2] + td[(size_t)i * m.nb + j];
                 left = ww_ted_cell(up[y], left, match, del, ins);
                 row[y] = left;
                 if (trees)
-                    td[(size_t)i * B.n + j] = left;
+                    td[(size_t)i * m.nb + j] = left;
             }
         }
     }
 }
 
 /* One table per block: larger tables, by anti-diagonals. */
-__global__ void keyroot_tables_kernel(dev_tree A, dev_tree B, const int2 *pairs, int pair_count, double *td,
-                                      double *slots, size_t slot_doubles, double del, double ins, double ren)
+__global__ void keyroot_tables_kernel(batch_view v, const table_task *tasks, int task_count, double *slots,
+                                      size_t slot_doubles, double del, double ins, double ren)
 {
     double *fd = slots + (size_t)blockIdx.x * slot_doubles;
-    for (int p = blockIdx.x; p < pair_count; p += gridDim.x) {
-        const int k1 = pairs[p].x, k2 = pairs[p].y;
-        const int l1 = A.leftmost[k1], l2 = B.leftmost[k2];
+    for (int p = blockIdx.x; p < task_count; p += gridDim.x) {
+        const table_task task = tasks[p];
+        const pair_meta m = v.meta[task.pair];
+        const int32_t *a_label = v.label + m.a, *a_left = v.leftmost + m.a;
+        const int32_t *b_label = v.label + m.b, *b_left = v.leftmost + m.b;
+        double *td = v.td + m.td;
+        const int k1 = task.k1, k2 = task.k2, l1 = a_left[k1], l2 = b_left[k2];
         const int rows = k1 - l1 + 1, cols = k2 - l2 + 1;
         const size_t w = (size_t)cols + 1;
         if (threadIdx.x == 0) { /* the borders, summed in the CPU's order */
@@ -80,24 +106,24 @@ __global__ void keyroot_tables_kernel(dev_tree A, dev_tree B, const int2 *pairs,
             const int x_lo = s - cols > 1 ? s - cols : 1, x_hi = s - 1 < rows ? s - 1 : rows;
             for (int x = x_lo + (int)threadIdx.x; x <= x_hi; x += blockDim.x) {
                 const int y = s - x, i = l1 + x - 1, j = l2 + y - 1;
-                const int li = A.leftmost[i], lj = B.leftmost[j];
+                const int li = a_left[i], lj = b_left[j];
                 const size_t at = (size_t)x * w + y;
                 const bool trees = li == l1 && lj == l2;
-                const double match = trees ? fd[at - w - 1] + ww_ted_relabel(A.label[i], B.label[j], ren)
-                                           : fd[(size_t)(li - l1) * w + (lj - l2)] + td[(size_t)i * B.n + j];
-                const double v = ww_ted_cell(fd[at - w], fd[at - 1], match, del, ins);
-                fd[at] = v;
+                const double match = trees ? fd[at - w - 1] + ww_ted_relabel(a_label[i], b_label[j], ren)
+                                           : fd[(size_t)(li - l1) * w + (lj - l2)] + td[(size_t)i * m.nb + j];
+                const double val = ww_ted_cell(fd[at - w], fd[at - 1], match, del, ins);
+                fd[at] = val;
                 if (trees)
-                    td[(size_t)i * B.n + j] = v;
+                    td[(size_t)i * m.nb + j] = val;
             }
             __syncthreads();
         }
     }
 }
 
-/* Device allocations of one call, freed together. */
+/* Device allocations of one batch, freed together. */
 struct call_buffers {
-    void *ptr[4] = {NULL, NULL, NULL, NULL};
+    void *ptr[5] = {NULL, NULL, NULL, NULL, NULL};
     ~call_buffers()
     {
         for (void *p : ptr)
@@ -114,109 +140,146 @@ double sum_of(size_t n, double cost) /* as the CPU sums an empty side */
     return s;
 }
 
-/* One pair, on the context's device (entered by the caller). */
-ww_status ted_pair(ww_cuda_state *s, const ww_tree *a, const ww_tree *b, const ww_ted_params *p,
-                   size_t thread_max_cells, double *out)
-{
-    if (a->count == 0 || b->count == 0) {
-        *out = a->count == 0 ? sum_of(b->count, p->insert_cost) : sum_of(a->count, p->delete_cost);
-        return WW_OK;
-    }
-    const size_t na = a->count, nb = b->count, big = na > nb ? na : nb;
-    /* both trees, both orientations, on the host; the cheaper orientation goes to the GPU */
-    const size_t ints_a = ww_ted_prepared_ints(na) + 4 * big, ints_b = ww_ted_prepared_ints(nb) + 4 * big;
-    int32_t *host = (int32_t *)malloc((2 * ints_a + 2 * ints_b) * sizeof(int32_t));
-    if (host == NULL)
-        return WW_ERR_MEMORY;
-    ww_ted_prepared al, ar, bl, br;
-    ww_ted_prepare(a, 0, host, &al);
-    ww_ted_prepare(a, 1, host + ints_a, &ar);
-    ww_ted_prepare(b, 0, host + 2 * ints_a, &bl);
-    ww_ted_prepare(b, 1, host + 2 * ints_a + ints_b, &br);
-    const bool right = ar.cost * br.cost < al.cost * bl.cost;
-    const ww_ted_prepared &A = right ? ar : al, &B = right ? br : bl;
+/* A batch being built on the host: the chosen orientation of each pair's trees, its keyroots. */
+struct batch {
+    std::vector<int32_t> label, leftmost;
+    std::vector<pair_meta> meta;
+    std::vector<std::vector<int32_t>> keyroots_a, keyroots_b, levels_a, levels_b;
+    std::vector<int32_t> sizes_a; /* per pair: na (for the result's td entry) */
+    size_t td_doubles = 0, tables = 0;
+    std::vector<int32_t> scratch;
 
-    /* keyroot pairs by depth, and in a depth the one-thread tables first: a counting sort on
-     * key = 2 depth + (table larger than thread_max_cells) */
-    int32_t levels_a = 0, levels_b = 0;
-    for (int32_t k = 0; k < A.keyroot_count; k++)
-        levels_a = A.level[k] + 1 > levels_a ? A.level[k] + 1 : levels_a;
-    for (int32_t k = 0; k < B.keyroot_count; k++)
-        levels_b = B.level[k] + 1 > levels_b ? B.level[k] + 1 : levels_b;
-    const int keys = 2 * (levels_a + levels_b - 1);
-    const size_t pair_count = (size_t)A.keyroot_count * (size_t)B.keyroot_count;
-    int2 *pairs = (int2 *)malloc(pair_count * sizeof(int2));
-    size_t *start = (size_t *)calloc((size_t)keys + 1, sizeof(size_t));
-    size_t *slot = (size_t *)calloc((size_t)keys, sizeof(size_t)); /* largest table of each key */
-    if (pairs == NULL || start == NULL || slot == NULL || pair_count > (size_t)INT32_MAX) {
-        free(host), free(pairs), free(start), free(slot);
-        return pair_count > (size_t)INT32_MAX ? WW_ERR_TREE_SIZE : WW_ERR_MEMORY;
+    void clear()
+    {
+        label.clear(), leftmost.clear(), meta.clear(), keyroots_a.clear(), keyroots_b.clear();
+        levels_a.clear(), levels_b.clear(), sizes_a.clear();
+        td_doubles = tables = 0;
     }
+
+    /* Adds a pair of non-empty checked trees in its cheaper orientation. */
+    void add(const ww_tree *a, const ww_tree *b)
+    {
+        const size_t na = a->count, nb = b->count, big = na > nb ? na : nb;
+        const size_t ints_a = ww_ted_prepared_ints(na) + 4 * big, ints_b = ww_ted_prepared_ints(nb) + 4 * big;
+        scratch.resize(2 * ints_a + 2 * ints_b);
+        int32_t *host = scratch.data();
+        ww_ted_prepared al, ar, bl, br;
+        ww_ted_prepare(a, 0, host, &al);
+        ww_ted_prepare(a, 1, host + ints_a, &ar);
+        ww_ted_prepare(b, 0, host + 2 * ints_a, &bl);
+        ww_ted_prepare(b, 1, host + 2 * ints_a + ints_b, &br);
+        const bool right = ar.cost * br.cost < al.cost * bl.cost;
+        const ww_ted_prepared &A = right ? ar : al, &B = right ? br : bl;
+        pair_meta m;
+        m.a = (int)label.size();
+        label.insert(label.end(), A.label, A.label + na);
+        leftmost.insert(leftmost.end(), A.leftmost, A.leftmost + na);
+        m.b = (int)label.size();
+        label.insert(label.end(), B.label, B.label + nb);
+        leftmost.insert(leftmost.end(), B.leftmost, B.leftmost + nb);
+        m.nb = (int)nb;
+        m.td = td_doubles;
+        td_doubles += na * nb;
+        tables += (size_t)A.keyroot_count * (size_t)B.keyroot_count;
+        meta.push_back(m);
+        sizes_a.push_back((int32_t)na);
+        keyroots_a.emplace_back(A.keyroots, A.keyroots + A.keyroot_count);
+        levels_a.emplace_back(A.level, A.level + A.keyroot_count);
+        keyroots_b.emplace_back(B.keyroots, B.keyroots + B.keyroot_count);
+        levels_b.emplace_back(B.level, B.level + B.keyroot_count);
+    }
+};
+
+/* Computes every pair of the batch; out[k]: the distance of pair k. */
+ww_status run_batch(ww_cuda_state *s, const batch &bt, const ww_ted_params *p, size_t thread_max_cells, double *out)
+{
+    const size_t pairs = bt.meta.size();
+    if (pairs == 0)
+        return WW_OK;
+    if (bt.label.size() > (size_t)INT32_MAX || bt.tables > (size_t)INT32_MAX)
+        return WW_ERR_TREE_SIZE;
+    /* every table of the batch by key = 2 depth + (larger than thread_max_cells): a counting sort */
+    int depths = 1;
+    for (size_t k = 0; k < pairs; k++) {
+        int la = 0, lb = 0;
+        for (int32_t l : bt.levels_a[k])
+            la = l + 1 > la ? l + 1 : la;
+        for (int32_t l : bt.levels_b[k])
+            lb = l + 1 > lb ? l + 1 : lb;
+        depths = la + lb - 1 > depths ? la + lb - 1 : depths;
+    }
+    const int keys = 2 * depths;
+    std::vector<size_t> start((size_t)keys + 1, 0), slot((size_t)keys, 0);
+    std::vector<table_task> tasks(bt.tables);
     for (int pass = 0; pass < 2; pass++) { /* count, then fill */
-        for (int32_t u = 0; u < A.keyroot_count; u++)
-            for (int32_t v = 0; v < B.keyroot_count; v++) {
-                const int32_t k1 = A.keyroots[u], k2 = B.keyroots[v];
-                const size_t cells = (size_t)(k1 - A.leftmost[k1] + 2) * (size_t)(k2 - B.leftmost[k2] + 2);
-                const int key = 2 * (A.level[u] + B.level[v]) + (cells > thread_max_cells);
-                if (pass == 0) {
-                    start[key + 1]++;
-                    slot[key] = cells > slot[key] ? cells : slot[key];
-                } else {
-                    pairs[start[key]++] = make_int2(k1, k2);
+        for (size_t k = 0; k < pairs; k++) {
+            const int32_t *left_a = bt.leftmost.data() + bt.meta[k].a, *left_b = bt.leftmost.data() + bt.meta[k].b;
+            const std::vector<int32_t> &ka = bt.keyroots_a[k], &kb = bt.keyroots_b[k];
+            for (size_t u = 0; u < ka.size(); u++)
+                for (size_t v = 0; v < kb.size(); v++) {
+                    const int32_t k1 = ka[u], k2 = kb[v];
+                    const size_t cells = (size_t)(k1 - left_a[k1] + 2) * (size_t)(k2 - left_b[k2] + 2);
+                    const int key = 2 * (bt.levels_a[k][u] + bt.levels_b[k][v]) + (cells > thread_max_cells);
+                    if (pass == 0) {
+                        start[(size_t)key + 1]++;
+                        slot[(size_t)key] = cells > slot[(size_t)key] ? cells : slot[(size_t)key];
+                    } else {
+                        tasks[start[(size_t)key]++] = table_task{(int)k, k1, k2};
+                    }
                 }
-            }
+        }
         if (pass == 0)
             for (int k = 0; k < keys; k++)
-                start[k + 1] += start[k];
+                start[(size_t)k + 1] += start[(size_t)k];
     }
     for (int k = keys; k > 0; k--) /* the fill moved every start to the next key's */
-        start[k] = start[k - 1];
+        start[(size_t)k] = start[(size_t)k - 1];
     start[0] = 0;
     /* the forest tables of one launch: the budget, or the largest table when it is larger; each
      * launch runs as many blocks (threads) as the GPU holds and the budget fits at its table size */
     size_t slot_doubles = 0;
-    for (int k = 0; k < keys; k++)
-        slot_doubles = slot[k] > slot_doubles ? slot[k] : slot_doubles;
+    for (size_t x : slot)
+        slot_doubles = x > slot_doubles ? x : slot_doubles;
     size_t slot_total = SLOT_BYTES_BUDGET / sizeof(double);
     slot_total = slot_total > slot_doubles ? slot_total : slot_doubles;
     const size_t max_blocks = (size_t)s->sm_count * 16, max_threads = (size_t)s->sm_count * 2048;
 
     call_buffers buf;
-    ww_status st = WW_OK;
-    const size_t tree_ints = na + nb;
-    double *td = NULL, *slots = NULL;
-    int32_t *trees = NULL;
-    int2 *dpairs = NULL;
-    cudaError_t e = cudaMalloc(&buf.ptr[0], na * nb * sizeof(double));
+    cudaError_t e = cudaMalloc(&buf.ptr[0], bt.td_doubles * sizeof(double));
     if (e == cudaSuccess)
         e = cudaMalloc(&buf.ptr[1], slot_total * sizeof(double));
     if (e == cudaSuccess)
-        e = cudaMalloc(&buf.ptr[2], 2 * tree_ints * sizeof(int32_t));
+        e = cudaMalloc(&buf.ptr[2], 2 * bt.label.size() * sizeof(int32_t));
     if (e == cudaSuccess)
-        e = cudaMalloc(&buf.ptr[3], pair_count * sizeof(int2));
+        e = cudaMalloc(&buf.ptr[3], tasks.size() * sizeof(table_task));
+    if (e == cudaSuccess)
+        e = cudaMalloc(&buf.ptr[4], pairs * sizeof(pair_meta));
+    batch_view view = {NULL, NULL, NULL, NULL};
+    double *slots = (double *)buf.ptr[1];
+    table_task *dtasks = (table_task *)buf.ptr[3];
     if (e == cudaSuccess) {
-        td = (double *)buf.ptr[0];
-        slots = (double *)buf.ptr[1];
-        trees = (int32_t *)buf.ptr[2];
-        dpairs = (int2 *)buf.ptr[3];
-        /* labels and leftmost leaves of A, then of B */
-        e = cudaMemcpyAsync(trees, A.label, na * sizeof(int32_t), cudaMemcpyHostToDevice, s->stream);
+        view.td = (double *)buf.ptr[0];
+        view.label = (const int32_t *)buf.ptr[2];
+        view.leftmost = (const int32_t *)buf.ptr[2] + bt.label.size();
+        view.meta = (const pair_meta *)buf.ptr[4];
+        e = cudaMemcpyAsync(buf.ptr[2], bt.label.data(), bt.label.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
+                            s->stream);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(trees + na, A.leftmost, na * sizeof(int32_t), cudaMemcpyHostToDevice, s->stream);
+            e = cudaMemcpyAsync((int32_t *)buf.ptr[2] + bt.label.size(), bt.leftmost.data(),
+                                bt.leftmost.size() * sizeof(int32_t), cudaMemcpyHostToDevice, s->stream);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(trees + 2 * na, B.label, nb * sizeof(int32_t), cudaMemcpyHostToDevice, s->stream);
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(trees + 2 * na + nb, B.leftmost, nb * sizeof(int32_t), cudaMemcpyHostToDevice,
+            e = cudaMemcpyAsync(dtasks, tasks.data(), tasks.size() * sizeof(table_task), cudaMemcpyHostToDevice,
                                 s->stream);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(dpairs, pairs, pair_count * sizeof(int2), cudaMemcpyHostToDevice, s->stream);
+            e = cudaMemcpyAsync(buf.ptr[4], bt.meta.data(), pairs * sizeof(pair_meta), cudaMemcpyHostToDevice,
+                                s->stream);
     }
-    const dev_tree dA = {trees, trees + na, (int32_t)na}, dB = {trees + 2 * na, trees + 2 * na + nb, (int32_t)nb};
     for (int key = 0; key < keys && e == cudaSuccess; key++) {
-        const size_t count = start[key + 1] - start[key];
+        const size_t count = start[(size_t)key + 1] - start[(size_t)key];
         if (count == 0)
             continue;
-        const size_t fit = slot_total / slot[key];
+        const size_t fit = slot_total / slot[(size_t)key];
+        const table_task *at = dtasks + start[(size_t)key];
         if (key % 2 == 0) { /* one table per thread */
             size_t threads = fit < max_threads ? fit : max_threads;
             threads = threads < count ? threads : count;
@@ -224,28 +287,22 @@ ww_status ted_pair(ww_cuda_state *s, const ww_tree *a, const ww_tree *b, const w
             const size_t per_block = threads < (size_t)TABLE_THREADS ? threads : (size_t)TABLE_THREADS;
             const size_t grid = threads / per_block;
             keyroot_tables_thread_kernel<<<(unsigned)grid, (unsigned)per_block, 0, s->stream>>>(
-                dA, dB, dpairs + start[key], (int)count, td, slots, slot[key], p->delete_cost, p->insert_cost,
-                p->relabel_cost);
+                view, at, (int)count, slots, slot[(size_t)key], p->delete_cost, p->insert_cost, p->relabel_cost);
         } else { /* one table per block */
             size_t grid = fit < max_blocks ? fit : max_blocks;
             grid = grid < count ? grid : count;
-            keyroot_tables_kernel<<<(unsigned)grid, TABLE_THREADS, 0, s->stream>>>(dA, dB, dpairs + start[key],
-                                                                                   (int)count, td, slots, slot[key],
-                                                                                   p->delete_cost, p->insert_cost,
-                                                                                   p->relabel_cost);
+            keyroot_tables_kernel<<<(unsigned)grid, TABLE_THREADS, 0, s->stream>>>(
+                view, at, (int)count, slots, slot[(size_t)key], p->delete_cost, p->insert_cost, p->relabel_cost);
         }
         e = cudaGetLastError();
     }
-    double result = 0;
-    if (e == cudaSuccess) /* the roots' entry: a pageable copy, synchronous with the stream */
-        e = cudaMemcpyAsync(&result, td + na * nb - 1, sizeof(double), cudaMemcpyDeviceToHost, s->stream);
+    /* each pair's result: the entry of its roots, the last of its td */
+    for (size_t k = 0; k < pairs && e == cudaSuccess; k++)
+        e = cudaMemcpyAsync(&out[k], view.td + bt.meta[k].td + (size_t)bt.sizes_a[k] * (size_t)bt.meta[k].nb - 1,
+                            sizeof(double), cudaMemcpyDeviceToHost, s->stream);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s->stream);
-    st = ww_cuda_status(e);
-    if (st == WW_OK)
-        *out = result;
-    free(host), free(pairs), free(start), free(slot);
-    return st;
+    return ww_cuda_status(e);
 }
 
 } // namespace
@@ -256,8 +313,19 @@ ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_
     ww_cuda_state *s = ctx->cuda;
     if (s == NULL)
         return WW_ERR_NO_DEVICE;
+    if (a->count == 0 || b->count == 0) {
+        *out = a->count == 0 ? sum_of(b->count, p->insert_cost) : sum_of(a->count, p->delete_cost);
+        return WW_OK;
+    }
     ww_cuda_device_guard guard = ww_cuda_enter(s);
-    ww_status st = ted_pair(s, a, b, p, thread_max_cells, out);
+    ww_status st;
+    try {
+        batch bt;
+        bt.add(a, b);
+        st = run_batch(s, bt, p, thread_max_cells, out);
+    } catch (...) { /* std::bad_alloc of the host vectors */
+        st = WW_ERR_MEMORY;
+    }
     ww_cuda_recover(s, st);
     ww_cuda_leave(guard);
     return st;
@@ -272,36 +340,86 @@ ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, 
     const int self = y == NULL;
     const ww_tree *cols = self ? x : y;
     const int mirror = self && p->delete_cost == p->insert_cost;
+    /* the entries to compute, in row-major order; a mirrored one is copied afterwards */
+    auto computed = [&](size_t i, size_t j) {
+        if (self && i == j)
+            return false;
+        const bool mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
+        return !(mirror && mirror_in_block && j < i);
+    };
+    auto store = [&](size_t i, size_t j, double d) {
+        const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
+        if (o->out_dtype == WW_F32)
+            ((float *)out)[at] = (float)d;
+        else
+            ((double *)out)[at] = d;
+    };
     uint64_t total = 0, done = 0;
     for (size_t i = o->row_begin; i < o->row_end; i++)
         for (size_t j = o->col_begin; j < o->col_end; j++)
-            total += (uint64_t)(x[i].count * cols[j].count > 0 ? x[i].count * cols[j].count : 1);
+            if (computed(i, j))
+                total += (uint64_t)(x[i].count * cols[j].count > 0 ? x[i].count * cols[j].count : 1);
     ww_cuda_device_guard guard = ww_cuda_enter(s);
     ww_status st = WW_OK;
-    /* one pair after the other (the batched strategies of the paper are to come) */
-    for (size_t i = o->row_begin; i < o->row_end && st == WW_OK; i++)
-        for (size_t j = o->col_begin; j < o->col_end && st == WW_OK; j++) {
-            double d = 0;
-            const bool mirrored = mirror && j < i && j >= o->row_begin && j < o->row_end && i >= o->col_begin &&
-                                  i < o->col_end;
-            if (self && i == j)
-                d = 0;
-            else if (mirrored) /* computed as (j, i), earlier in the block */
-                d = o->out_dtype == WW_F32 ? ((float *)out)[(j - o->row_begin) * o->out_stride + (i - o->col_begin)]
-                                           : ((double *)out)[(j - o->row_begin) * o->out_stride + (i - o->col_begin)];
-            else
-                st = ted_pair(s, &x[i], &cols[j], p, thread_max_cells, &d);
-            if (st != WW_OK)
-                break;
-            const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
-            if (o->out_dtype == WW_F32)
-                ((float *)out)[at] = (float)d;
-            else
-                ((double *)out)[at] = d;
-            done += (uint64_t)(x[i].count * cols[j].count > 0 ? x[i].count * cols[j].count : 1);
+    try {
+        /* batches of pairs within the td and table budgets, computed together */
+        batch bt;
+        std::vector<size_t> rows_of, cols_of;
+        std::vector<double> results;
+        auto flush = [&]() {
+            results.resize(bt.meta.size());
+            ww_status r = run_batch(s, bt, p, thread_max_cells, results.data());
+            if (r != WW_OK)
+                return r;
+            for (size_t k = 0; k < results.size(); k++) {
+                store(rows_of[k], cols_of[k], results[k]);
+                done += (uint64_t)x[rows_of[k]].count * cols[cols_of[k]].count;
+            }
+            bt.clear();
+            rows_of.clear();
+            cols_of.clear();
             if (o->progress && o->progress(done, total, o->progress_user))
-                st = WW_ERR_CANCELLED;
-        }
+                return WW_ERR_CANCELLED;
+            return WW_OK;
+        };
+        for (size_t i = o->row_begin; i < o->row_end && st == WW_OK; i++)
+            for (size_t j = o->col_begin; j < o->col_end && st == WW_OK; j++) {
+                if (!computed(i, j))
+                    continue;
+                const ww_tree *a = &x[i], *b = &cols[j];
+                if (a->count == 0 || b->count == 0) {
+                    store(i, j, a->count == 0 ? sum_of(b->count, p->insert_cost) : sum_of(a->count, p->delete_cost));
+                    done++;
+                    continue;
+                }
+                const size_t td = a->count * b->count;
+                if (!bt.meta.empty() && ((bt.td_doubles + td) * sizeof(double) > BATCH_TD_BYTES ||
+                                         bt.tables + a->count * b->count > BATCH_TABLES))
+                    st = flush();
+                if (st != WW_OK)
+                    break;
+                bt.add(a, b);
+                rows_of.push_back(i);
+                cols_of.push_back(j);
+            }
+        if (st == WW_OK)
+            st = flush();
+    } catch (...) {
+        st = WW_ERR_MEMORY;
+    }
+    if (st == WW_OK && self) { /* mirrored entries and the diagonal */
+        for (size_t i = o->row_begin; i < o->row_end; i++)
+            for (size_t j = o->col_begin; j < o->col_end; j++)
+                if (i == j)
+                    store(i, j, 0);
+                else if (!computed(i, j))
+                    store(i, j,
+                          o->out_dtype == WW_F32
+                              ? (double)((float *)out)[(j - o->row_begin) * o->out_stride + (i - o->col_begin)]
+                              : ((double *)out)[(j - o->row_begin) * o->out_stride + (i - o->col_begin)]);
+    }
+    if (st == WW_OK && o->progress && o->progress(total, total, o->progress_user))
+        st = WW_ERR_CANCELLED;
     ww_cuda_recover(s, st);
     ww_cuda_leave(guard);
     return st;
