@@ -157,6 +157,7 @@ if has bench-ted; then
   echo "== bench-ted (CPU, Swissport pair (0, 1), wavewarp and X-TED CPU; then the first GPU engine)"
   bench/bench_ted_cpu.sh build-gpu 1 "$jobs" 2>&1 | tee "$out/cpu_ted.md"
   build-gpu/bench/ww_bench_ted "${WW_SHARED_DIR:-../shared}/data/trees" 0 20 cuda 2>&1 | tee "$out/gpu_ted.md"
+  build-gpu/bench/ww_bench_ted_gpu 512 2>&1 | tee "$out/gpu_ted_strategies.md"
   stamp
 fi
 
