@@ -677,7 +677,7 @@ void test_ted_threads_identical(void)
 }
 
 /* The GPU engine against the CPU engine, bit for bit, with each strategy forced in turn (every
- * table on a block, the default threshold, every table on a thread): random trees of every shape
+ * table on a block, on a warp, on a thread, then the built-in thresholds): random trees of every shape
  * (sizes 0 to 60, unit and other costs), the shared Swissport pairs, a matrix; outputs poisoned
  * first. A context with backend AUTO computes trees on the CPU. */
 static void ted_cuda_compare(const char *strategy);
@@ -686,12 +686,18 @@ void test_ted_cuda_matches_cpu(void)
 {
     if (!ww_cuda_available())
         SKIP("no usable CUDA GPU (or a build without CUDA): the GPU tree engine is not tested here");
-    const char *strategies[] = {"0", "", "1000000000000"}; /* blocks, the default, threads */
-    for (int k = 0; k < 3; k++) {
-        setenv("WW_TED_THREAD_CELLS", strategies[k], 1);
-        ted_cuda_compare(strategies[k]);
+    /* WW_TED_THREAD_CELLS, WW_TED_WARP_CELLS: every table on a block, on a warp, on a thread, the
+     * built-in thresholds (a mix) */
+    const char *strategies[][2] = {{"0", "0"}, {"0", "1000000000000"}, {"1000000000000", "1000000000000"}, {"", ""}};
+    for (int k = 0; k < 4; k++) {
+        setenv("WW_TED_THREAD_CELLS", strategies[k][0], 1);
+        setenv("WW_TED_WARP_CELLS", strategies[k][1], 1);
+        char name[64];
+        snprintf(name, sizeof name, "%s/%s", strategies[k][0], strategies[k][1]);
+        ted_cuda_compare(name);
     }
     unsetenv("WW_TED_THREAD_CELLS");
+    unsetenv("WW_TED_WARP_CELLS");
 }
 
 static void ted_cuda_compare(const char *strategy)
@@ -718,7 +724,7 @@ static void ted_cuda_compare(const char *strategy)
         CHECK(ww_ctx_last_backend(gpu) == WW_BACKEND_CUDA);
         CHECK_STATUS(ww_ted(cpu, &a, &b, &costs[trial % 3], &c), WW_OK);
         if (g != c)
-            fprintf(stderr, "  WW_TED_THREAD_CELLS='%s', trial %d (%zu x %zu): gpu %.17g, cpu %.17g\n", strategy, trial,
+            fprintf(stderr, "  WW_TED_THREAD_CELLS/WARP_CELLS %s, trial %d (%zu x %zu): gpu %.17g, cpu %.17g\n", strategy, trial,
                     na, nb, g, c);
         CHECK(g == c);
     }
@@ -757,7 +763,7 @@ static void ted_cuda_compare(const char *strategy)
             if (n >= 2)
                 CHECK_STATUS(ww_ted(gpu, &s[0], &s[1], NULL, &g), WW_OK);
             if (g != want[k])
-                fprintf(stderr, "  WW_TED_THREAD_CELLS='%s', Swissport %d: gpu %g\n", strategy, sizes[k], g);
+                fprintf(stderr, "  WW_TED_THREAD_CELLS/WARP_CELLS %s, Swissport %d: gpu %g\n", strategy, sizes[k], g);
             CHECK(g == want[k]);
             for (size_t i = 0; i < n; i++)
                 ww_tree_free(&s[i]);

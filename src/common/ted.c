@@ -103,20 +103,29 @@ static int threads_within_limit(const ww_ctx *ctx, size_t na, size_t nb, int man
     return threads;
 }
 
-/* The GPU engine's threshold between its strategies: tables of at most this many cells go one per
- * thread, larger ones one per block. A first value, not yet measured on an H100/H200 (the cost
- * model and `calibrate` of the matrix engine do not cover trees yet); WW_TED_THREAD_CELLS in the
- * environment overrides it (0: every table on a block; tests force each strategy so). */
-#define TED_THREAD_MAX_CELLS 4096
+/* The GPU engine's thresholds between its strategies: tables of at most TED_THREAD_CELLS cells go
+ * one per thread, up to TED_WARP_CELLS one per warp, larger ones one per block. First values, not
+ * yet measured on an H100/H200 (bench/bench_ted_gpu.c measures each strategy across table sizes;
+ * `calibrate` does not cover trees yet). WW_TED_THREAD_CELLS and WW_TED_WARP_CELLS in the
+ * environment override them (tests force each strategy so: 0 0 is every table on a block). */
+#define TED_THREAD_CELLS 1024
+#define TED_WARP_CELLS 65536
 
-static size_t ted_thread_max_cells(void)
+static size_t env_cells(const char *name, size_t fallback)
 {
-    const char *env = getenv("WW_TED_THREAD_CELLS");
+    const char *env = getenv(name);
     if (env == NULL || *env == '\0')
-        return TED_THREAD_MAX_CELLS;
+        return fallback;
     char *end = NULL;
     const unsigned long long v = strtoull(env, &end, 10);
-    return *end == '\0' ? (size_t)v : TED_THREAD_MAX_CELLS;
+    return *end == '\0' ? (size_t)v : fallback;
+}
+
+static ww_ted_gpu_thresholds gpu_thresholds(void)
+{
+    ww_ted_gpu_thresholds t = {env_cells("WW_TED_THREAD_CELLS", TED_THREAD_CELLS),
+                               env_cells("WW_TED_WARP_CELLS", TED_WARP_CELLS)};
+    return t;
 }
 
 /* Where trees are computed: the GPU engine (one block per keyroot table, not yet faster than the
@@ -150,8 +159,10 @@ ww_status ww_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_p
     const int threads = threads_within_limit(ctx, a->count, b->count, 0);
     if (threads == 0)
         return WW_ERR_TREE_SIZE;
-    if (route(ctx) == WW_BACKEND_CUDA)
-        return ww_cuda_ted(ctx, a, b, &params, ted_thread_max_cells(), out);
+    if (route(ctx) == WW_BACKEND_CUDA) {
+        const ww_ted_gpu_thresholds limits = gpu_thresholds();
+        return ww_cuda_ted(ctx, a, b, &params, &limits, out);
+    }
     return ww_cpu_ted(ctx, a, b, &params, threads, out);
 }
 
@@ -219,7 +230,9 @@ ww_status ww_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww_tre
     const int threads = threads_within_limit(ctx, largest(x, o.row_begin, o.row_end), largest(c, o.col_begin, o.col_end), 1);
     if (threads == 0)
         return WW_ERR_TREE_SIZE;
-    if (route(ctx) == WW_BACKEND_CUDA)
-        return ww_cuda_ted_pairwise(ctx, x, y, &params, ted_thread_max_cells(), out, &o);
+    if (route(ctx) == WW_BACKEND_CUDA) {
+        const ww_ted_gpu_thresholds limits = gpu_thresholds();
+        return ww_cuda_ted_pairwise(ctx, x, y, &params, &limits, out, &o);
+    }
     return ww_cpu_ted_pairwise(ctx, x, nx, y, ny, &params, out, &o, threads);
 }

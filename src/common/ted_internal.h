@@ -44,12 +44,16 @@ ww_status ww_cpu_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww
                               const ww_ted_params *p, void *out, const ww_pairwise_options *o, int threads);
 
 /* The GPU engine (src/cuda/ted.cu; src/cuda/ted_stub.c without CUDA): keyroot tables by dependency
- * depth, tables of at most thread_max_cells cells one per thread, larger ones one per block.
- * Trees checked, params valid; a matrix in batches of pairs computed together. */
+ * depth, each table by one thread, one warp or one block according to its cells. Trees checked,
+ * params valid; a matrix in batches of pairs computed together. */
+typedef struct ww_ted_gpu_thresholds {
+    size_t thread_cells; /* tables of at most this many cells: one thread each */
+    size_t warp_cells;   /* ... at most this many: one warp each; larger: one block each */
+} ww_ted_gpu_thresholds;
 ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p,
-                      size_t thread_max_cells, double *out);
+                      const ww_ted_gpu_thresholds *limits, double *out);
 ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, const ww_ted_params *p,
-                               size_t thread_max_cells, void *out, const ww_pairwise_options *o);
+                               const ww_ted_gpu_thresholds *limits, void *out, const ww_pairwise_options *o);
 
 #ifdef __cplusplus
 }

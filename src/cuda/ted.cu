@@ -1,13 +1,13 @@
 /* Tree edit distance on the GPU, first engine (issue 13): X-TED's schedule of keyroot tables by
- * dependency depth with two of its strategies, for a batch of pairs at once. The keyroot pairs of
- * one depth (level(k1) + level(k2)) write disjoint entries of their pair's td and read only
+ * dependency depth with three of its strategies, for a batch of pairs at once. The keyroot pairs
+ * of one depth (level(k1) + level(k2)) write disjoint entries of their pair's td and read only
  * shallower ones, so the launches of one depth compute all of them, for every pair of the batch
- * together: tables of at most `thread_max_cells` cells one per thread (row by row, as the CPU),
- * larger ones one per block, sweeping their anti-diagonals (cell (x, y) reads (x-1, y), (x, y-1),
- * (x-1, y-1) and (l(i) - l1, l(j) - l2), all on earlier anti-diagonals). Each thread or block takes
- * tables in a grid-stride loop with its own forest table in global memory. The cells are
- * ww_ted_cell, as on the CPU, so results are bit-identical. The warp and multi-block strategies of
- * the paper are not here yet. */
+ * together: tables of at most `thread_cells` cells one per thread (row by row, as the CPU), up to
+ * `warp_cells` one per warp, larger ones one per block; warps and blocks sweep their table's
+ * anti-diagonals (cell (x, y) reads (x-1, y), (x, y-1), (x-1, y-1) and (l(i) - l1, l(j) - l2), all
+ * on earlier anti-diagonals). Each thread, warp or block takes tables in a grid-stride loop with
+ * its own forest table in global memory. The cells are ww_ted_cell, as on the CPU, so results are
+ * bit-identical. The paper's multi-block strategy is not here yet. */
 #include "../common/ted_internal.h"
 #include "../measures/ted.h"
 #include "cuda_common.cuh"
@@ -76,6 +76,51 @@ __global__ void keyroot_tables_thread_kernel(batch_view v, const table_task *tas
                 if (trees)
                     td[(size_t)i * m.nb + j] = left;
             }
+        }
+    }
+}
+
+/* One table per warp: medium tables, by anti-diagonals. (A launch with fewer than 32 threads per
+ * block, which the host never makes, would use them as one narrower warp.) */
+__global__ void keyroot_tables_warp_kernel(batch_view v, const table_task *tasks, int task_count, double *slots,
+                                           size_t slot_doubles, double del, double ins, double ren)
+{
+    const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32, lane = (int)threadIdx.x % lanes;
+    const size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / (size_t)lanes;
+    const size_t warps = (size_t)gridDim.x * blockDim.x / (size_t)lanes;
+    double *fd = slots + warp * slot_doubles;
+    for (size_t p = warp; p < (size_t)task_count; p += warps) {
+        const table_task task = tasks[p];
+        const pair_meta m = v.meta[task.pair];
+        const int32_t *a_label = v.label + m.a, *a_left = v.leftmost + m.a;
+        const int32_t *b_label = v.label + m.b, *b_left = v.leftmost + m.b;
+        double *td = v.td + m.td;
+        const int k1 = task.k1, k2 = task.k2, l1 = a_left[k1], l2 = b_left[k2];
+        const int rows = k1 - l1 + 1, cols = k2 - l2 + 1;
+        const size_t w = (size_t)cols + 1;
+        if (lane == 0) { /* the borders, summed in the CPU's order */
+            fd[0] = 0;
+            for (int y = 1; y <= cols; y++)
+                fd[y] = fd[y - 1] + ins;
+            for (int x = 1; x <= rows; x++)
+                fd[x * w] = fd[(x - 1) * w] + del;
+        }
+        __syncwarp();
+        for (int s = 2; s <= rows + cols; s++) {
+            const int x_lo = s - cols > 1 ? s - cols : 1, x_hi = s - 1 < rows ? s - 1 : rows;
+            for (int x = x_lo + lane; x <= x_hi; x += lanes) {
+                const int y = s - x, i = l1 + x - 1, j = l2 + y - 1;
+                const int li = a_left[i], lj = b_left[j];
+                const size_t at = (size_t)x * w + y;
+                const bool trees = li == l1 && lj == l2;
+                const double match = trees ? fd[at - w - 1] + ww_ted_relabel(a_label[i], b_label[j], ren)
+                                           : fd[(size_t)(li - l1) * w + (lj - l2)] + td[(size_t)i * m.nb + j];
+                const double val = ww_ted_cell(fd[at - w], fd[at - 1], match, del, ins);
+                fd[at] = val;
+                if (trees)
+                    td[(size_t)i * m.nb + j] = val;
+            }
+            __syncwarp();
         }
     }
 }
@@ -191,14 +236,15 @@ struct batch {
 };
 
 /* Computes every pair of the batch; out[k]: the distance of pair k. */
-ww_status run_batch(ww_cuda_state *s, const batch &bt, const ww_ted_params *p, size_t thread_max_cells, double *out)
+ww_status run_batch(ww_cuda_state *s, const batch &bt, const ww_ted_params *p, const ww_ted_gpu_thresholds *limits,
+                    double *out)
 {
     const size_t pairs = bt.meta.size();
     if (pairs == 0)
         return WW_OK;
     if (bt.label.size() > (size_t)INT32_MAX || bt.tables > (size_t)INT32_MAX)
         return WW_ERR_TREE_SIZE;
-    /* every table of the batch by key = 2 depth + (larger than thread_max_cells): a counting sort */
+    /* every table of the batch by key = 3 depth + strategy (0 thread, 1 warp, 2 block): a counting sort */
     int depths = 1;
     for (size_t k = 0; k < pairs; k++) {
         int la = 0, lb = 0;
@@ -208,7 +254,7 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, const ww_ted_params *p, s
             lb = l + 1 > lb ? l + 1 : lb;
         depths = la + lb - 1 > depths ? la + lb - 1 : depths;
     }
-    const int keys = 2 * depths;
+    const int keys = 3 * depths;
     std::vector<size_t> start((size_t)keys + 1, 0), slot((size_t)keys, 0);
     std::vector<table_task> tasks(bt.tables);
     for (int pass = 0; pass < 2; pass++) { /* count, then fill */
@@ -219,7 +265,8 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, const ww_ted_params *p, s
                 for (size_t v = 0; v < kb.size(); v++) {
                     const int32_t k1 = ka[u], k2 = kb[v];
                     const size_t cells = (size_t)(k1 - left_a[k1] + 2) * (size_t)(k2 - left_b[k2] + 2);
-                    const int key = 2 * (bt.levels_a[k][u] + bt.levels_b[k][v]) + (cells > thread_max_cells);
+                    const int strategy = cells <= limits->thread_cells ? 0 : cells <= limits->warp_cells ? 1 : 2;
+                    const int key = 3 * (bt.levels_a[k][u] + bt.levels_b[k][v]) + strategy;
                     if (pass == 0) {
                         start[(size_t)key + 1]++;
                         slot[(size_t)key] = cells > slot[(size_t)key] ? cells : slot[(size_t)key];
@@ -280,13 +327,20 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, const ww_ted_params *p, s
             continue;
         const size_t fit = slot_total / slot[(size_t)key];
         const table_task *at = dtasks + start[(size_t)key];
-        if (key % 2 == 0) { /* one table per thread */
+        if (key % 3 == 0) { /* one table per thread */
             size_t threads = fit < max_threads ? fit : max_threads;
             threads = threads < count ? threads : count;
             /* whole blocks, never more threads than slots */
             const size_t per_block = threads < (size_t)TABLE_THREADS ? threads : (size_t)TABLE_THREADS;
             const size_t grid = threads / per_block;
             keyroot_tables_thread_kernel<<<(unsigned)grid, (unsigned)per_block, 0, s->stream>>>(
+                view, at, (int)count, slots, slot[(size_t)key], p->delete_cost, p->insert_cost, p->relabel_cost);
+        } else if (key % 3 == 1) { /* one table per warp */
+            size_t warps = fit < max_threads / 32 ? fit : max_threads / 32;
+            warps = warps < count ? warps : count;
+            const size_t per_block = warps < (size_t)TABLE_THREADS / 32 ? warps : (size_t)TABLE_THREADS / 32;
+            const size_t grid = warps / per_block;
+            keyroot_tables_warp_kernel<<<(unsigned)grid, (unsigned)(32 * per_block), 0, s->stream>>>(
                 view, at, (int)count, slots, slot[(size_t)key], p->delete_cost, p->insert_cost, p->relabel_cost);
         } else { /* one table per block */
             size_t grid = fit < max_blocks ? fit : max_blocks;
@@ -308,7 +362,7 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, const ww_ted_params *p, s
 } // namespace
 
 ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p,
-                      size_t thread_max_cells, double *out)
+                      const ww_ted_gpu_thresholds *limits, double *out)
 {
     ww_cuda_state *s = ctx->cuda;
     if (s == NULL)
@@ -322,7 +376,7 @@ ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_
     try {
         batch bt;
         bt.add(a, b);
-        st = run_batch(s, bt, p, thread_max_cells, out);
+        st = run_batch(s, bt, p, limits, out);
     } catch (...) { /* std::bad_alloc of the host vectors */
         st = WW_ERR_MEMORY;
     }
@@ -332,7 +386,7 @@ ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_
 }
 
 ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, const ww_ted_params *p,
-                               size_t thread_max_cells, void *out, const ww_pairwise_options *o)
+                               const ww_ted_gpu_thresholds *limits, void *out, const ww_pairwise_options *o)
 {
     ww_cuda_state *s = ctx->cuda;
     if (s == NULL)
@@ -368,7 +422,7 @@ ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, 
         std::vector<double> results;
         auto flush = [&]() {
             results.resize(bt.meta.size());
-            ww_status r = run_batch(s, bt, p, thread_max_cells, results.data());
+            ww_status r = run_batch(s, bt, p, limits, results.data());
             if (r != WW_OK)
                 return r;
             for (size_t k = 0; k < results.size(); k++) {
