@@ -409,9 +409,9 @@ WW_API ww_status ww_tree_check(const ww_tree *t);
  * p == NULL: unit costs. The CPU engine keeps two tables of (a->count + 1) x (b->count + 1)
  * doubles; a pair needing more than ww_ted_memory_limit() bytes fails up front with
  * WW_ERR_TREE_SIZE. It uses the context's threads for one large pair. A context created with
- * backend CUDA computes on the GPU (a first engine: keyroot tables by dependency depth, one thread
- * block per table, results identical to the CPU's; device memory for na x nb doubles and more, else
- * WW_ERR_DEVICE_MEMORY); backend AUTO computes on the CPU, faster for now. */
+ * backend CUDA computes on the GPU (a first engine: keyroot tables by dependency depth, each on one
+ * thread, warp or block by its size, results identical to the CPU's; device memory for na x nb
+ * doubles and more, else WW_ERR_DEVICE_MEMORY); backend AUTO computes on the CPU. */
 WW_API ww_status ww_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p, double *out);
 
 /* Distance matrix of trees x[0 .. nx) against y[0 .. ny) (y == NULL: x against itself, ny ignored, each
