@@ -42,6 +42,58 @@ struct batch_view {
     double *td;
 };
 
+/* One table of a task, as its kernels read it. */
+struct table {
+    const int32_t *a_label, *a_left, *b_label, *b_left;
+    double *td;
+    int nb, l1, l2, rows, cols;
+    size_t w; /* the forest table's row length: cols + 1 */
+};
+
+__device__ __forceinline__ table table_of(const batch_view &v, const table_task &task)
+{
+    const pair_meta m = v.meta[task.pair];
+    table t;
+    t.a_label = v.label + m.a;
+    t.a_left = v.leftmost + m.a;
+    t.b_label = v.label + m.b;
+    t.b_left = v.leftmost + m.b;
+    t.td = v.td + m.td;
+    t.nb = m.nb;
+    t.l1 = t.a_left[task.k1];
+    t.l2 = t.b_left[task.k2];
+    t.rows = task.k1 - t.l1 + 1;
+    t.cols = task.k2 - t.l2 + 1;
+    t.w = (size_t)t.cols + 1;
+    return t;
+}
+
+/* The borders of a forest table (one thread), summed in the CPU's order. */
+__device__ __forceinline__ void table_borders(const table &t, double *fd, double del, double ins)
+{
+    fd[0] = 0;
+    for (int y = 1; y <= t.cols; y++)
+        fd[y] = fd[y - 1] + ins;
+    for (int x = 1; x <= t.rows; x++)
+        fd[(size_t)x * t.w] = fd[(size_t)(x - 1) * t.w] + del;
+}
+
+/* Cell (x, y) of a forest table whose earlier anti-diagonals are done (warp and block sweeps). */
+__device__ __forceinline__ void table_cell(const table &t, double *fd, int x, int y, double del, double ins,
+                                           double ren)
+{
+    const int i = t.l1 + x - 1, j = t.l2 + y - 1;
+    const int li = t.a_left[i], lj = t.b_left[j];
+    const size_t at = (size_t)x * t.w + y;
+    const bool trees = li == t.l1 && lj == t.l2;
+    const double match = trees ? fd[at - t.w - 1] + ww_ted_relabel(t.a_label[i], t.b_label[j], ren)
+                               : fd[(size_t)(li - t.l1) * t.w + (lj - t.l2)] + t.td[(size_t)i * t.nb + j];
+    const double val = ww_ted_cell(fd[at - t.w], fd[at - 1], match, del, ins);
+    fd[at] = val;
+    if (trees)
+        t.td[(size_t)i * t.nb + j] = val;
+}
+
 /* One table per thread: small tables, row by row (the CPU's order). */
 __global__ void keyroot_tables_thread_kernel(batch_view v, const table_task *tasks, int task_count, double *slots,
                                              size_t slot_doubles, double del, double ins, double ren)
@@ -49,32 +101,25 @@ __global__ void keyroot_tables_thread_kernel(batch_view v, const table_task *tas
     const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, stride = (size_t)gridDim.x * blockDim.x;
     double *fd = slots + t * slot_doubles;
     for (size_t p = t; p < (size_t)task_count; p += stride) {
-        const table_task task = tasks[p];
-        const pair_meta m = v.meta[task.pair];
-        const int32_t *a_label = v.label + m.a, *a_left = v.leftmost + m.a;
-        const int32_t *b_label = v.label + m.b, *b_left = v.leftmost + m.b;
-        double *td = v.td + m.td;
-        const int k1 = task.k1, k2 = task.k2, l1 = a_left[k1], l2 = b_left[k2];
-        const int rows = k1 - l1 + 1, cols = k2 - l2 + 1;
-        const size_t w = (size_t)cols + 1;
+        const table tb = table_of(v, tasks[p]);
         fd[0] = 0;
-        for (int y = 1; y <= cols; y++)
+        for (int y = 1; y <= tb.cols; y++)
             fd[y] = fd[y - 1] + ins;
-        for (int x = 1; x <= rows; x++) {
-            const int i = l1 + x - 1, li = a_left[i];
-            double *row = fd + (size_t)x * w;
-            const double *up = row - w, *sub = fd + (size_t)(li - l1) * w;
+        for (int x = 1; x <= tb.rows; x++) {
+            const int i = tb.l1 + x - 1, li = tb.a_left[i];
+            double *row = fd + (size_t)x * tb.w;
+            const double *up = row - tb.w, *sub = fd + (size_t)(li - tb.l1) * tb.w;
             double left = up[0] + del;
             row[0] = left;
-            for (int y = 1; y <= cols; y++) {
-                const int j = l2 + y - 1, lj = b_left[j];
-                const bool trees = li == l1 && lj == l2;
-                const double match = trees ? up[y - 1] + ww_ted_relabel(a_label[i], b_label[j], ren)
-                                           : sub[lj - l2] + td[(size_t)i * m.nb + j];
+            for (int y = 1; y <= tb.cols; y++) {
+                const int j = tb.l2 + y - 1, lj = tb.b_left[j];
+                const bool trees = li == tb.l1 && lj == tb.l2;
+                const double match = trees ? up[y - 1] + ww_ted_relabel(tb.a_label[i], tb.b_label[j], ren)
+                                           : sub[lj - tb.l2] + tb.td[(size_t)i * tb.nb + j];
                 left = ww_ted_cell(up[y], left, match, del, ins);
                 row[y] = left;
                 if (trees)
-                    td[(size_t)i * m.nb + j] = left;
+                    tb.td[(size_t)i * tb.nb + j] = left;
             }
         }
     }
@@ -90,36 +135,14 @@ __global__ void keyroot_tables_warp_kernel(batch_view v, const table_task *tasks
     const size_t warps = (size_t)gridDim.x * blockDim.x / (size_t)lanes;
     double *fd = slots + warp * slot_doubles;
     for (size_t p = warp; p < (size_t)task_count; p += warps) {
-        const table_task task = tasks[p];
-        const pair_meta m = v.meta[task.pair];
-        const int32_t *a_label = v.label + m.a, *a_left = v.leftmost + m.a;
-        const int32_t *b_label = v.label + m.b, *b_left = v.leftmost + m.b;
-        double *td = v.td + m.td;
-        const int k1 = task.k1, k2 = task.k2, l1 = a_left[k1], l2 = b_left[k2];
-        const int rows = k1 - l1 + 1, cols = k2 - l2 + 1;
-        const size_t w = (size_t)cols + 1;
-        if (lane == 0) { /* the borders, summed in the CPU's order */
-            fd[0] = 0;
-            for (int y = 1; y <= cols; y++)
-                fd[y] = fd[y - 1] + ins;
-            for (int x = 1; x <= rows; x++)
-                fd[x * w] = fd[(x - 1) * w] + del;
-        }
+        const table t = table_of(v, tasks[p]);
+        if (lane == 0)
+            table_borders(t, fd, del, ins);
         __syncwarp();
-        for (int s = 2; s <= rows + cols; s++) {
-            const int x_lo = s - cols > 1 ? s - cols : 1, x_hi = s - 1 < rows ? s - 1 : rows;
-            for (int x = x_lo + lane; x <= x_hi; x += lanes) {
-                const int y = s - x, i = l1 + x - 1, j = l2 + y - 1;
-                const int li = a_left[i], lj = b_left[j];
-                const size_t at = (size_t)x * w + y;
-                const bool trees = li == l1 && lj == l2;
-                const double match = trees ? fd[at - w - 1] + ww_ted_relabel(a_label[i], b_label[j], ren)
-                                           : fd[(size_t)(li - l1) * w + (lj - l2)] + td[(size_t)i * m.nb + j];
-                const double val = ww_ted_cell(fd[at - w], fd[at - 1], match, del, ins);
-                fd[at] = val;
-                if (trees)
-                    td[(size_t)i * m.nb + j] = val;
-            }
+        for (int s = 2; s <= t.rows + t.cols; s++) {
+            const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
+            for (int x = x_lo + lane; x <= x_hi; x += lanes)
+                table_cell(t, fd, x, s - x, del, ins, ren);
             __syncwarp();
         }
     }
@@ -131,36 +154,14 @@ __global__ void keyroot_tables_kernel(batch_view v, const table_task *tasks, int
 {
     double *fd = slots + (size_t)blockIdx.x * slot_doubles;
     for (int p = blockIdx.x; p < task_count; p += gridDim.x) {
-        const table_task task = tasks[p];
-        const pair_meta m = v.meta[task.pair];
-        const int32_t *a_label = v.label + m.a, *a_left = v.leftmost + m.a;
-        const int32_t *b_label = v.label + m.b, *b_left = v.leftmost + m.b;
-        double *td = v.td + m.td;
-        const int k1 = task.k1, k2 = task.k2, l1 = a_left[k1], l2 = b_left[k2];
-        const int rows = k1 - l1 + 1, cols = k2 - l2 + 1;
-        const size_t w = (size_t)cols + 1;
-        if (threadIdx.x == 0) { /* the borders, summed in the CPU's order */
-            fd[0] = 0;
-            for (int y = 1; y <= cols; y++)
-                fd[y] = fd[y - 1] + ins;
-            for (int x = 1; x <= rows; x++)
-                fd[x * w] = fd[(x - 1) * w] + del;
-        }
+        const table t = table_of(v, tasks[p]);
+        if (threadIdx.x == 0)
+            table_borders(t, fd, del, ins);
         __syncthreads();
-        for (int s = 2; s <= rows + cols; s++) {
-            const int x_lo = s - cols > 1 ? s - cols : 1, x_hi = s - 1 < rows ? s - 1 : rows;
-            for (int x = x_lo + (int)threadIdx.x; x <= x_hi; x += blockDim.x) {
-                const int y = s - x, i = l1 + x - 1, j = l2 + y - 1;
-                const int li = a_left[i], lj = b_left[j];
-                const size_t at = (size_t)x * w + y;
-                const bool trees = li == l1 && lj == l2;
-                const double match = trees ? fd[at - w - 1] + ww_ted_relabel(a_label[i], b_label[j], ren)
-                                           : fd[(size_t)(li - l1) * w + (lj - l2)] + td[(size_t)i * m.nb + j];
-                const double val = ww_ted_cell(fd[at - w], fd[at - 1], match, del, ins);
-                fd[at] = val;
-                if (trees)
-                    td[(size_t)i * m.nb + j] = val;
-            }
+        for (int s = 2; s <= t.rows + t.cols; s++) {
+            const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
+            for (int x = x_lo + (int)threadIdx.x; x <= x_hi; x += blockDim.x)
+                table_cell(t, fd, x, s - x, del, ins, ren);
             __syncthreads();
         }
     }
