@@ -37,7 +37,17 @@ static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, int,
 static inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
 static inline cudaError_t cudaGetLastError() { return 0; }
 static inline ww_status ww_cuda_status(cudaError_t e) { return e ? WW_ERR_DEVICE_MEMORY : WW_OK; }
-struct ww_cuda_state { int sm_count; cudaStream_t stream; };
+struct ww_device_buffer { void *ptr; size_t bytes; };
+static inline ww_status ww_device_reserve(ww_device_buffer *b, size_t bytes)
+{
+    if (bytes <= b->bytes)
+        return WW_OK;
+    free(b->ptr);
+    b->ptr = malloc(bytes);
+    b->bytes = b->ptr ? bytes : 0;
+    return b->ptr ? WW_OK : WW_ERR_DEVICE_MEMORY;
+}
+struct ww_cuda_state { int sm_count; cudaStream_t stream; ww_device_buffer input, prepared, work; };
 struct ww_cuda_device_guard { int previous; };
 static inline ww_cuda_device_guard ww_cuda_enter(ww_cuda_state *) { return {0}; }
 static inline void ww_cuda_leave(ww_cuda_device_guard) {}
@@ -53,7 +63,8 @@ cat >"$work/driver.c" <<'EOF'
 #include <string.h>
 
 int ww_test_failures, ww_test_skipped;
-struct fake_state { int sm_count; void *stream; };
+struct fake_buffer { void *ptr; size_t bytes; };
+struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; };
 
 static void tree(ww_rng *r, int n, double up, int labels, int32_t *p, int32_t *l)
 {
@@ -77,7 +88,9 @@ int main(void)
     ww_ctx *cpu;
     if (ww_ctx_create(&cpu, &o) != WW_OK)
         return 2;
-    struct fake_state fs = {4, NULL};
+    struct fake_state fs;
+    memset(&fs, 0, sizeof fs);
+    fs.sm_count = 4;
     ww_ctx fake;
     memset(&fake, 0, sizeof fake);
     fake.cuda = (ww_cuda_state *)&fs;

@@ -770,6 +770,31 @@ static void ted_cuda_compare(const char *strategy)
             ww_labels_destroy(d);
         }
     }
+    /* the context's other engines after the tree engine used its buffers: a TWED pair and a TWED
+     * matrix on the GPU give what they gave before */
+    {
+        double va[300], vb[257], before = -1, after = -2, mb[4], ma[4];
+        for (int k = 0; k < 300; k++)
+            va[k] = ww_rng_uniform(&r);
+        for (int k = 0; k < 257; k++)
+            vb[k] = ww_rng_uniform(&r);
+        const ww_series sa = ww_series_f64(va, NULL, 300, 1), sb = ww_series_f64(vb, NULL, 257, 1);
+        const size_t offsets[3] = {0, 300, 557};
+        double both[557];
+        memcpy(both, va, sizeof va);
+        memcpy(both + 300, vb, sizeof vb);
+        const ww_dataset ds = ww_dataset_f64(both, NULL, offsets, 2, 0, 1);
+        CHECK_STATUS(ww_twed(gpu, &sa, &sb, NULL, &before), WW_OK);
+        CHECK_STATUS(ww_twed_pairwise(gpu, &ds, NULL, NULL, mb, NULL), WW_OK);
+        double big = -1;
+        CHECK_STATUS(ww_ted(gpu, &t[0], &t[1], &costs[1], &big), WW_OK);
+        CHECK_STATUS(ww_ted_pairwise(gpu, t, COUNT, NULL, 0, NULL, mg, NULL), WW_OK);
+        CHECK_STATUS(ww_twed(gpu, &sa, &sb, NULL, &after), WW_OK);
+        CHECK_STATUS(ww_twed_pairwise(gpu, &ds, NULL, NULL, ma, NULL), WW_OK);
+        CHECK(before == after);
+        for (int k = 0; k < 4; k++)
+            CHECK(mb[k] == ma[k]);
+    }
     /* backend AUTO: the CPU */
     const int32_t parent[] = {-1, 0, 0}, labels[] = {1, 2, 3};
     const ww_tree x3 = {3, parent, labels}, x2 = {2, parent, labels};

@@ -167,17 +167,6 @@ __global__ void keyroot_tables_kernel(batch_view v, const table_task *tasks, int
     }
 }
 
-/* Device allocations of one batch, freed together. */
-struct call_buffers {
-    void *ptr[5] = {NULL, NULL, NULL, NULL, NULL};
-    ~call_buffers()
-    {
-        for (void *p : ptr)
-            if (p)
-                cudaFree(p);
-    }
-};
-
 double sum_of(size_t n, double cost) /* as the CPU sums an empty side */
 {
     double s = 0;
@@ -292,36 +281,38 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, const ww_ted_params *p, c
     slot_total = slot_total > slot_doubles ? slot_total : slot_doubles;
     const size_t max_blocks = (size_t)s->sm_count * 16, max_threads = (size_t)s->sm_count * 2048;
 
-    call_buffers buf;
-    cudaError_t e = cudaMalloc(&buf.ptr[0], bt.td_doubles * sizeof(double));
+    /* device memory: two of the context's grow-only buffers, kept for the next call, whose
+     * contents no other engine expects to find again (`work` is left alone: the wavefront engine
+     * keeps hand-over records there): td and the forest tables in `prepared`; trees, tasks and
+     * pairs in `input` */
+    auto aligned = [](size_t bytes) { return (bytes + 255) & ~(size_t)255; };
+    const size_t td_bytes = aligned(bt.td_doubles * sizeof(double));
+    const size_t ints_bytes = aligned(2 * bt.label.size() * sizeof(int32_t));
+    const size_t tasks_bytes = aligned(tasks.size() * sizeof(table_task));
+    ww_status st = ww_device_reserve(&s->prepared, td_bytes + slot_total * sizeof(double));
+    if (st == WW_OK)
+        st = ww_device_reserve(&s->input, ints_bytes + tasks_bytes + pairs * sizeof(pair_meta));
+    if (st != WW_OK)
+        return st;
+    char *input = (char *)s->input.ptr;
+    int32_t *dints = (int32_t *)input;
+    table_task *dtasks = (table_task *)(input + ints_bytes);
+    pair_meta *dmeta = (pair_meta *)(input + ints_bytes + tasks_bytes);
+    double *slots = (double *)((char *)s->prepared.ptr + td_bytes);
+    batch_view view;
+    view.td = (double *)s->prepared.ptr;
+    view.label = dints;
+    view.leftmost = dints + bt.label.size();
+    view.meta = dmeta;
+    cudaError_t e = cudaMemcpyAsync(dints, bt.label.data(), bt.label.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
+                                    s->stream);
     if (e == cudaSuccess)
-        e = cudaMalloc(&buf.ptr[1], slot_total * sizeof(double));
+        e = cudaMemcpyAsync(dints + bt.label.size(), bt.leftmost.data(), bt.leftmost.size() * sizeof(int32_t),
+                            cudaMemcpyHostToDevice, s->stream);
     if (e == cudaSuccess)
-        e = cudaMalloc(&buf.ptr[2], 2 * bt.label.size() * sizeof(int32_t));
+        e = cudaMemcpyAsync(dtasks, tasks.data(), tasks.size() * sizeof(table_task), cudaMemcpyHostToDevice, s->stream);
     if (e == cudaSuccess)
-        e = cudaMalloc(&buf.ptr[3], tasks.size() * sizeof(table_task));
-    if (e == cudaSuccess)
-        e = cudaMalloc(&buf.ptr[4], pairs * sizeof(pair_meta));
-    batch_view view = {NULL, NULL, NULL, NULL};
-    double *slots = (double *)buf.ptr[1];
-    table_task *dtasks = (table_task *)buf.ptr[3];
-    if (e == cudaSuccess) {
-        view.td = (double *)buf.ptr[0];
-        view.label = (const int32_t *)buf.ptr[2];
-        view.leftmost = (const int32_t *)buf.ptr[2] + bt.label.size();
-        view.meta = (const pair_meta *)buf.ptr[4];
-        e = cudaMemcpyAsync(buf.ptr[2], bt.label.data(), bt.label.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
-                            s->stream);
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync((int32_t *)buf.ptr[2] + bt.label.size(), bt.leftmost.data(),
-                                bt.leftmost.size() * sizeof(int32_t), cudaMemcpyHostToDevice, s->stream);
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(dtasks, tasks.data(), tasks.size() * sizeof(table_task), cudaMemcpyHostToDevice,
-                                s->stream);
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(buf.ptr[4], bt.meta.data(), pairs * sizeof(pair_meta), cudaMemcpyHostToDevice,
-                                s->stream);
-    }
+        e = cudaMemcpyAsync(dmeta, bt.meta.data(), pairs * sizeof(pair_meta), cudaMemcpyHostToDevice, s->stream);
     for (int key = 0; key < keys && e == cudaSuccess; key++) {
         const size_t count = start[(size_t)key + 1] - start[(size_t)key];
         if (count == 0)
