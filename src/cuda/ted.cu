@@ -19,7 +19,9 @@
 
 namespace {
 
-const int TABLE_THREADS = 128;               /* threads per block (one table) */
+const int TABLE_THREADS = 128;               /* threads per block of the thread and warp strategies */
+const int BLOCK_THREADS = 512; /* threads of a block-strategy table: an anti-diagonal of a 1000-node
+                                * pair's root table in two steps, one block synchronisation each */
 const size_t SLOT_BYTES_BUDGET = 256u << 20; /* forest tables of the threads or blocks of one launch */
 const size_t BATCH_TD_BYTES = 1u << 30;      /* tree distances of the pairs of one batch */
 const size_t BATCH_TABLES = 1u << 26;        /* keyroot tables of one batch */
@@ -337,7 +339,7 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, const ww_ted_params *p, c
         } else { /* one table per block */
             size_t grid = fit < max_blocks ? fit : max_blocks;
             grid = grid < count ? grid : count;
-            keyroot_tables_kernel<<<(unsigned)grid, TABLE_THREADS, 0, s->stream>>>(
+            keyroot_tables_kernel<<<(unsigned)grid, BLOCK_THREADS, 0, s->stream>>>(
                 view, at, (int)count, slots, slot[(size_t)key], p->delete_cost, p->insert_cost, p->relabel_cost);
         }
         e = cudaGetLastError();
