@@ -178,6 +178,20 @@ void test_ted_cli_bad_inputs(void)
     put(&b, "m_nodes_adj_2.txt", "[[1], []]\n[[]]\n");
     put(&b, "n_nodes_2.txt", "a b\n");
     put(&b, "n_nodes_adj_2.txt", "[[1], [0]]\n");
+    /* two flat trees of a million nodes: their pair's tables would need 16 TB */
+    {
+        char p[600];
+        snprintf(p, sizeof p, "%s/huge.txt", b.dir);
+        FILE *fp = fopen(p, "w");
+        for (int line = 0; fp && line < 2; line++) {
+            fputs("{r", fp);
+            for (int k = 1; k < 1000000; k++)
+                fputs("{x}", fp);
+            fputs("}\n", fp);
+        }
+        if (fp)
+            fclose(fp);
+    }
     const int inputs = file_count(&b);
     struct {
         const char *args;
@@ -202,6 +216,7 @@ void test_ted_cli_bad_inputs(void)
         {"ted-pairwise good.txt -o out.xyz", 2},                 /* unknown format */
         {"ted-pairwise good.txt -o out.npy --mapping", 2},       /* ted only */
         {"ted-pairwise good.txt -o missing_dir/out.npy", 1},     /* unwritable */
+        {"ted-pairwise huge.txt -o out.npy", 1},                 /* a pair too large for memory */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const int code = run_cli(&b, NULL, cases[k].args, NULL, 0);
