@@ -1,6 +1,7 @@
 /* Tree edit distance: the API layer. Every check a user can fail (pointers, costs, trees, block,
  * memory) comes before any engine runs; the policy (which backend, how many threads share one
  * pair within the memory limit) is here, the keyroot tables are src/cpu/ted.c's. */
+#include "settings.h"
 #include "ted_internal.h"
 
 #include <math.h>
@@ -107,24 +108,25 @@ static int threads_within_limit(const ww_ctx *ctx, size_t na, size_t nb, int man
  * one per thread, up to TED_WARP_CELLS one per warp, larger ones one per block. First values, not
  * yet measured on an H100/H200 (bench/bench_ted_gpu.c measures each strategy across table sizes;
  * `calibrate` does not cover trees yet). WW_TED_THREAD_CELLS and WW_TED_WARP_CELLS in the
- * environment override them (tests force each strategy so: 0 0 is every table on a block). */
+ * environment (settings.h) override them (tests force each strategy so: 0 0 is every table on a
+ * block); a value that is not a whole number is ignored. */
 #define TED_THREAD_CELLS 1024
 #define TED_WARP_CELLS 65536
 
-static size_t env_cells(const char *name, size_t fallback)
+static size_t setting_cells(ww_setting setting, size_t fallback)
 {
-    const char *env = getenv(name);
-    if (env == NULL || *env == '\0')
+    const char *value = ww_setting_value(setting);
+    if (value == NULL)
         return fallback;
     char *end = NULL;
-    const unsigned long long v = strtoull(env, &end, 10);
-    return *end == '\0' ? (size_t)v : fallback;
+    const unsigned long long v = strtoull(value, &end, 10);
+    return *end == '\0' && value[0] >= '0' && value[0] <= '9' ? (size_t)v : fallback;
 }
 
 static ww_ted_gpu_thresholds gpu_thresholds(void)
 {
-    ww_ted_gpu_thresholds t = {env_cells("WW_TED_THREAD_CELLS", TED_THREAD_CELLS),
-                               env_cells("WW_TED_WARP_CELLS", TED_WARP_CELLS)};
+    ww_ted_gpu_thresholds t = {setting_cells(WW_SETTING_TED_THREAD_CELLS, TED_THREAD_CELLS),
+                               setting_cells(WW_SETTING_TED_WARP_CELLS, TED_WARP_CELLS)};
     return t;
 }
 
