@@ -304,10 +304,9 @@ int cli_cmd_ted(const cli_settings *s)
         ww_ted_edit *edits = NULL;
         size_t count = 0;
         if (s->ted_mapping) {
+            /* the mapping is computed on the CPU, whatever the backend */
             edits = (ww_ted_edit *)malloc((a.count + b.count + 1) * sizeof(ww_ted_edit));
-            st = edits ? ww_ted(ctx, &a, &b, &s->ted, &dist) : WW_ERR_MEMORY; /* the backend's say first */
-            if (st == WW_OK)
-                st = ww_ted_mapping(ctx, &a, &b, &s->ted, edits, &count, &dist);
+            st = edits ? ww_ted_mapping(ctx, &a, &b, &s->ted, edits, &count, &dist) : WW_ERR_MEMORY;
         } else {
             st = ww_ted(ctx, &a, &b, &s->ted, &dist);
         }
