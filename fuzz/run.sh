@@ -18,7 +18,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/ww_fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 status=0
 # harness:dictionary:executions (about a minute in all on 2 idle cores)
-for spec in text:text:1500000 csv:text:1500000 ts:ts:1500000 npy:npy:1500000 calibration:calibration:1000000; do
+for spec in text:text:1500000 csv:text:1500000 ts:ts:1500000 npy:npy:1500000 calibration:calibration:1000000 \
+            tree:tree:400000; do
   IFS=: read -r name dict_name default_runs <<<"$spec"
   dict=fuzz/$dict_name.dict
   exe=$build/fuzz/fuzz_$name

@@ -56,6 +56,9 @@ typedef enum ww_status {
     WW_ERR_CALIBRATION = 18,   /* a GPU calibration file is malformed */
     WW_ERR_UNSUPPORTED = 19,   /* the measure (or its option) is not available on this backend/engine */
     WW_ERR_MEASURE = 20,       /* unknown measure kind */
+    WW_ERR_TREE = 21,          /* a malformed tree: parents not in preorder or not one root, or tree
+                                * text that does not parse (brackets, X-TED files) */
+    WW_ERR_TREE_SIZE = 22,     /* a pair of trees needs more memory than the limit (ww_ted_memory_limit) */
 } ww_status;
 
 /* A static, human-readable sentence for a status code (never NULL). */
@@ -373,6 +376,96 @@ WW_API ww_status ww_index_pairwise(ww_ctx *ctx, const ww_index *index, const ww_
 /* The k nearest indexed series of each query, as ww_knn(ctx, m, queries, x, ...) would give. */
 WW_API ww_status ww_index_knn(ww_ctx *ctx, const ww_index *index, const ww_dataset *queries, size_t k,
                               size_t *indices, double *distances, const ww_pairwise_options *opt);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tree edit distance (issue 13)                                                               */
+/* ------------------------------------------------------------------------------------------ */
+/* Ordered, labelled trees. Nodes are numbered in preorder: parent[0] == -1 and, for i > 0,
+ * 0 <= parent[i] < i with node i a child of node i - 1 or of one of its ancestors (so that the
+ * numbering is a preorder; children are ordered by their numbers). labels[i] is an integer id (equal
+ * ids, equal labels); labels == NULL means every node has the same label. count == 0 is the empty
+ * tree (valid; pointers may then be NULL). Anything else is WW_ERR_TREE. */
+typedef struct ww_tree {
+    size_t count;
+    const int32_t *parent;
+    const int32_t *labels;
+} ww_tree;
+
+/* The costs of the edit operations, finite and >= 0 (else WW_ERR_PARAM): deleting a node (its
+ * children take its place, in order), inserting one, and relabelling one whose label differs
+ * (relabelling to an equal label costs 0). */
+typedef struct ww_ted_params {
+    double delete_cost, insert_cost, relabel_cost;
+} ww_ted_params;
+
+/* 1, 1, 1 (unit costs: every distance is an integer). */
+WW_API ww_ted_params ww_ted_params_default(void);
+WW_API ww_status ww_ted_params_check(const ww_ted_params *p);
+/* WW_OK for a valid tree, WW_ERR_TREE (or WW_ERR_NULL_POINTER) otherwise. */
+WW_API ww_status ww_tree_check(const ww_tree *t);
+
+/* The tree edit distance (Zhang and Shasha 1989; APTED computes the same value): the least total
+ * cost of deletions, insertions and relabellings turning a into b. Exact in double precision.
+ * p == NULL: unit costs. The CPU engine keeps two tables of (a->count + 1) x (b->count + 1)
+ * doubles; a pair needing more than ww_ted_memory_limit() bytes fails up front with
+ * WW_ERR_TREE_SIZE. It uses the context's threads for one large pair. A context created with
+ * backend CUDA computes on the GPU (a first engine: keyroot tables by dependency depth, each on one
+ * thread, warp or block by its size, results identical to the CPU's; device memory for na x nb
+ * doubles and more, else WW_ERR_DEVICE_MEMORY); backend AUTO computes on the CPU. */
+WW_API ww_status ww_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p, double *out);
+
+/* Distance matrix of trees x[0 .. nx) against y[0 .. ny) (y == NULL: x against itself, ny ignored, each
+ * unordered pair computed once, mirrored, zero diagonal), row-major, with the block, stride,
+ * out_dtype and progress/cancel of opt (NULL: the whole matrix as F64). Progress counts
+ * count_a * count_b cells per pair (at least 1). Pairs run in parallel on the context's threads. */
+WW_API ww_status ww_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww_tree *y, size_t ny,
+                                 const ww_ted_params *p, double *out, const ww_pairwise_options *opt);
+
+/* One step of an optimal edit script: node a of tree A mapped to node b of tree B (a relabelling,
+ * free for equal labels), a == -1: b inserted, b == -1: a deleted. Node numbers are preorder. */
+typedef struct ww_ted_edit {
+    int32_t a, b;
+} ww_ted_edit;
+
+/* The distance and an optimal edit mapping (as APTED's computeEditMapping): every node of a and of
+ * b appears in exactly one edit, so *count <= a->count + b->count, the size `edits` must have;
+ * the edits' costs sum to *distance. Sorted by a's node, then b's (insertions, a == -1, first).
+ * Computed on the CPU whatever the context. */
+WW_API ww_status ww_ted_mapping(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p,
+                                ww_ted_edit *edits, size_t *count, double *distance);
+
+/* The most bytes one pair's tables may take (default: three quarters of the physical memory).
+ * ww_ted_set_memory_limit(0) restores the default. Process-wide. */
+WW_API size_t ww_ted_memory_limit(void);
+WW_API void ww_ted_set_memory_limit(size_t bytes);
+/* Bytes the CPU engine needs for a pair of trees of these sizes (SIZE_MAX on overflow). */
+WW_API size_t ww_ted_pair_bytes(size_t count_a, size_t count_b);
+
+/* Parsers. Label strings become ids through a dictionary shared across the trees of a call (equal
+ * strings, equal ids, numbered 0, 1, ... in order of first appearance). Parsed trees own their
+ * arrays: release them with ww_tree_free. Malformed text is WW_ERR_TREE. */
+typedef struct ww_labels ww_labels;
+WW_API ww_status ww_labels_create(ww_labels **out);
+WW_API void ww_labels_destroy(ww_labels *d);
+WW_API size_t ww_labels_count(const ww_labels *d);
+/* The string of an id (NUL-terminated; NULL for an id out of range). */
+WW_API const char *ww_labels_name(const ww_labels *d, int32_t id);
+/* The id of a string (len bytes, may hold any byte), added when new. */
+WW_API ww_status ww_labels_intern(ww_labels *d, const char *name, size_t len, int32_t *id);
+
+/* The bracket notation of APTED and tree-similarity, e.g. "{a{b}{c{d}}}": a node is '{', its label,
+ * its children, '}'. In labels "\{", "\}" and "\\" stand for '{', '}' and '\' (another '\' is kept
+ * as it is). White space around the tree is ignored, inside labels it is kept. Unbalanced brackets,
+ * empty text, a node without a label ("{}") and text after the tree are WW_ERR_TREE. */
+WW_API ww_status ww_tree_parse_bracket(ww_labels *d, const char *text, size_t len, ww_tree *out);
+/* One tree of X-TED's pair of files: `labels` is a line of *_nodes_N.txt (the labels in preorder,
+ * separated by white space), `adjacency` the matching line of *_nodes_adj_N.txt (children lists in
+ * preorder numbering, "[[1, 2], [], ...]"). Counts that differ, bad syntax, a node listed twice or
+ * not at all, or a numbering that is not a preorder are WW_ERR_TREE. */
+WW_API ww_status ww_tree_parse_xted(ww_labels *d, const char *labels, size_t labels_len, const char *adjacency,
+                                    size_t adjacency_len, ww_tree *out);
+/* Frees the arrays of a tree made by a parser and zeroes it (NULL or a zeroed tree: nothing). */
+WW_API void ww_tree_free(ww_tree *t);
 
 #ifdef __cplusplus
 }

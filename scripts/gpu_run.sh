@@ -5,8 +5,9 @@
 # short table last. Logs and tables go to $OUT (or ./gpu-out).
 # Usage: scripts/gpu_run.sh [max_log2_n]     (default 20, i.e. up to n = 1,048,576)
 # Environment:
-#   WW_PHASES      the steps, any of "build tests python checksums bench-twed bench-dtw after-pair profile"
-#                  (default: all but profile; a step needs the builds, which are kept between calls)
+#   WW_PHASES      the steps, any of "build tests python checksums bench-twed bench-dtw after-pair profile
+#                  bench-ted" (default: all but profile; a step needs the builds, which are kept between
+#                  calls); bench-ted: the CPU tree edit distance beside X-TED's CPU code, host threads
 #   WW_OLD_TREE    source tree of the old commit (default: `git archive $WW_OLD_COMMIT`, 283e189, when
 #                  this is a git checkout); without one, the old-vs-new steps are skipped
 #   WW_ALLPAIRS_N  series in the all-pairs benchmark (default 60000; 0 skips it)
@@ -15,7 +16,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-phases=${WW_PHASES:-"build tests python checksums bench-twed bench-dtw after-pair"}
+phases=${WW_PHASES:-"build tests python checksums bench-twed bench-dtw after-pair bench-ted"}
 [ -n "${WW_PROFILE:-}" ] && phases="$phases profile"
 has() { case " $phases " in *" $1 "*) return 0 ;; esac; return 1; }
 jobs=$(nproc)
@@ -82,7 +83,7 @@ if has python; then
     rm -rf build-gpu-py/pkg && mkdir -p build-gpu-py/pkg && cp -r python/wavewarp build-gpu-py/pkg/ &&
       cp build-gpu-py/python/_wavewarp*.so build-gpu-py/pkg/wavewarp/ 2>/dev/null
     (cd python/tests && PYTHONPATH="$PWD/../../build-gpu-py/pkg" python3 -m pytest -q -rs -p no:cacheprovider \
-       test_gpu.py test_api.py 2>&1 | tail -15) | tee "$out/py_tests.log"
+       test_gpu.py test_api.py test_ted.py 2>&1 | tail -15) | tee "$out/py_tests.log"
   else
     echo "skipped: python3 on this machine lacks numpy or pytest" | tee "$out/py_tests.log"
   fi
@@ -149,6 +150,17 @@ if has profile && command -v ncu >/dev/null; then
   grep -E "Stall|Warp Cycles|Issued|Eligible|Active Warps|Registers|Achieved|Block Limit|Grid Size|Threads" "$out/ncu.txt" | head -60
 fi
 
+if has bench-ted; then
+  # tree edit distance (issue 13): its tests ran with the others (test_ted_*; test_ted_cuda_matches_cpu
+  # compares the GPU engine with the CPU). Here the CPU engine on the GPU host beside X-TED's CPU code
+  # (built from ../shared/rivals/x-ted-cpu in /tmp), 1 thread and all host threads, then the GPU engine.
+  echo "== bench-ted (CPU, Swissport pair (0, 1), wavewarp and X-TED CPU; then the first GPU engine)"
+  bench/bench_ted_cpu.sh build-gpu 1 "$jobs" 2>&1 | tee "$out/cpu_ted.md"
+  build-gpu/bench/ww_bench_ted "${WW_SHARED_DIR:-../shared}/data/trees" 0 20 cuda 2>&1 | tee "$out/gpu_ted.md"
+  build-gpu/bench/ww_bench_ted_gpu 512 2>&1 | tee "$out/gpu_ted_strategies.md"
+  stamp
+fi
+
 # ---------------------------------------------------------------- the short table
 echo
 echo "== summary"
@@ -156,6 +168,9 @@ echo "== summary"
 [ -f "$out/py_tests.log" ] && echo "Python: $(tail -1 "$out/py_tests.log")"
 [ -f "$out/checksums.txt" ] && cat "$out/checksums.txt"
 [ -f "$out/gpu_twed_old_new.md" ] && echo "TWED old/new: $(grep -h 'largest new/old' "$out/gpu_twed_old_new.md" | tr '\n' ' ')"
+for f in "$out/cpu_ted.md" "$out/gpu_ted.md"; do
+  [ -f "$f" ] && grep -E "^# cpu|^# cuda|^\| swissport|nodes: distance|All pairs" "$f"
+done
 for f in "$out/gpu_dtw_pair.md" "$out/gpu_dtw_batch.md"; do
   [ -f "$f" ] && grep -E "^\| (1024|65536|1048576) \||synthetic control|ww_index of the 60|^\| [0-9]+ \| (DTW|TWED) \||^\| [0-9]+ x [0-9]+, length" "$f"
 done

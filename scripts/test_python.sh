@@ -23,13 +23,14 @@ fi
 py="$(cd "$venv/bin" && pwd)/python"
 pip_quiet=(--quiet --disable-pip-version-check)
 
-# test dependencies: aeon, tslearn and dtaidistance for the parity tests, scikit-learn for the
+# test dependencies: aeon, tslearn and dtaidistance for the parity tests (apted and zss for the
+# tree edit distance), scikit-learn for the
 # estimator and the README's example, hypothesis for the property tests. The rivals are installed one by one, so that one that cannot
 # be installed here (no wheel for this Python...) leaves the others: its tests then skip with the
 # reason in pytest's summary (-rs).
 "$py" -m pip install "${pip_quiet[@]}" --upgrade pip >/dev/null
 "$py" -m pip install "${pip_quiet[@]}" "numpy>=1.23" "pytest>=7" "aeon>=1.0,<2" "scikit-learn>=1.3" "hypothesis>=6.80"
-for rival in "tslearn>=0.6,<1" "dtaidistance>=2.3,<3"; do
+for rival in "tslearn>=0.6,<1" "dtaidistance>=2.3,<3" "apted>=1.0,<2" "zss>=1.2,<2"; do
   "$py" -m pip install "${pip_quiet[@]}" "$rival" || echo "== could not install $rival: its parity tests will skip"
 done
 

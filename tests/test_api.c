@@ -194,7 +194,7 @@ void test_api_context_errors(void)
 
 void test_api_strerror(void)
 {
-    const int last = WW_ERR_MEASURE;
+    const int last = WW_ERR_TREE_SIZE;
     for (int a = 0; a <= last; a++) {
         const char *sa = ww_strerror((ww_status)a);
         CHECK(sa != NULL && sa[0] != '\0');

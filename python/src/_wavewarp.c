@@ -65,10 +65,12 @@ static PyObject *raise_status(ww_status status)
     case WW_ERR_MEMORY_KIND:
     case WW_ERR_OVERFLOW:
     case WW_ERR_MEASURE:
+    case WW_ERR_TREE:
         type = PyExc_ValueError;
         break;
     case WW_ERR_MEMORY:
     case WW_ERR_DEVICE_MEMORY:
+    case WW_ERR_TREE_SIZE:
         type = PyExc_MemoryError;
         break;
     default:
@@ -1771,6 +1773,9 @@ static PyObject *py_contexts_created(PyObject *self, PyObject *unused)
     return PyLong_FromSsize_t(contexts_created);
 }
 
+/* tree edit distance (issue 13): its functions, and WW_TED_METHODS for the table below */
+#include "ted_module.c"
+
 static PyMethodDef module_methods[] = {
     {"distance", (PyCFunction)(void (*)(void))py_distance, METH_FASTCALL,
      "distance(a, b, ta, tb, spec, backend, threads): see wavewarp.distance"},
@@ -1798,6 +1803,7 @@ static PyMethodDef module_methods[] = {
      "Raises the exception that a library status code maps to (tests of the mapping)."},
     {"_contexts_created", py_contexts_created, METH_NOARGS,
      "How many library contexts this process has created (tests: repeated calls reuse them)."},
+    WW_TED_METHODS
     {NULL, NULL, 0, NULL},
 };
 

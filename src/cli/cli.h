@@ -25,6 +25,8 @@ typedef enum cli_command {
     CLI_CMD_DEMO,
     CLI_CMD_GENERATE,
     CLI_CMD_CALIBRATE,
+    CLI_CMD_TED,          /* tree edit distance (issue 13), src/cli/ted_commands.c */
+    CLI_CMD_TED_PAIRWISE,
     CLI_CMD_COUNT
 } cli_command;
 
@@ -60,6 +62,9 @@ typedef struct cli_settings {
     int all_devices;
     const char *positional[CLI_MAX_POSITIONAL];
     int positional_count;
+    /* tree edit distance: --delete-cost, --insert-cost, --relabel-cost; ted --mapping */
+    ww_ted_params ted;
+    int ted_mapping;
 } cli_settings;
 
 /* Prints "wavewarp: error: ..." on stderr. */
@@ -75,5 +80,7 @@ int cli_cmd_classify(const cli_settings *s);
 int cli_cmd_demo(const cli_settings *s);
 int cli_cmd_generate(const cli_settings *s);
 int cli_cmd_calibrate(const cli_settings *s);
+int cli_cmd_ted(const cli_settings *s);
+int cli_cmd_ted_pairwise(const cli_settings *s);
 
 #endif

@@ -71,6 +71,23 @@ static const command_info commands[CLI_CMD_COUNT] = {
                            "$XDG_CACHE_HOME/wavewarp/calibration-<gpu>.txt or ~/.cache/..., which every later\n"
                            "run on that GPU loads; WW_CALIBRATION=FILE names another). Needs a CUDA GPU.",
                            0, 0},
+    [CLI_CMD_TED] = {"ted", "A B [options]", "tree edit distance between two trees",
+                     "Prints the tree edit distance (Zhang and Shasha; APTED's value) between trees A and B\n"
+                     "with 17 significant digits. A and B are trees in bracket notation, e.g. '{a{b}{c}}'\n"
+                     "(an argument starting with '{'), or files holding one such tree. --mapping also\n"
+                     "prints an optimal edit mapping, one line per edit: the node of A and the node of B\n"
+                     "(preorder numbers from 0; -1: inserted or deleted).",
+                     2, 2},
+    [CLI_CMD_TED_PAIRWISE] = {"ted-pairwise", "TREES [TREES2] -o OUT [options]",
+                              "tree edit distance matrix of TREES against itself or TREES2",
+                              "Writes the matrix of tree edit distances between every tree of TREES and every\n"
+                              "tree of TREES2 (without TREES2: TREES against itself, each unordered pair once\n"
+                              "when --insert-cost equals --delete-cost, zero diagonal). A tree file holds one\n"
+                              "bracket tree per line (blank lines skipped), or is X-TED's labels file\n"
+                              "NAME_nodes_N.txt, read with its adjacency file NAME_nodes_adj_N.txt beside it.\n"
+                              "Labels are matched as strings across both files. OUT is .npy (float64), .csv,\n"
+                              ".tsv or .txt.",
+                              1, 2},
 };
 
 typedef enum option_id {
@@ -99,14 +116,19 @@ typedef enum option_id {
     OPT_DEVICES,
     OPT_QUIET,
     OPT_PROGRESS,
-    OPT_HELP
+    OPT_HELP,
+    OPT_DELETE_COST,
+    OPT_INSERT_COST,
+    OPT_RELABEL_COST,
+    OPT_MAPPING
 } option_id;
 
 #define ON(c) (1u << (c))
 #define ALL_COMMANDS (ON(CLI_CMD_COUNT) - 1u)
-#define COMPUTING (ALL_COMMANDS & ~ON(CLI_CMD_GENERATE) & ~ON(CLI_CMD_CALIBRATE))
+#define TREES (ON(CLI_CMD_TED) | ON(CLI_CMD_TED_PAIRWISE))
+#define COMPUTING (ALL_COMMANDS & ~ON(CLI_CMD_GENERATE) & ~ON(CLI_CMD_CALIBRATE) & ~TREES)
 #define READING (ON(CLI_CMD_DISTANCE) | ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY))
-#define LONG_RUNS (ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_DEMO))
+#define LONG_RUNS (ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_DEMO) | ON(CLI_CMD_TED_PAIRWISE))
 
 typedef struct option_spec {
     option_id id;
@@ -119,7 +141,8 @@ typedef struct option_spec {
 
 static const option_spec options[] = {
     {OPT_OUTPUT, "output", 'o', "FILE",
-     ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_GENERATE) | ON(CLI_CMD_CALIBRATE),
+     ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_GENERATE) | ON(CLI_CMD_CALIBRATE) |
+         ON(CLI_CMD_TED_PAIRWISE),
      "output file; its extension picks the format (calibrate: any name)"},
     {OPT_K, "k", 'k', "K", ON(CLI_CMD_KNN), "neighbours per query, 1..count of X (default 1)"},
     {OPT_DISTANCES, "distances", 0, "FILE", ON(CLI_CMD_KNN),
@@ -136,8 +159,13 @@ static const option_spec options[] = {
     {OPT_NU, "nu", 0, "X", COMPUTING, "twed only: stiffness, >= 0 (default 0.001)"},
     {OPT_LAMBDA, "lambda", 0, "X", COMPUTING, "twed only: deletion penalty, >= 0 (default 1)"},
     {OPT_DEGREE, "degree", 0, "P", COMPUTING, "twed only: L_p norm between samples, integer >= 1 (default 2)"},
-    {OPT_BACKEND, "backend", 0, "B", COMPUTING, "auto, cpu or cuda (default auto: a GPU when one is usable)"},
-    {OPT_THREADS, "threads", 0, "N", COMPUTING, "CPU threads, 0 = all cores (default 0)"},
+    {OPT_BACKEND, "backend", 0, "B", COMPUTING | TREES, "auto, cpu or cuda (default auto: a GPU when one is usable)"},
+    {OPT_THREADS, "threads", 0, "N", COMPUTING | TREES, "CPU threads, 0 = all cores (default 0)"},
+    {OPT_DELETE_COST, "delete-cost", 0, "X", TREES, "cost of deleting a node, >= 0 (default 1)"},
+    {OPT_INSERT_COST, "insert-cost", 0, "X", TREES, "cost of inserting a node, >= 0 (default 1)"},
+    {OPT_RELABEL_COST, "relabel-cost", 0, "X", TREES,
+     "cost of relabelling a node to a different label, >= 0 (default 1)"},
+    {OPT_MAPPING, "mapping", 0, NULL, ON(CLI_CMD_TED), "also print an optimal edit mapping"},
     {OPT_PRECISION, "precision", 0, "P", COMPUTING,
      "double or float (float: data go to the library as float32)"},
     {OPT_LABELS, "labels", 0, NULL, READING, "the first column of text files is the class label"},
@@ -260,7 +288,7 @@ static void print_command_help(cli_command c)
     }
     if (ON(c) & COMPUTING)
         printf("\n%s", measures_help);
-    if (c != CLI_CMD_GENERATE && c != CLI_CMD_DEMO && c != CLI_CMD_CALIBRATE)
+    if (c != CLI_CMD_GENERATE && c != CLI_CMD_DEMO && c != CLI_CMD_CALIBRATE && !(ON(c) & TREES))
         printf("\n%s", formats_help);
     if (ON(c) & LONG_RUNS)
         printf("\nA progress bar appears on stderr when it is a terminal and the run takes over half a\n"
@@ -477,6 +505,10 @@ static int apply_option(cli_settings *s, const option_spec *o, const char *value
             s->progress = CLI_PROGRESS_ALWAYS;
         return CLI_EXIT_OK;
     case OPT_HELP: return CLI_EXIT_OK; /* handled by the caller */
+    case OPT_DELETE_COST: return parse_double_value(s, flag, value, &s->ted.delete_cost);
+    case OPT_INSERT_COST: return parse_double_value(s, flag, value, &s->ted.insert_cost);
+    case OPT_RELABEL_COST: return parse_double_value(s, flag, value, &s->ted.relabel_cost);
+    case OPT_MAPPING: s->ted_mapping = 1; return CLI_EXIT_OK;
     }
     return CLI_EXIT_OK;
 }
@@ -516,6 +548,7 @@ static void default_settings(cli_settings *s, cli_command c)
     s->test_per_class = 50;
     s->length = 60;
     s->seed = 1;
+    s->ted = ww_ted_params_default();
 }
 
 /* The measure of the command line, built in this one place from --measure, the TWED parameters
@@ -667,6 +700,8 @@ int main(int argc, char **argv)
     case CLI_CMD_DEMO: return cli_cmd_demo(&s);
     case CLI_CMD_GENERATE: return cli_cmd_generate(&s);
     case CLI_CMD_CALIBRATE: return cli_cmd_calibrate(&s);
+    case CLI_CMD_TED: return cli_cmd_ted(&s);
+    case CLI_CMD_TED_PAIRWISE: return cli_cmd_ted_pairwise(&s);
     case CLI_CMD_COUNT: break;
     }
     return CLI_EXIT_USAGE;

@@ -39,6 +39,8 @@ const char *ww_strerror(ww_status status)
     case WW_ERR_CALIBRATION: return "the GPU calibration file is malformed (run 'wavewarp calibrate' again, or remove it)";
     case WW_ERR_UNSUPPORTED: return "this measure, or its window, is not available on the backend or engine asked for";
     case WW_ERR_MEASURE: return "unknown measure kind";
+    case WW_ERR_TREE: return "malformed tree: parents not in preorder or not exactly one root, or tree text that does not parse (unbalanced or empty brackets, X-TED labels and adjacency that do not match)";
+    case WW_ERR_TREE_SIZE: return "the pair of trees is too large: its tables need more memory than the limit (ww_ted_memory_limit)";
     }
     return "unknown wavewarp status code";
 }

@@ -15,6 +15,8 @@ static const char *const names[WW_SETTING_COUNT] = {
     [WW_SETTING_STAGED_ROWS] = "WW_STAGED_ROWS",
     [WW_SETTING_STAGED_THREADS] = "WW_STAGED_THREADS",
     [WW_SETTING_STAGED_LANES] = "WW_STAGED_LANES",
+    [WW_SETTING_TED_THREAD_CELLS] = "WW_TED_THREAD_CELLS",
+    [WW_SETTING_TED_WARP_CELLS] = "WW_TED_WARP_CELLS",
 };
 
 const char *ww_setting_name(ww_setting s) { return s >= 0 && s < WW_SETTING_COUNT ? names[s] : ""; }

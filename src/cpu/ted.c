@@ -1,0 +1,516 @@
+/* Tree edit distance on the CPU: Zhang and Shasha's keyroot algorithm. For every pair of keyroots
+ * (k1, k2), in an order where the subtrees inside come first, one forest-distance table of
+ * (|T(k1)| + 1) x (|T(k2)| + 1) cells fills the tree distances td[i][j] of the nodes on the two
+ * leftmost paths. The work is the product of the trees' keyroot subtree sums; the engine takes the
+ * cheaper of the left decomposition and the right one (both trees mirrored, same distance).
+ *
+ * One pair: the keyroot pairs by dependency depth (level of k1 + level of k2; pairs of one depth
+ * write disjoint entries of td and read only shallower ones) over the threads. Many pairs: one pair
+ * per thread. */
+#include "../common/ted_internal.h"
+#include "../measures/ted.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Below this many cells (about 30 ms on one core) a pair is not worth waking threads for: the
+ * tables of one depth are mostly tiny, and the threads meet at a barrier after each depth. */
+#define TED_PARALLEL_CELLS 2e7
+
+size_t ww_ted_prepared_ints(size_t n) { return 5 * n; }
+
+/* Temporaries of ww_ted_prepare: subtree size, depth, postorder parent and the deepest keyroot
+ * level below each node. */
+static size_t prepare_tmp_ints(size_t n) { return 4 * n; }
+
+static void prepare_with(const ww_tree *t, int mirrored, int32_t *storage, int32_t *tmp, ww_ted_prepared *out)
+{
+    const int32_t n = (int32_t)t->count;
+    int32_t *label = storage, *leftmost = storage + n, *preorder = storage + 2 * n, *keyroots = storage + 3 * n,
+            *level = storage + 4 * n;
+    int32_t *size = tmp, *depth = tmp + n, *post_parent = tmp + 2 * n, *below = tmp + 3 * n;
+    for (int32_t v = 0; v < n; v++)
+        size[v] = 1;
+    for (int32_t v = n - 1; v > 0; v--)
+        size[t->parent[v]] += size[v];
+    /* the postorder of the mirrored tree is the preorder reversed */
+    for (int32_t v = 0; v < n; v++) {
+        depth[v] = v == 0 ? 0 : depth[t->parent[v]] + 1;
+        const int32_t post = mirrored ? n - 1 - v : v + size[v] - 1 - depth[v];
+        label[post] = t->labels ? t->labels[v] : 0;
+        leftmost[post] = post - size[v] + 1;
+        preorder[post] = v;
+    }
+    for (int32_t v = 0; v < n; v++) {
+        const int32_t post = mirrored ? n - 1 - v : v + size[v] - 1 - depth[v];
+        const int32_t p = t->parent[v];
+        post_parent[post] = p < 0 ? -1 : (mirrored ? n - 1 - p : p + size[p] - 1 - depth[p]);
+        below[post] = -1;
+    }
+    /* keyroots: the root and every node that is not the first child of its parent */
+    int32_t count = 0;
+    double cost = 0;
+    for (int32_t k = 0; k < n; k++) {
+        const int32_t p = post_parent[k];
+        int32_t inner = below[k];
+        if (p < 0 || leftmost[p] != leftmost[k]) {
+            inner = below[k] + 1;
+            level[count] = inner;
+            keyroots[count++] = k;
+            cost += (double)(k - leftmost[k] + 1);
+        }
+        if (p >= 0 && inner > below[p])
+            below[p] = inner;
+    }
+    out->n = n;
+    out->label = label;
+    out->leftmost = leftmost;
+    out->preorder = preorder;
+    out->keyroots = keyroots;
+    out->level = level;
+    out->keyroot_count = count;
+    out->cost = cost;
+}
+
+void ww_ted_prepare(const ww_tree *t, int mirrored, int32_t *storage, ww_ted_prepared *out)
+{
+    /* the temporaries follow the storage's 5n entries (callers of this entry point give 9n) */
+    prepare_with(t, mirrored, storage, storage + ww_ted_prepared_ints(t->count), out);
+}
+
+size_t ww_ted_table_doubles(size_t na, size_t nb)
+{
+    size_t td, fd;
+    if (!ww_mul_size(na, nb, &td) || !ww_mul_size(na + 1, nb + 1, &fd) || td > SIZE_MAX - fd)
+        return 0;
+    return td + fd;
+}
+
+/* ---------------------------------------------------------------- the tables */
+
+typedef struct ted_job {
+    ww_ted_prepared A, B;
+    double del, ins, ren;
+    double *td; /* A.n x B.n, row-major by postorder numbers */
+} ted_job;
+
+/* The forest-distance table of the subtrees rooted at k1 and k2 (keyroots, or any nodes when the
+ * mapping recomputes a table: the tree distances it writes are then the same values again). fd
+ * holds (|T(k1)| + 1) x (|T(k2)| + 1) doubles. */
+static void forest_table(const ted_job *J, int32_t k1, int32_t k2, double *fd)
+{
+    const int32_t l1 = J->A.leftmost[k1], l2 = J->B.leftmost[k2];
+    const size_t rows = (size_t)(k1 - l1) + 1, cols = (size_t)(k2 - l2) + 1, w = cols + 1;
+    const double del = J->del, ins = J->ins, ren = J->ren;
+    const int32_t *col_leftmost = J->B.leftmost + l2, *col_label = J->B.label + l2;
+    fd[0] = 0;
+    for (size_t y = 1; y <= cols; y++)
+        fd[y] = fd[y - 1] + ins;
+    for (size_t x = 1; x <= rows; x++) {
+        const int32_t i = l1 + (int32_t)x - 1, li = J->A.leftmost[i];
+        double *row = fd + x * w;
+        const double *up = row - w;
+        double *td_row = J->td + (size_t)i * (size_t)J->B.n + (size_t)l2; /* td_row[y - 1]: td[i][l2 + y - 1] */
+        double left = up[0] + del;
+        row[0] = left;
+        if (li == l1) {
+            /* i on the leftmost path: against the leftmost path of k2, both forests are trees */
+            const int32_t la = J->A.label[i];
+            for (size_t y = 1; y <= cols; y++) {
+                const int32_t lj = col_leftmost[y - 1];
+                if (lj == l2) {
+                    left = ww_ted_cell(up[y], left, up[y - 1] + ww_ted_relabel(la, col_label[y - 1], ren), del, ins);
+                    td_row[y - 1] = left;
+                } else {
+                    left = ww_ted_cell(up[y], left, fd[lj - l2] + td_row[y - 1], del, ins);
+                }
+                row[y] = left;
+            }
+        } else {
+            const double *sub = fd + (size_t)(li - l1) * w - l2; /* sub[lj]: fd[l(i) - l1][l(j) - l2] */
+            for (size_t y = 1; y <= cols; y++) {
+                left = ww_ted_cell(up[y], left, sub[col_leftmost[y - 1]] + td_row[y - 1], del, ins);
+                row[y] = left;
+            }
+        }
+    }
+}
+
+/* Every keyroot pair on one thread, in increasing postorder (inner subtrees first). */
+static void tables_serial(const ted_job *J, double *fd)
+{
+    for (int32_t a = 0; a < J->A.keyroot_count; a++)
+        for (int32_t b = 0; b < J->B.keyroot_count; b++)
+            forest_table(J, J->A.keyroots[a], J->B.keyroots[b], fd);
+}
+
+/* Keyroots sorted by level, with the start of each level: level_start[l] .. level_start[l + 1]. */
+static void by_level(const ww_ted_prepared *t, int32_t *sorted, int32_t *level_start, int32_t levels)
+{
+    for (int32_t l = 0; l <= levels; l++)
+        level_start[l] = 0;
+    for (int32_t k = 0; k < t->keyroot_count; k++)
+        level_start[t->level[k] + 1]++;
+    for (int32_t l = 0; l < levels; l++)
+        level_start[l + 1] += level_start[l];
+    int32_t *fill = level_start + levels + 1; /* levels scratch entries */
+    for (int32_t l = 0; l < levels; l++)
+        fill[l] = level_start[l];
+    for (int32_t k = 0; k < t->keyroot_count; k++)
+        sorted[fill[t->level[k]]++] = t->keyroots[k];
+}
+
+static int32_t max_level(const ww_ted_prepared *t)
+{
+    int32_t m = 0;
+    for (int32_t k = 0; k < t->keyroot_count; k++)
+        if (t->level[k] > m)
+            m = t->level[k];
+    return m + 1;
+}
+
+/* ---------------------------------------------------------------- one pair */
+
+/* Per-thread buffers of a pair: prepared trees in both orientations (ints) and, for one pair over
+ * several threads, the thread's forest table. */
+typedef struct pair_space {
+    int32_t *ints;
+    double *td, *fd;
+} pair_space;
+
+/* Prepares both trees in the cheaper orientation. ints: 2 * (5 + 4) * max(na, nb) + ... */
+static size_t pair_ints(size_t na, size_t nb)
+{
+    const size_t big = na > nb ? na : nb;
+    return 2 * ww_ted_prepared_ints(na) + 2 * ww_ted_prepared_ints(nb) + prepare_tmp_ints(big);
+}
+
+static void prepare_pair(ted_job *J, const ww_tree *a, const ww_tree *b, const ww_ted_params *p, int32_t *ints)
+{
+    int32_t *a_left = ints, *a_right = a_left + ww_ted_prepared_ints(a->count);
+    int32_t *b_left = a_right + ww_ted_prepared_ints(a->count), *b_right = b_left + ww_ted_prepared_ints(b->count);
+    int32_t *tmp = b_right + ww_ted_prepared_ints(b->count);
+    ww_ted_prepared al, ar, bl, br;
+    prepare_with(a, 0, a_left, tmp, &al);
+    prepare_with(a, 1, a_right, tmp, &ar);
+    prepare_with(b, 0, b_left, tmp, &bl);
+    prepare_with(b, 1, b_right, tmp, &br);
+    const int right = ar.cost * br.cost < al.cost * bl.cost;
+    J->A = right ? ar : al;
+    J->B = right ? br : bl;
+    J->del = p->delete_cost;
+    J->ins = p->insert_cost;
+    J->ren = p->relabel_cost;
+}
+
+/* The distance of a prepared pair whose td is set up: tables, then td of the roots. */
+static double pair_distance_serial(const ted_job *J, double *fd)
+{
+    if (J->A.n == 0 || J->B.n == 0) /* all insertions or all deletions */
+        return J->A.n == 0 ? (double)J->B.n * J->ins : (double)J->A.n * J->del;
+    tables_serial(J, fd);
+    return J->td[(size_t)J->A.n * (size_t)J->B.n - 1];
+}
+
+/* Sums in the order a table does: exact integers for unit costs either way. */
+static double empty_side(size_t n, double cost)
+{
+    double s = 0;
+    for (size_t k = 0; k < n; k++)
+        s += cost;
+    return s;
+}
+
+ww_status ww_cpu_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p, int threads,
+                     double *out)
+{
+    if (a->count == 0 || b->count == 0) {
+        *out = a->count == 0 ? empty_side(b->count, p->insert_cost) : empty_side(a->count, p->delete_cost);
+        return WW_OK;
+    }
+    const size_t na = a->count, nb = b->count, fd_doubles = (na + 1) * (nb + 1);
+    ww_status st = ww_buffer_reserve(&ctx->cpu[0].b, pair_ints(na, nb) * sizeof(int32_t));
+    if (st != WW_OK)
+        return st;
+    ted_job J;
+    prepare_pair(&J, a, b, p, (int32_t *)ctx->cpu[0].b.ptr);
+    if (threads < 1 || J.A.cost * J.B.cost < TED_PARALLEL_CELLS)
+        threads = 1;
+    if ((st = ww_buffer_reserve(&ctx->shared, na * nb * sizeof(double))) != WW_OK)
+        return st;
+    J.td = (double *)ctx->shared.ptr;
+    for (int t = 0; t < threads; t++)
+        if ((st = ww_buffer_reserve(&ctx->cpu[t].work, fd_doubles * sizeof(double))) != WW_OK)
+            return st;
+    if (threads == 1) {
+        *out = pair_distance_serial(&J, (double *)ctx->cpu[0].work.ptr);
+        return WW_OK;
+    }
+    /* keyroot pairs by depth = level(k1) + level(k2) */
+    const int32_t levels_a = max_level(&J.A), levels_b = max_level(&J.B);
+    int32_t *sorted_a = (int32_t *)malloc(((size_t)J.A.keyroot_count + (size_t)J.B.keyroot_count +
+                                           2 * ((size_t)levels_a + (size_t)levels_b) + 2) * sizeof(int32_t));
+    if (sorted_a == NULL)
+        return WW_ERR_MEMORY;
+    int32_t *sorted_b = sorted_a + J.A.keyroot_count, *start_a = sorted_b + J.B.keyroot_count,
+            *start_b = start_a + 2 * levels_a + 1;
+    by_level(&J.A, sorted_a, start_a, levels_a);
+    by_level(&J.B, sorted_b, start_b, levels_b);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        double *fd = (double *)ctx->cpu[tid].work.ptr;
+        for (int32_t depth = 0; depth < levels_a + levels_b - 1; depth++) {
+            /* the pairs of this depth: level la of A with level depth - la of B. A thread takes one
+             * keyroot of A with all its partners: the entries of td it writes are the rows of that
+             * keyroot's leftmost path, away from other threads' (no false sharing on tiny tables). */
+            const int32_t la_lo = depth - (levels_b - 1) > 0 ? depth - (levels_b - 1) : 0;
+            const int32_t la_hi = depth < levels_a - 1 ? depth : levels_a - 1;
+            const int32_t first = start_a[la_lo], last = start_a[la_hi + 1];
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+            for (int32_t ka = first; ka < last; ka++) {
+                int32_t la = la_lo;
+                while (ka >= start_a[la + 1])
+                    la++;
+                const int32_t lb = depth - la;
+                for (int32_t kb = start_b[lb]; kb < start_b[lb + 1]; kb++)
+                    forest_table(&J, sorted_a[ka], sorted_b[kb], fd);
+            }
+        }
+    }
+    free(sorted_a);
+    *out = J.td[na * nb - 1];
+    return WW_OK;
+}
+
+/* ---------------------------------------------------------------- the mapping */
+
+static int compare_edits(const void *x, const void *y)
+{
+    const ww_ted_edit *e = (const ww_ted_edit *)x, *f = (const ww_ted_edit *)y;
+    if (e->a != f->a)
+        return e->a < f->a ? -1 : 1;
+    return e->b < f->b ? -1 : e->b > f->b;
+}
+
+ww_status ww_cpu_ted_mapping(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p,
+                             ww_ted_edit *edits, size_t *count, double *distance)
+{
+    const size_t na = a->count, nb = b->count;
+    size_t c = 0;
+    if (na == 0 || nb == 0) {
+        for (size_t i = 0; i < na; i++)
+            edits[c++] = (ww_ted_edit){(int32_t)i, -1};
+        for (size_t j = 0; j < nb; j++)
+            edits[c++] = (ww_ted_edit){-1, (int32_t)j};
+        *count = c;
+        *distance = na == 0 ? empty_side(nb, p->insert_cost) : empty_side(na, p->delete_cost);
+        return WW_OK;
+    }
+    ww_status st = ww_buffer_reserve(&ctx->cpu[0].b, pair_ints(na, nb) * sizeof(int32_t));
+    if (st == WW_OK)
+        st = ww_buffer_reserve(&ctx->shared, na * nb * sizeof(double));
+    if (st == WW_OK)
+        st = ww_buffer_reserve(&ctx->cpu[0].work, (na + 1) * (nb + 1) * sizeof(double));
+    int32_t *stack = st == WW_OK ? (int32_t *)malloc(2 * (na + nb + 2) * sizeof(int32_t)) : NULL;
+    if (st != WW_OK || stack == NULL)
+        return st != WW_OK ? st : WW_ERR_MEMORY;
+    ted_job J;
+    prepare_pair(&J, a, b, p, (int32_t *)ctx->cpu[0].b.ptr);
+    J.td = (double *)ctx->shared.ptr;
+    double *fd = (double *)ctx->cpu[0].work.ptr;
+    *distance = pair_distance_serial(&J, fd);
+
+    /* Backtrack from the roots: a table of two subtrees is recomputed, then walked from its corner;
+     * a match of two subtrees that are not both prefixes' trees is a pair of subtrees to walk later
+     * (at most one per node of each tree). */
+    size_t top = 0;
+    stack[top++] = J.A.n - 1;
+    stack[top++] = J.B.n - 1;
+    while (top > 0) {
+        const int32_t k2 = stack[--top], k1 = stack[--top];
+        forest_table(&J, k1, k2, fd);
+        const int32_t l1 = J.A.leftmost[k1], l2 = J.B.leftmost[k2];
+        const size_t w = (size_t)(k2 - l2) + 2;
+        size_t x = (size_t)(k1 - l1) + 1, y = (size_t)(k2 - l2) + 1;
+        while (x > 0 || y > 0) {
+            const double v = fd[x * w + y];
+            const int32_t i = l1 + (int32_t)x - 1, j = l2 + (int32_t)y - 1;
+            if (x > 0 && v == fd[(x - 1) * w + y] + J.del) {
+                edits[c++] = (ww_ted_edit){J.A.preorder[i], -1};
+                x--;
+            } else if (y > 0 && v == fd[x * w + y - 1] + J.ins) {
+                edits[c++] = (ww_ted_edit){-1, J.B.preorder[j]};
+                y--;
+            } else if (J.A.leftmost[i] == l1 && J.B.leftmost[j] == l2) {
+                edits[c++] = (ww_ted_edit){J.A.preorder[i], J.B.preorder[j]};
+                x--;
+                y--;
+            } else {
+                stack[top++] = i;
+                stack[top++] = j;
+                x = (size_t)(J.A.leftmost[i] - l1);
+                y = (size_t)(J.B.leftmost[j] - l2);
+            }
+        }
+    }
+    free(stack);
+    qsort(edits, c, sizeof *edits, compare_edits);
+    *count = c;
+    return WW_OK;
+}
+
+/* ---------------------------------------------------------------- many pairs */
+
+/* In a self matrix with symmetric costs, (i, j) is computed unless it is on the diagonal or its
+ * mirror (j, i) is in the block too and comes first (j < i). */
+static int entry_computed(const ww_pairwise_options *o, int self, int mirror, size_t i, size_t j)
+{
+    if (!self)
+        return 1;
+    if (i == j)
+        return 0;
+    const int mirror_in_block = j >= o->row_begin && j < o->row_end && i >= o->col_begin && i < o->col_end;
+    return !(mirror && mirror_in_block && j < i);
+}
+
+static uint64_t pair_cells(size_t na, size_t nb)
+{
+    const uint64_t c = (uint64_t)na * (uint64_t)nb;
+    return c > 0 ? c : 1;
+}
+
+ww_status ww_cpu_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww_tree *y, size_t ny,
+                              const ww_ted_params *p, void *out, const ww_pairwise_options *o, int threads)
+{
+    const int self = y == NULL;
+    const ww_tree *cols_trees = self ? x : y;
+    (void)nx;
+    (void)ny;
+    /* mirrored entries only when the matrix is symmetric */
+    const int mirror = self && p->delete_cost == p->insert_cost;
+    const size_t rows = o->row_end - o->row_begin, width = o->col_end - o->col_begin, entries = rows * width;
+    uint64_t total = 0;
+    for (size_t i = o->row_begin; i < o->row_end; i++)
+        for (size_t j = o->col_begin; j < o->col_end; j++)
+            if (entry_computed(o, self, mirror, i, j))
+                total += pair_cells(x[i].count, cols_trees[j].count);
+    if (threads < 1)
+        threads = 1;
+    if ((size_t)threads > entries)
+        threads = (int)entries;
+    size_t next = 0;
+    uint64_t done = 0;
+    int stop = 0;
+    ww_status failure = WW_OK;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        ww_cpu_scratch *sc = &ctx->cpu[tid];
+        for (;;) {
+            int stopped;
+            size_t e;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+            stopped = stop;
+            if (stopped)
+                break;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+            e = next++;
+            if (e >= entries)
+                break;
+            const size_t i = o->row_begin + e / width, j = o->col_begin + e % width;
+            if (!entry_computed(o, self, mirror, i, j))
+                continue;
+            const ww_tree *a = &x[i], *b = &cols_trees[j];
+            double d;
+            ww_status s = WW_OK;
+            if (a->count == 0 || b->count == 0) {
+                d = a->count == 0 ? empty_side(b->count, p->insert_cost) : empty_side(a->count, p->delete_cost);
+            } else {
+                s = ww_buffer_reserve(&sc->b, pair_ints(a->count, b->count) * sizeof(int32_t));
+                if (s == WW_OK)
+                    s = ww_buffer_reserve(&sc->a, a->count * b->count * sizeof(double));
+                if (s == WW_OK)
+                    s = ww_buffer_reserve(&sc->work, (a->count + 1) * (b->count + 1) * sizeof(double));
+                d = 0;
+                if (s == WW_OK) {
+                    ted_job J;
+                    prepare_pair(&J, a, b, p, (int32_t *)sc->b.ptr);
+                    J.td = (double *)sc->a.ptr;
+                    d = pair_distance_serial(&J, (double *)sc->work.ptr);
+                }
+            }
+            if (s != WW_OK) {
+#ifdef _OPENMP
+#pragma omp critical(ww_ted_failure)
+#endif
+                failure = s;
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                stop = 1;
+                break;
+            }
+            const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
+            if (o->out_dtype == WW_F32)
+                ((float *)out)[at] = (float)d;
+            else
+                ((double *)out)[at] = d;
+            uint64_t now;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+            now = done += pair_cells(a->count, b->count);
+            /* only the calling thread talks to the user's callback */
+            if (tid == 0 && o->progress && o->progress(now, total, o->progress_user)) {
+#ifdef _OPENMP
+#pragma omp critical(ww_ted_failure)
+#endif
+                failure = WW_ERR_CANCELLED;
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                stop = 1;
+            }
+        }
+    }
+    if (failure != WW_OK)
+        return failure;
+    if (self) {
+        if (mirror) {
+            ww_matrix_fill_mirror(o, out, threads);
+        } else { /* the diagonal only */
+            for (size_t i = o->row_begin; i < o->row_end; i++)
+                if (i >= o->col_begin && i < o->col_end) {
+                    const size_t at = (i - o->row_begin) * o->out_stride + (i - o->col_begin);
+                    if (o->out_dtype == WW_F32)
+                        ((float *)out)[at] = 0;
+                    else
+                        ((double *)out)[at] = 0;
+                }
+        }
+    }
+    if (o->progress && o->progress(total, total, o->progress_user))
+        return WW_ERR_CANCELLED;
+    return WW_OK;
+}

@@ -1,0 +1,33 @@
+/* Tree edit distance (Zhang and Shasha 1989): the forest-distance recurrence, written once for the
+ * CPU engine and a CUDA kernel. Nodes are numbered in postorder; fd[x][y] is the distance between
+ * the prefix forests of x and y nodes of the two subtrees of a keyroot pair, td[i][j] the distance
+ * between the subtrees rooted at i and j. */
+#ifndef WW_MEASURES_TED_H
+#define WW_MEASURES_TED_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define WW_TED_FN static inline __host__ __device__
+#else
+#define WW_TED_FN static inline
+#endif
+
+/* One cell: node i deleted (up + del), node j inserted (left + ins), or i matched with j at cost
+ * `match`: when both prefix forests are trees rooted at i and j, fd[x-1][y-1] plus the relabelling
+ * cost (and the cell is also td[i][j]); else fd[l(i) - l1][l(j) - l2] + td[i][j], the forests left
+ * of the two subtrees plus the subtrees' distance. A min is exact, so a backtrack that recomputes
+ * the three sums finds the cell's value among them. */
+WW_TED_FN double ww_ted_cell(double up, double left, double match, double del, double ins)
+{
+    /* the left neighbour enters last: the chain from one cell to the next is one add and one min */
+    const double d = up + del;
+    const double m = d < match ? d : match;
+    const double i = left + ins;
+    return i < m ? i : m;
+}
+
+/* Relabelling i to j: free for equal labels. */
+WW_TED_FN double ww_ted_relabel(int32_t la, int32_t lb, double relabel) { return la == lb ? 0.0 : relabel; }
+
+#endif

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# The GPU tree edit distance engine (src/cuda/ted.cu) without a GPU: its host code and kernels
+# compiled as plain C++ against a fake CUDA runtime of one thread per launch (every grid-stride
+# loop then covers all the tasks, in the order of the launches: the dependency order the engine
+# relies on), then compared bit for bit with the CPU engine on random trees, with every strategy
+# forced in turn, and on matrices (self, blocks with strides, float output, x against y). What it
+# cannot see: races between threads of a real launch (the tables of one launch write disjoint
+# entries and read only earlier launches' by construction). The GPU itself runs test_ted_cuda_*.
+#
+#   tests/ted_gpu_emulation.sh [cpu-build-dir]        (default build-cpu; needs g++ and perl)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-cpu}
+repo=$PWD
+work=$(mktemp -d "${TMPDIR:-/tmp}/ww_ted_emu.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+cat >"$work/fake_cuda.cuh" <<'EOF'
+/* A fake CUDA runtime: launches run on one thread of one block, memory is host memory. */
+#pragma once
+#include <cstdlib>
+#include <cstring>
+#include "common/internal.h"
+#define __global__
+#define __device__
+#define __forceinline__ inline
+typedef int cudaError_t;
+enum { cudaSuccess = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
+typedef void *cudaStream_t;
+struct fake_dim { unsigned x; };
+static fake_dim blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
+static inline void __syncthreads() {}
+static inline void __syncwarp() {}
+static inline cudaError_t cudaMalloc(void **p, size_t n) { *p = malloc(n ? n : 1); return *p ? 0 : 2; }
+static inline cudaError_t cudaFree(void *p) { free(p); return 0; }
+static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, int, cudaStream_t) { memcpy(d, s, n); return 0; }
+static inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
+static inline cudaError_t cudaGetLastError() { return 0; }
+static inline ww_status ww_cuda_status(cudaError_t e) { return e ? WW_ERR_DEVICE_MEMORY : WW_OK; }
+struct ww_device_buffer { void *ptr; size_t bytes; };
+static inline ww_status ww_device_reserve(ww_device_buffer *b, size_t bytes)
+{
+    if (bytes <= b->bytes)
+        return WW_OK;
+    free(b->ptr);
+    b->ptr = malloc(bytes);
+    b->bytes = b->ptr ? bytes : 0;
+    return b->ptr ? WW_OK : WW_ERR_DEVICE_MEMORY;
+}
+struct ww_cuda_state { int sm_count; cudaStream_t stream; ww_device_buffer input, prepared, work; };
+struct ww_cuda_device_guard { int previous; };
+static inline ww_cuda_device_guard ww_cuda_enter(ww_cuda_state *) { return {0}; }
+static inline void ww_cuda_leave(ww_cuda_device_guard) {}
+static inline void ww_cuda_recover(ww_cuda_state *, ww_status) {}
+EOF
+
+cat >"$work/driver.c" <<'EOF'
+#include "common/ted_internal.h"
+#include "ww_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int ww_test_failures, ww_test_skipped;
+struct fake_buffer { void *ptr; size_t bytes; };
+struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; };
+
+static void tree(ww_rng *r, int n, double up, int labels, int32_t *p, int32_t *l)
+{
+    for (int i = 0; i < n; i++) {
+        l[i] = (int32_t)(ww_rng_uniform(r) * labels);
+        if (i == 0) {
+            p[i] = -1;
+            continue;
+        }
+        int v = i - 1;
+        while (v > 0 && ww_rng_uniform(r) < up)
+            v = p[v];
+        p[i] = v;
+    }
+}
+
+int main(void)
+{
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CPU;
+    ww_ctx *cpu;
+    if (ww_ctx_create(&cpu, &o) != WW_OK)
+        return 2;
+    struct fake_state fs;
+    memset(&fs, 0, sizeof fs);
+    fs.sm_count = 4;
+    ww_ctx fake;
+    memset(&fake, 0, sizeof fake);
+    fake.cuda = (ww_cuda_state *)&fs;
+    const ww_ted_gpu_thresholds limits[] = {{0, 0}, {0, (size_t)1 << 40}, {(size_t)1 << 40, (size_t)1 << 40},
+                                            {16, 200}, {1024, 65536}};
+    const ww_ted_params costs[] = {{1, 1, 1}, {0.5, 2, 1.25}, {3, 1, 0.3}};
+    ww_rng r = {99};
+    static int32_t pa[300], la[300], pb[300], lb[300];
+    int bad = 0, compared = 0;
+    for (int t = 0; t < 300; t++) {
+        const int na = (int)ww_rng_below(&r, t % 10 == 0 ? 300 : 60), nb = (int)ww_rng_below(&r, t % 10 == 0 ? 300 : 60);
+        const double up = t % 3 == 0 ? 0.2 : t % 3 == 1 ? 0.5 : 0.8;
+        tree(&r, na, up, t % 2 ? 3 : 20, pa, la);
+        tree(&r, nb, 1.0 - up, t % 2 ? 3 : 20, pb, lb);
+        const ww_tree a = {(size_t)na, pa, la}, b = {(size_t)nb, pb, lb};
+        double want = -1;
+        ww_ted(cpu, &a, &b, &costs[t % 3], &want);
+        for (int k = 0; k < 5; k++) {
+            double got = -1;
+            const ww_status st = ww_cuda_ted(&fake, &a, &b, &costs[t % 3], &limits[k], &got);
+            compared++;
+            if (st != WW_OK || got != want) {
+                bad++;
+                printf("pair %d (%d x %d), thresholds %d: %.17g, cpu %.17g (%s)\n", t, na, nb, k, got, want, ww_strerror(st));
+            }
+        }
+    }
+    enum { C = 9, N = 50 };
+    static int32_t par[C][N], lab[C][N];
+    ww_tree trees[C];
+    for (int k = 0; k < C; k++) {
+        const int n = k == 4 ? 0 : 1 + (int)ww_rng_below(&r, N);
+        tree(&r, n, 0.5, 4, par[k], lab[k]);
+        trees[k] = (ww_tree){(size_t)n, par[k], lab[k]};
+    }
+    for (int c = 0; c < 2; c++)
+        for (int k = 0; k < 3; k++) {
+            double got[C * C], want[C * C];
+            for (int e = 0; e < C * C; e++)
+                got[e] = NAN;
+            ww_pairwise_options po = ww_pairwise_options_default();
+            po.row_end = po.col_end = po.out_stride = C;
+            ww_status st = ww_cuda_ted_pairwise(&fake, trees, NULL, &costs[c], &limits[k], got, &po);
+            ww_ted_pairwise(cpu, trees, C, NULL, 0, &costs[c], want, NULL);
+            for (int e = 0; e < C * C; e++)
+                bad += st != WW_OK || got[e] != want[e];
+            float f[30];
+            for (int e = 0; e < 30; e++)
+                f[e] = -7;
+            po.row_begin = 2, po.row_end = 5, po.col_begin = 1, po.col_end = 8, po.out_stride = 10, po.out_dtype = WW_F32;
+            st = ww_cuda_ted_pairwise(&fake, trees, NULL, &costs[c], &limits[k], f, &po);
+            for (int i = 2; i < 5; i++)
+                for (int j = 0; j < 10; j++)
+                    bad += st != WW_OK || f[(i - 2) * 10 + j] != (j < 7 ? (float)want[i * C + j + 1] : -7.0f);
+            double xy[18], xy_want[18];
+            ww_pairwise_options q = ww_pairwise_options_default();
+            q.row_end = 3, q.col_end = 6, q.out_stride = 6;
+            st = ww_cuda_ted_pairwise(&fake, trees, trees + 3, &costs[c], &limits[k], xy, &q);
+            ww_ted_pairwise(cpu, trees, 3, trees + 3, 6, &costs[c], xy_want, NULL);
+            for (int e = 0; e < 18; e++)
+                bad += st != WW_OK || xy[e] != xy_want[e];
+            compared += 3;
+        }
+    printf("ted_gpu_emulation: %d comparisons, %d differences\n", compared, bad);
+    ww_ctx_destroy(cpu);
+    return bad != 0;
+}
+EOF
+
+perl -pe 's/<<<.*?>>>//; s|#include "cuda_common.cuh"|#include "fake_cuda.cuh"|' src/cuda/ted.cu >"$work/ted_emulated.cpp"
+g++ -O1 -std=c++17 -I"$work" -I"$repo/src/cuda" -I"$repo/src" -I"$repo/include" -c "$work/ted_emulated.cpp" -o "$work/ted_emulated.o"
+gcc -O1 -std=c11 -I"$repo/src" -I"$repo/include" -I"$repo/tests" -c "$work/driver.c" -o "$work/driver.o"
+# the emulated engine's ww_cuda_ted* come first, so the library's own (stub or real) is not linked;
+# a CUDA build's library needs the CUDA runtime for its other objects
+cuda_libs=()
+nvcc=$(grep -m1 '^CMAKE_CUDA_COMPILER:' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2 || true)
+if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
+  cuda_libs=(-L"$(dirname "$nvcc")/../lib64" -lcudart_static -ldl -lrt -lpthread)
+fi
+g++ "$work/driver.o" "$work/ted_emulated.o" "$build/libwavewarp.a" "${cuda_libs[@]}" -fopenmp -lm -o "$work/emulation"
+"$work/emulation"

@@ -1,0 +1,807 @@
+/* Tree edit distance (issue 13): the CPU engine against a plain memoised recursion over forests,
+ * the metric axioms, the mapping, the matrix call, the parsers, the shared Swissport and Python
+ * trees, and every bad input. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+
+#include "ww_test.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ random trees */
+
+enum shape { SHAPE_RANDOM, SHAPE_PATH, SHAPE_STAR, SHAPE_BUSHY, SHAPE_COUNT };
+
+/* A random tree of n nodes in preorder: node i hangs under i - 1 or one of its ancestors. */
+static void random_tree(ww_rng *r, size_t n, enum shape shape, int32_t label_count, int32_t *parent, int32_t *labels)
+{
+    for (size_t i = 0; i < n; i++) {
+        labels[i] = (int32_t)ww_rng_below(r, (size_t)label_count);
+        if (i == 0) {
+            parent[i] = -1;
+            continue;
+        }
+        if (shape == SHAPE_PATH) {
+            parent[i] = (int32_t)i - 1;
+        } else if (shape == SHAPE_STAR) {
+            parent[i] = 0;
+        } else {
+            /* climb a random number of steps from i - 1 (bushy: more climbing, wider trees) */
+            int32_t v = (int32_t)i - 1;
+            const double up = shape == SHAPE_BUSHY ? 0.7 : 0.4;
+            while (v > 0 && ww_rng_uniform(r) < up)
+                v = parent[v];
+            parent[i] = v;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ the reference */
+
+/* Forests as postorder intervals [a, b] (empty when b < a); the rightmost root of [a, b] is b and
+ * its subtree [lml(b), b]. d(F, G) = min(d(F - b, G) + del, d(F, G - c) + ins,
+ * d(F - T(b), G - T(c)) + d(T(b) - b, T(c) - c) + relabel(b, c)), memoised in a dense table. */
+typedef struct reference {
+    int32_t na, nb;
+    int32_t *lml_a, *lml_b, *lab_a, *lab_b;
+    double del, ins, ren;
+    double *memo; /* value + 1, 0: not computed */
+} reference;
+
+static size_t memo_index(const reference *R, int32_t a1, int32_t b1, int32_t a2, int32_t b2)
+{
+    const size_t A = (size_t)R->na + 1, B = (size_t)R->nb + 1;
+    return (((size_t)a1 * A + (size_t)(b1 + 1)) * B + (size_t)a2) * B + (size_t)(b2 + 1);
+}
+
+static double forest(reference *R, int32_t a1, int32_t b1, int32_t a2, int32_t b2)
+{
+    if (b1 < a1 && b2 < a2)
+        return 0;
+    double *m = &R->memo[memo_index(R, a1, b1, a2, b2)];
+    if (*m > 0)
+        return *m - 1;
+    double v;
+    if (b2 < a2) {
+        v = forest(R, a1, b1 - 1, a2, b2) + R->del;
+    } else if (b1 < a1) {
+        v = forest(R, a1, b1, a2, b2 - 1) + R->ins;
+    } else {
+        const double d = forest(R, a1, b1 - 1, a2, b2) + R->del;
+        const double i = forest(R, a1, b1, a2, b2 - 1) + R->ins;
+        const double s = forest(R, a1, R->lml_a[b1] - 1, a2, R->lml_b[b2] - 1) +
+                         forest(R, R->lml_a[b1], b1 - 1, R->lml_b[b2], b2 - 1) +
+                         (R->lab_a[b1] == R->lab_b[b2] ? 0 : R->ren);
+        v = d < i ? d : i;
+        v = s < v ? s : v;
+    }
+    *m = v + 1;
+    return v;
+}
+
+/* Postorder numbers by a recursive walk over children lists (independent of the library's). */
+static void postorder_walk(const int32_t *parent, size_t n, int32_t v, int32_t *next, int32_t *post, int32_t *lml)
+{
+    int32_t first = -1;
+    for (size_t c = (size_t)v + 1; c < n; c++)
+        if (parent[c] == v) {
+            postorder_walk(parent, n, (int32_t)c, next, post, lml);
+            if (first < 0)
+                first = lml[post[c]];
+        }
+    post[v] = (*next)++;
+    lml[post[v]] = first < 0 ? post[v] : first;
+}
+
+static void to_postorder(const ww_tree *t, int32_t *lml, int32_t *labels)
+{
+    int32_t *post = (int32_t *)malloc((t->count + 1) * sizeof(int32_t)), next = 0;
+    if (t->count)
+        postorder_walk(t->parent, t->count, 0, &next, post, lml);
+    for (size_t v = 0; v < t->count; v++)
+        labels[post[v]] = t->labels ? t->labels[v] : 0;
+    free(post);
+}
+
+static double reference_ted(const ww_tree *a, const ww_tree *b, const ww_ted_params *p)
+{
+    reference R;
+    R.na = (int32_t)a->count;
+    R.nb = (int32_t)b->count;
+    R.lml_a = (int32_t *)malloc((a->count + 1) * sizeof(int32_t));
+    R.lab_a = (int32_t *)malloc((a->count + 1) * sizeof(int32_t));
+    R.lml_b = (int32_t *)malloc((b->count + 1) * sizeof(int32_t));
+    R.lab_b = (int32_t *)malloc((b->count + 1) * sizeof(int32_t));
+    to_postorder(a, R.lml_a, R.lab_a);
+    to_postorder(b, R.lml_b, R.lab_b);
+    R.del = p->delete_cost;
+    R.ins = p->insert_cost;
+    R.ren = p->relabel_cost;
+    const size_t A = a->count + 1, B = b->count + 1;
+    R.memo = (double *)calloc(A * A * B * B, sizeof(double));
+    const double d = forest(&R, 0, R.na - 1, 0, R.nb - 1);
+    free(R.memo);
+    free(R.lml_a);
+    free(R.lab_a);
+    free(R.lml_b);
+    free(R.lab_b);
+    return d;
+}
+
+/* The cost of an edit mapping, checking that it is one: every node once, and the mapped pairs
+ * keep ancestry and order (checked on the preorder numbers: ancestry by subtree intervals). */
+static double mapping_cost(const ww_tree *a, const ww_tree *b, const ww_ted_params *p, const ww_ted_edit *e,
+                           size_t count, int *valid)
+{
+    char *seen_a = (char *)calloc(a->count + 1, 1), *seen_b = (char *)calloc(b->count + 1, 1);
+    int32_t *end_a = (int32_t *)malloc((a->count + 1) * sizeof(int32_t)),
+            *end_b = (int32_t *)malloc((b->count + 1) * sizeof(int32_t));
+    /* subtree of v: [v, end[v]) in preorder */
+    for (size_t v = 0; v < a->count; v++)
+        end_a[v] = (int32_t)v + 1;
+    for (size_t v = a->count; v-- > 1;)
+        if (end_a[v] > end_a[a->parent[v]])
+            end_a[a->parent[v]] = end_a[v];
+    for (size_t v = 0; v < b->count; v++)
+        end_b[v] = (int32_t)v + 1;
+    for (size_t v = b->count; v-- > 1;)
+        if (end_b[v] > end_b[b->parent[v]])
+            end_b[b->parent[v]] = end_b[v];
+    double cost = 0;
+    *valid = 1;
+    for (size_t k = 0; k < count; k++) {
+        const int32_t x = e[k].a, y = e[k].b;
+        if ((x < 0 && y < 0) || x >= (int32_t)a->count || y >= (int32_t)b->count) {
+            *valid = 0;
+            continue;
+        }
+        if (x >= 0) {
+            *valid &= !seen_a[x];
+            seen_a[x] = 1;
+        }
+        if (y >= 0) {
+            *valid &= !seen_b[y];
+            seen_b[y] = 1;
+        }
+        if (x < 0)
+            cost += p->insert_cost;
+        else if (y < 0)
+            cost += p->delete_cost;
+        else if ((a->labels ? a->labels[x] : 0) != (b->labels ? b->labels[y] : 0))
+            cost += p->relabel_cost;
+    }
+    for (size_t v = 0; v < a->count; v++)
+        *valid &= seen_a[v];
+    for (size_t v = 0; v < b->count; v++)
+        *valid &= seen_b[v];
+    /* ancestry and order between every two mapped pairs */
+    for (size_t k = 0; k < count; k++)
+        for (size_t l = 0; l < count; l++) {
+            if (e[k].a < 0 || e[k].b < 0 || e[l].a < 0 || e[l].b < 0 || k == l)
+                continue;
+            const int anc_a = e[l].a > e[k].a && e[l].a < end_a[e[k].a];
+            const int anc_b = e[l].b > e[k].b && e[l].b < end_b[e[k].b];
+            *valid &= anc_a == anc_b;
+            *valid &= (e[k].a < e[l].a) == (e[k].b < e[l].b);
+        }
+    free(seen_a);
+    free(seen_b);
+    free(end_a);
+    free(end_b);
+    return cost;
+}
+
+static ww_ctx *cpu_ctx(int threads) { return ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, threads); }
+
+/* ------------------------------------------------------------------ tests */
+
+void test_ted_matches_reference(void)
+{
+    ww_ctx *ctx = cpu_ctx(1);
+    if (!ctx)
+        return;
+    ww_rng r = {0x7eed1};
+    enum { MAXN = 60 };
+    int32_t pa[MAXN], la[MAXN], pb[MAXN], lb[MAXN];
+    ww_ted_edit edits[2 * MAXN];
+    const ww_ted_params costs[] = {{1, 1, 1}, {0.5, 2, 1.25}, {3, 1, 0.3}, {1, 1, 0}, {0.1, 0.7, 5}};
+    int compared = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        /* mostly small (the reference is O(n^2 m^2)), some up to 60 nodes */
+        const size_t limit = trial % 10 == 0 ? MAXN : 14;
+        const size_t na = ww_rng_below(&r, limit + 1), nb = ww_rng_below(&r, limit + 1);
+        const int32_t labels = trial % 3 == 0 ? 2 : 26;
+        random_tree(&r, na, (enum shape)(trial % SHAPE_COUNT), labels, pa, la);
+        random_tree(&r, nb, (enum shape)((trial / SHAPE_COUNT) % SHAPE_COUNT), labels, pb, lb);
+        const ww_tree a = {na, pa, la}, b = {nb, pb, lb};
+        const ww_ted_params *p = &costs[trial % 5];
+        double d = -1, md = -1;
+        size_t count = 0;
+        CHECK_STATUS(ww_ted(ctx, &a, &b, p, &d), WW_OK);
+        CHECK_STATUS(ww_ted_mapping(ctx, &a, &b, p, edits, &count, &md), WW_OK);
+        CHECK(md == d);
+        int valid = 0;
+        const double mc = mapping_cost(&a, &b, p, edits, count, &valid);
+        CHECK(valid);
+        CHECK_CLOSE(mc, d, 1e-12);
+        if ((na + 1) * (na + 1) * (nb + 1) * (nb + 1) <= 4000000) {
+            const double want = reference_ted(&a, &b, p);
+            CHECK_CLOSE(d, want, 1e-12);
+            if (p->delete_cost == 1 && p->insert_cost == 1 && p->relabel_cost == 1)
+                CHECK(d == want); /* unit costs: exact integers */
+            compared++;
+        }
+    }
+    CHECK(compared > 300);
+    ww_ctx_destroy(ctx);
+}
+
+void test_ted_metric_axioms(void)
+{
+    ww_ctx *ctx = cpu_ctx(0);
+    if (!ctx)
+        return;
+    ww_rng r = {0xa110};
+    enum { N = 30 };
+    int32_t par[3][N], lab[3][N];
+    for (int trial = 0; trial < 60; trial++) {
+        ww_tree t[3];
+        for (int k = 0; k < 3; k++) {
+            const size_t n = ww_rng_below(&r, N + 1);
+            random_tree(&r, n, (enum shape)((trial + k) % SHAPE_COUNT), trial % 2 ? 3 : 10, par[k], lab[k]);
+            t[k] = (ww_tree){n, par[k], lab[k]};
+        }
+        const ww_ted_params p = {0.5 + (double)(trial % 3), 1.0 + (double)(trial % 2), 0.75 + (double)(trial % 4)};
+        const ww_ted_params swapped = {p.insert_cost, p.delete_cost, p.relabel_cost};
+        double self, ab, ba, bc, ac;
+        CHECK_STATUS(ww_ted(ctx, &t[0], &t[0], &p, &self), WW_OK);
+        CHECK(self == 0);
+        CHECK_STATUS(ww_ted(ctx, &t[0], &t[1], &p, &ab), WW_OK);
+        CHECK_STATUS(ww_ted(ctx, &t[1], &t[0], &swapped, &ba), WW_OK);
+        CHECK_CLOSE(ab, ba, 1e-12);
+        /* the triangle inequality with symmetric costs (a metric then) */
+        const ww_ted_params sym = {p.delete_cost, p.delete_cost, p.relabel_cost};
+        CHECK_STATUS(ww_ted(ctx, &t[0], &t[1], &sym, &ab), WW_OK);
+        CHECK_STATUS(ww_ted(ctx, &t[1], &t[2], &sym, &bc), WW_OK);
+        CHECK_STATUS(ww_ted(ctx, &t[0], &t[2], &sym, &ac), WW_OK);
+        CHECK(ac <= ab + bc + 1e-9);
+        CHECK(ab >= 0 && bc >= 0 && ac >= 0);
+        /* bounds: at most delete everything and insert everything */
+        CHECK(ab <= (double)t[0].count * sym.delete_cost + (double)t[1].count * sym.insert_cost + 1e-9);
+    }
+    ww_ctx_destroy(ctx);
+}
+
+typedef struct cancel_log {
+    int calls, cancel_at;
+    uint64_t last_done, total;
+    int monotone;
+} cancel_log;
+
+static int on_progress(uint64_t done, uint64_t total, void *user)
+{
+    cancel_log *log = (cancel_log *)user;
+    log->calls++;
+    log->monotone &= done >= log->last_done && done <= total;
+    log->last_done = done;
+    log->total = total;
+    return log->cancel_at > 0 && log->calls >= log->cancel_at;
+}
+
+void test_ted_pairwise(void)
+{
+    ww_rng r = {0xb10c};
+    enum { COUNT = 9, N = 25 };
+    int32_t par[COUNT][N], lab[COUNT][N];
+    ww_tree t[COUNT];
+    for (int k = 0; k < COUNT; k++) {
+        const size_t n = k == 3 ? 0 : 1 + ww_rng_below(&r, N);
+        random_tree(&r, n, (enum shape)(k % SHAPE_COUNT), 5, par[k], lab[k]);
+        t[k] = (ww_tree){n, par[k], lab[k]};
+    }
+    for (int threads = 1; threads <= 2; threads++) {
+        ww_ctx *ctx = cpu_ctx(threads);
+        if (!ctx)
+            return;
+        const ww_ted_params costs[] = {{1, 1, 1}, {0.5, 2, 1.5}};
+        for (int c = 0; c < 2; c++) {
+            const ww_ted_params *p = &costs[c];
+            double full[COUNT * COUNT], want;
+            for (int k = 0; k < COUNT * COUNT; k++)
+                full[k] = -7; /* poison */
+            CHECK_STATUS(ww_ted_pairwise(ctx, t, COUNT, NULL, 0, p, full, NULL), WW_OK);
+            for (int i = 0; i < COUNT; i++)
+                for (int j = 0; j < COUNT; j++) {
+                    CHECK_STATUS(ww_ted(ctx, &t[i], &t[j], p, &want), WW_OK);
+                    CHECK(full[i * COUNT + j] == want);
+                }
+            /* x against y, a block with a stride, float output */
+            double xy[4 * COUNT];
+            CHECK_STATUS(ww_ted_pairwise(ctx, t, 4, t + 2, COUNT - 2, p, xy, NULL), WW_OK);
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < COUNT - 2; j++)
+                    CHECK(xy[i * (COUNT - 2) + j] == full[i * COUNT + j + 2]);
+            float block[3 * 10];
+            for (int k = 0; k < 30; k++)
+                block[k] = -7;
+            ww_pairwise_options o = ww_pairwise_options_default();
+            o.row_begin = 2;
+            o.row_end = 5;
+            o.col_begin = 1;
+            o.col_end = 8;
+            o.out_stride = 10;
+            o.out_dtype = WW_F32;
+            CHECK_STATUS(ww_ted_pairwise(ctx, t, COUNT, NULL, 0, p, (double *)(void *)block, &o), WW_OK);
+            for (int i = 2; i < 5; i++)
+                for (int j = 1; j < 8; j++)
+                    CHECK(block[(i - 2) * 10 + (j - 1)] == (float)full[i * COUNT + j]);
+            for (int i = 0; i < 3; i++)
+                for (int j = 7; j < 10; j++)
+                    CHECK(block[i * 10 + j] == -7); /* past the block's width: untouched */
+        }
+        /* progress, then cancel */
+        double out[COUNT * COUNT];
+        ww_pairwise_options o = ww_pairwise_options_default();
+        cancel_log log = {0, 0, 0, 0, 1};
+        o.progress = on_progress;
+        o.progress_user = &log;
+        CHECK_STATUS(ww_ted_pairwise(ctx, t, COUNT, NULL, 0, NULL, out, &o), WW_OK);
+        CHECK(log.calls >= 1 && log.monotone && log.last_done == log.total && log.total > 0);
+        cancel_log stop = {0, 1, 0, 0, 1};
+        o.progress_user = &stop;
+        CHECK_STATUS(ww_ted_pairwise(ctx, t, COUNT, NULL, 0, NULL, out, &o), WW_ERR_CANCELLED);
+        ww_ctx_destroy(ctx);
+    }
+}
+
+/* ------------------------------------------------------------------ parsers */
+
+static ww_status bracket(ww_labels *d, const char *text, ww_tree *t) { return ww_tree_parse_bracket(d, text, strlen(text), t); }
+
+void test_ted_parsers(void)
+{
+    ww_labels *d = NULL;
+    CHECK_STATUS(ww_labels_create(&d), WW_OK);
+    if (!d)
+        return;
+    ww_tree t = {0}, u = {0};
+    CHECK_STATUS(bracket(d, "  {a{b}{c{d}}}\n", &t), WW_OK);
+    CHECK(t.count == 4);
+    if (t.count == 4) {
+        CHECK(t.parent[0] == -1 && t.parent[1] == 0 && t.parent[2] == 0 && t.parent[3] == 2);
+        CHECK(strcmp(ww_labels_name(d, t.labels[0]), "a") == 0 && strcmp(ww_labels_name(d, t.labels[3]), "d") == 0);
+    }
+    /* escapes, labels shared across trees, white space between nodes */
+    CHECK_STATUS(bracket(d, "{x\\{y\\}\\\\z{b} {a}}", &u), WW_OK);
+    CHECK(u.count == 3);
+    if (u.count == 3 && t.count == 4) {
+        CHECK(strcmp(ww_labels_name(d, u.labels[0]), "x{y}\\z") == 0);
+        CHECK(u.labels[1] == t.labels[1] && u.labels[2] == t.labels[0]);
+    }
+    CHECK(ww_labels_count(d) == 5);
+    const int32_t id_a = t.count == 4 ? t.labels[0] : -1;
+    CHECK(ww_labels_name(d, 5) == NULL && ww_labels_name(d, -1) == NULL);
+    ww_ctx *ctx = cpu_ctx(1);
+    double dist = -1;
+    if (ctx) {
+        /* {a{b}{c{d}}} -> {x{b}{a}}: relabel a->x, delete c (d moves up)? best: a->x, b=b, c->a, delete d: 3 */
+        CHECK_STATUS(ww_ted(ctx, &t, &u, NULL, &dist), WW_OK);
+        ww_ted_params p = ww_ted_params_default();
+        CHECK(dist == reference_ted(&t, &u, &p));
+    }
+    ww_tree_free(&t);
+    ww_tree_free(&u);
+    CHECK(t.count == 0 && t.parent == NULL);
+    ww_tree_free(&t); /* twice: nothing */
+    ww_tree_free(NULL);
+
+    /* X-TED's lines */
+    const char *labels = "r a b c\n", *adj = "[[1, 3], [2], [], []]\n";
+    CHECK_STATUS(ww_tree_parse_xted(d, labels, strlen(labels), adj, strlen(adj), &t), WW_OK);
+    CHECK(t.count == 4);
+    if (t.count == 4)
+        CHECK(t.parent[1] == 0 && t.parent[2] == 1 && t.parent[3] == 0 && t.labels[1] == id_a);
+    ww_tree_free(&t);
+    CHECK_STATUS(ww_tree_parse_xted(d, "", 0, "[]", 2, &t), WW_OK); /* the empty tree */
+    CHECK(t.count == 0);
+
+    /* bad text: each WW_ERR_TREE, nothing returned */
+    const char *bad_brackets[] = {"", "   ", "{", "{a", "{a}}", "}", "{}", "{a{}}", "{a}{b}", "a", "{a}x", "x{a}",
+                                  "{a{b}", "{{a}}", "{a}\n{b}"};
+    for (size_t k = 0; k < sizeof bad_brackets / sizeof bad_brackets[0]; k++) {
+        ww_tree bad = {7, NULL, NULL};
+        CHECK_STATUS(bracket(d, bad_brackets[k], &bad), WW_ERR_TREE);
+        CHECK(bad.count == 0 && bad.parent == NULL);
+    }
+    const char *bad_xted[][2] = {
+        {"a b", "[[1], [], []]"},   /* more lists than labels */
+        {"a b c", "[[1], []]"},     /* fewer */
+        {"a b", "[[1], [1]]"},      /* listed twice, and a child before its parent */
+        {"a b c", "[[1], [], []]"}, /* node 2 nowhere: two roots */
+        {"a b c", "[[2, 1], [], []]"}, /* siblings out of order */
+        {"a b c d", "[[1, 2], [3], [], []]"}, /* not a preorder numbering */
+        {"a b", "[[1], []"},        /* unbalanced */
+        {"a b", "[[1] []]"},        /* no comma */
+        {"a b", "[[x], []]"},       /* not a number */
+        {"a b", "[[1], []] tail"},  /* text after */
+        {"a", ""},                  /* no adjacency */
+        {"a b", "[[5], []]"},       /* out of range */
+    };
+    for (size_t k = 0; k < sizeof bad_xted / sizeof bad_xted[0]; k++) {
+        ww_tree bad = {0};
+        CHECK_STATUS(ww_tree_parse_xted(d, bad_xted[k][0], strlen(bad_xted[k][0]), bad_xted[k][1],
+                                        strlen(bad_xted[k][1]), &bad),
+                     WW_ERR_TREE);
+        CHECK(bad.count == 0 && bad.parent == NULL);
+    }
+    CHECK_STATUS(ww_tree_parse_bracket(NULL, "{a}", 3, &t), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_tree_parse_bracket(d, "{a}", 3, NULL), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_labels_create(NULL), WW_ERR_NULL_POINTER);
+    ww_labels_destroy(d);
+    ww_labels_destroy(NULL);
+    ww_ctx_destroy(ctx);
+}
+
+void test_ted_bad_inputs(void)
+{
+    ww_ctx *ctx = cpu_ctx(1);
+    if (!ctx)
+        return;
+    const int32_t good_parent[] = {-1, 0, 1, 0}, labels[] = {1, 2, 3, 4};
+    const ww_tree good = {4, good_parent, labels};
+    double d = -1;
+    /* parents: not preorder, two roots, a root that is not first, parents after children */
+    const int32_t not_preorder[] = {-1, 0, 1, 0, 1}, two_roots[] = {-1, 0, -1}, root_late[] = {0, -1},
+                  forward[] = {-1, 2, 0}, self_parent[] = {-1, 1}, below[] = {-1, -5};
+    const ww_tree bad_trees[] = {{5, not_preorder, NULL}, {3, two_roots, NULL}, {2, root_late, NULL},
+                                 {3, forward, NULL},      {2, self_parent, NULL}, {2, below, NULL}};
+    for (size_t k = 0; k < sizeof bad_trees / sizeof bad_trees[0]; k++) {
+        CHECK_STATUS(ww_tree_check(&bad_trees[k]), WW_ERR_TREE);
+        CHECK_STATUS(ww_ted(ctx, &bad_trees[k], &good, NULL, &d), WW_ERR_TREE);
+        CHECK_STATUS(ww_ted(ctx, &good, &bad_trees[k], NULL, &d), WW_ERR_TREE);
+        double out[4];
+        const ww_tree pair[2] = {good, bad_trees[k]};
+        CHECK_STATUS(ww_ted_pairwise(ctx, pair, 2, NULL, 0, NULL, out, NULL), WW_ERR_TREE);
+    }
+    const ww_tree no_parent = {3, NULL, labels};
+    CHECK_STATUS(ww_ted(ctx, &no_parent, &good, NULL, &d), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_ted(ctx, &good, &good, NULL, NULL), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_ted(NULL, &good, &good, NULL, &d), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_ted(ctx, NULL, &good, NULL, &d), WW_ERR_NULL_POINTER);
+    /* the empty tree is valid, NULL labels are one label */
+    const ww_tree empty = {0, NULL, NULL}, unlabelled = {4, good_parent, NULL};
+    CHECK_STATUS(ww_ted(ctx, &empty, &good, NULL, &d), WW_OK);
+    CHECK(d == 4);
+    CHECK_STATUS(ww_ted(ctx, &empty, &empty, NULL, &d), WW_OK);
+    CHECK(d == 0);
+    CHECK_STATUS(ww_ted(ctx, &unlabelled, &good, NULL, &d), WW_OK);
+    CHECK(d == 4);
+    /* costs */
+    const double bad_costs[] = {-1, NAN, INFINITY, -INFINITY, -1e-300};
+    for (size_t k = 0; k < 5; k++) {
+        const ww_ted_params ps[3] = {{bad_costs[k], 1, 1}, {1, bad_costs[k], 1}, {1, 1, bad_costs[k]}};
+        for (int w = 0; w < 3; w++) {
+            CHECK_STATUS(ww_ted_params_check(&ps[w]), WW_ERR_PARAM);
+            CHECK_STATUS(ww_ted(ctx, &good, &good, &ps[w], &d), WW_ERR_PARAM);
+            double out[1];
+            CHECK_STATUS(ww_ted_pairwise(ctx, &good, 1, NULL, 0, &ps[w], out, NULL), WW_ERR_PARAM);
+        }
+    }
+    ww_ted_params zero = {0, 0, 0};
+    CHECK_STATUS(ww_ted(ctx, &good, &unlabelled, &zero, &d), WW_OK);
+    CHECK(d == 0);
+    /* matrix: empty collections, bad blocks */
+    double out[16];
+    CHECK_STATUS(ww_ted_pairwise(ctx, &good, 0, NULL, 0, NULL, out, NULL), WW_ERR_EMPTY);
+    CHECK_STATUS(ww_ted_pairwise(ctx, &good, 1, &good, 0, NULL, out, NULL), WW_ERR_EMPTY);
+    CHECK_STATUS(ww_ted_pairwise(ctx, NULL, 2, NULL, 0, NULL, out, NULL), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_ted_pairwise(ctx, &good, 1, NULL, 0, NULL, NULL, NULL), WW_ERR_NULL_POINTER);
+    ww_pairwise_options o = ww_pairwise_options_default();
+    o.row_end = 2;
+    CHECK_STATUS(ww_ted_pairwise(ctx, &good, 1, NULL, 0, NULL, out, &o), WW_ERR_SHAPE);
+    o = ww_pairwise_options_default();
+    o.out_stride = 1;
+    const ww_tree two[2] = {good, good};
+    CHECK_STATUS(ww_ted_pairwise(ctx, two, 2, NULL, 0, NULL, out, &o), WW_ERR_SHAPE);
+    o = ww_pairwise_options_default();
+    o.out_dtype = (ww_dtype)7;
+    CHECK_STATUS(ww_ted_pairwise(ctx, two, 2, NULL, 0, NULL, out, &o), WW_ERR_DTYPE);
+    /* the mapping */
+    ww_ted_edit edits[8];
+    size_t count;
+    CHECK_STATUS(ww_ted_mapping(ctx, &good, &good, NULL, edits, NULL, &d), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_ted_mapping(ctx, &good, &good, NULL, NULL, &count, &d), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_ted_mapping(ctx, &bad_trees[0], &good, NULL, edits, &count, &d), WW_ERR_TREE);
+    ww_ctx_destroy(ctx);
+}
+
+void test_ted_too_large(void)
+{
+    ww_ctx *ctx = cpu_ctx(2);
+    if (!ctx)
+        return;
+    /* two flat trees of a million nodes: 16 TB of tables, refused up front (nothing allocated) */
+    const size_t n = 1000000;
+    int32_t *parent = (int32_t *)malloc(n * sizeof(int32_t));
+    if (!parent) {
+        ww_ctx_destroy(ctx);
+        SKIP("no memory for the test's tree");
+    }
+    parent[0] = -1;
+    for (size_t i = 1; i < n; i++)
+        parent[i] = 0;
+    const ww_tree big = {n, parent, NULL};
+    double d = -1, out[4];
+    CHECK_STATUS(ww_ted(ctx, &big, &big, NULL, &d), WW_ERR_TREE_SIZE);
+    CHECK(d == -1);
+    ww_ted_edit edit;
+    size_t count;
+    CHECK_STATUS(ww_ted_mapping(ctx, &big, &big, NULL, &edit, &count, &d), WW_ERR_TREE_SIZE);
+    const ww_tree pair[2] = {big, big};
+    CHECK_STATUS(ww_ted_pairwise(ctx, pair, 2, NULL, 0, NULL, out, NULL), WW_ERR_TREE_SIZE);
+    CHECK(ww_ted_pair_bytes(SIZE_MAX / 2, 3) == SIZE_MAX);
+    /* a lowered limit: a pair of 10,000 and 50 nodes fits in 16 MB, two 2,000-node trees do not */
+    ww_ted_set_memory_limit((size_t)16 << 20);
+    CHECK(ww_ted_memory_limit() == (size_t)16 << 20);
+    const ww_tree ten_k = {10000, parent, NULL}, fifty = {50, parent, NULL}, two_k = {2000, parent, NULL};
+    CHECK_STATUS(ww_ted(ctx, &ten_k, &fifty, NULL, &d), WW_OK);
+    CHECK(d == 9950); /* flat trees, one label: delete 9,950 leaves */
+    CHECK_STATUS(ww_ted(ctx, &two_k, &two_k, NULL, &d), WW_ERR_TREE_SIZE);
+    ww_ted_set_memory_limit(0);
+    CHECK(ww_ted_memory_limit() > ((size_t)16 << 20));
+    free(parent);
+    ww_ctx_destroy(ctx);
+}
+
+/* ------------------------------------------------------------------ the shared trees */
+
+/* Reads X-TED's pair of files into trees (labels shared through d). Returns the count, 0 when
+ * absent. */
+static size_t read_xted(ww_labels *d, const char *dataset, int nodes, ww_tree *trees, size_t max)
+{
+    const char *shared = ww_test_shared_dir();
+    if (!shared)
+        return 0;
+    char lp[4200], ap[4200];
+    snprintf(lp, sizeof lp, "%s/data/trees/%s/%s_nodes_%d.txt", shared, dataset, dataset, nodes);
+    snprintf(ap, sizeof ap, "%s/data/trees/%s/%s_nodes_adj_%d.txt", shared, dataset, dataset, nodes);
+    FILE *fl = fopen(lp, "r"), *fa = fopen(ap, "r");
+    size_t count = 0;
+    static char lbuf[1 << 20], abuf[1 << 20];
+    while (fl && fa && count < max && fgets(lbuf, sizeof lbuf, fl) && fgets(abuf, sizeof abuf, fa)) {
+        ww_status st = ww_tree_parse_xted(d, lbuf, strlen(lbuf), abuf, strlen(abuf), &trees[count]);
+        CHECK_STATUS(st, WW_OK);
+        if (st != WW_OK)
+            break;
+        count++;
+    }
+    if (fl)
+        fclose(fl);
+    if (fa)
+        fclose(fa);
+    return count;
+}
+
+void test_ted_shared_trees(void)
+{
+    if (!ww_test_shared_dir())
+        SKIP("../shared is absent (no Swissport or Python trees)");
+    ww_ctx *ctx = cpu_ctx(0);
+    if (!ctx)
+        return;
+    /* X-TED's own results for Swissport pair (0, 1) */
+    const int sizes[] = {100, 500, 1000};
+    const double want[] = {44, 424, 767};
+    for (int k = 0; k < 3; k++) {
+        ww_labels *d;
+        ww_labels_create(&d);
+        ww_tree t[16];
+        const size_t n = read_xted(d, "swissport", sizes[k], t, 16);
+        CHECK(n >= 2);
+        double got = -1;
+        if (n >= 2)
+            CHECK_STATUS(ww_ted(ctx, &t[0], &t[1], NULL, &got), WW_OK);
+        CHECK(got == want[k]);
+        for (size_t i = 0; i < n; i++)
+            ww_tree_free(&t[i]);
+        ww_labels_destroy(d);
+    }
+    /* pairs (i, i + 1) of the 100- to 500-node files against apted's values */
+    FILE *f = fopen(WW_SOURCE_DIR "/tests/data/ted_expected.txt", "r");
+    CHECK(f != NULL);
+    char line[256], dataset[64];
+    int nodes = 0, loaded_nodes = -1, i, j, checked = 0;
+    char loaded[64] = "";
+    double expected;
+    ww_tree t[16];
+    size_t n = 0;
+    ww_labels *d = NULL;
+    while (f && fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || sscanf(line, "%63s %d %d %d %lf", dataset, &nodes, &i, &j, &expected) != 5)
+            continue;
+        if (nodes != loaded_nodes || strcmp(dataset, loaded) != 0) {
+            for (size_t k = 0; k < n; k++)
+                ww_tree_free(&t[k]);
+            ww_labels_destroy(d);
+            ww_labels_create(&d);
+            n = read_xted(d, dataset, nodes, t, 16);
+            loaded_nodes = nodes;
+            snprintf(loaded, sizeof loaded, "%s", dataset);
+        }
+        if ((size_t)j >= n) {
+            CHECK((size_t)j < n);
+            continue;
+        }
+        double got = -1;
+        CHECK_STATUS(ww_ted(ctx, &t[i], &t[j], NULL, &got), WW_OK);
+        if (got != expected)
+            fprintf(stderr, "  %s %d (%d, %d): %g, apted %g\n", dataset, nodes, i, j, got, expected);
+        CHECK(got == expected);
+        checked++;
+    }
+    for (size_t k = 0; k < n; k++)
+        ww_tree_free(&t[k]);
+    ww_labels_destroy(d);
+    if (f)
+        fclose(f);
+    CHECK(checked >= 60);
+    ww_ctx_destroy(ctx);
+}
+
+/* One large pair over two threads (the dependency-depth schedule) equals one thread. */
+void test_ted_threads_identical(void)
+{
+    ww_ctx *one = cpu_ctx(1), *two = cpu_ctx(2);
+    if (!one || !two) {
+        ww_ctx_destroy(one);
+        ww_ctx_destroy(two);
+        return;
+    }
+    ww_rng r = {0x2222};
+    enum { N = 2500 }; /* bushy: about 3e7 cells, past the threshold of the threaded schedule */
+    int32_t *buf = (int32_t *)malloc(4 * N * sizeof(int32_t));
+    for (int trial = 0; trial < 2; trial++) {
+        random_tree(&r, N, SHAPE_BUSHY, trial ? 3 : 20, buf, buf + N);
+        random_tree(&r, N - 100, SHAPE_BUSHY, 20, buf + 2 * N, buf + 3 * N);
+        const ww_tree a = {N, buf, buf + N}, b = {N - 100, buf + 2 * N, buf + 3 * N};
+        const ww_ted_params p = {1, 1.5, 0.75};
+        double d1 = -1, d2 = -2;
+        CHECK_STATUS(ww_ted(one, &a, &b, &p, &d1), WW_OK);
+        CHECK_STATUS(ww_ted(two, &a, &b, &p, &d2), WW_OK);
+        CHECK(d1 == d2);
+    }
+    free(buf);
+    ww_ctx_destroy(one);
+    ww_ctx_destroy(two);
+}
+
+/* The GPU engine against the CPU engine, bit for bit, with each strategy forced in turn (every
+ * table on a block, on a warp, on a thread, then the built-in thresholds): random trees of every shape
+ * (sizes 0 to 60, unit and other costs), the shared Swissport pairs, a matrix; outputs poisoned
+ * first. A context with backend AUTO computes trees on the CPU. */
+static void ted_cuda_compare(const char *strategy);
+
+void test_ted_cuda_matches_cpu(void)
+{
+    if (!ww_cuda_available())
+        SKIP("no usable CUDA GPU (or a build without CUDA): the GPU tree engine is not tested here");
+    /* WW_TED_THREAD_CELLS, WW_TED_WARP_CELLS: every table on a block, on a warp, on a thread, the
+     * built-in thresholds (a mix) */
+    const char *strategies[][2] = {{"0", "0"}, {"0", "1000000000000"}, {"1000000000000", "1000000000000"}, {"", ""}};
+    for (int k = 0; k < 4; k++) {
+        setenv("WW_TED_THREAD_CELLS", strategies[k][0], 1);
+        setenv("WW_TED_WARP_CELLS", strategies[k][1], 1);
+        char name[64];
+        snprintf(name, sizeof name, "%s/%s", strategies[k][0], strategies[k][1]);
+        ted_cuda_compare(name);
+    }
+    unsetenv("WW_TED_THREAD_CELLS");
+    unsetenv("WW_TED_WARP_CELLS");
+}
+
+static void ted_cuda_compare(const char *strategy)
+{
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0), *cpu = cpu_ctx(0),
+           *autox = ww_test_ctx(WW_BACKEND_AUTO, WW_ENGINE_AUTO, 0);
+    if (!gpu || !cpu || !autox) {
+        ww_ctx_destroy(gpu);
+        ww_ctx_destroy(cpu);
+        ww_ctx_destroy(autox);
+        return;
+    }
+    ww_rng r = {0x6e0};
+    enum { MAXN = 60, COUNT = 8 };
+    int32_t par[COUNT][MAXN], lab[COUNT][MAXN];
+    const ww_ted_params costs[] = {{1, 1, 1}, {0.5, 2, 1.25}, {3, 1, 0.3}};
+    for (int trial = 0; trial < 80; trial++) {
+        const size_t na = ww_rng_below(&r, MAXN + 1), nb = ww_rng_below(&r, MAXN + 1);
+        random_tree(&r, na, (enum shape)(trial % SHAPE_COUNT), trial % 2 ? 3 : 20, par[0], lab[0]);
+        random_tree(&r, nb, (enum shape)((trial / 4) % SHAPE_COUNT), trial % 2 ? 3 : 20, par[1], lab[1]);
+        const ww_tree a = {na, par[0], lab[0]}, b = {nb, par[1], lab[1]};
+        double g = NAN, c = -1;
+        CHECK_STATUS(ww_ted(gpu, &a, &b, &costs[trial % 3], &g), WW_OK);
+        CHECK(ww_ctx_last_backend(gpu) == WW_BACKEND_CUDA);
+        CHECK_STATUS(ww_ted(cpu, &a, &b, &costs[trial % 3], &c), WW_OK);
+        if (g != c)
+            fprintf(stderr, "  WW_TED_THREAD_CELLS/WARP_CELLS %s, trial %d (%zu x %zu): gpu %.17g, cpu %.17g\n", strategy, trial,
+                    na, nb, g, c);
+        CHECK(g == c);
+    }
+    /* a matrix, x against itself and against y, poisoned */
+    ww_tree t[COUNT];
+    for (int k = 0; k < COUNT; k++) {
+        const size_t n = k == 2 ? 0 : 1 + ww_rng_below(&r, MAXN);
+        random_tree(&r, n, (enum shape)(k % SHAPE_COUNT), 6, par[k], lab[k]);
+        t[k] = (ww_tree){n, par[k], lab[k]};
+    }
+    double mg[COUNT * COUNT], mc[COUNT * COUNT];
+    for (int c = 0; c < 2; c++) {
+        for (int k = 0; k < COUNT * COUNT; k++)
+            mg[k] = NAN;
+        CHECK_STATUS(ww_ted_pairwise(gpu, t, COUNT, NULL, 0, &costs[c], mg, NULL), WW_OK);
+        CHECK_STATUS(ww_ted_pairwise(cpu, t, COUNT, NULL, 0, &costs[c], mc, NULL), WW_OK);
+        for (int k = 0; k < COUNT * COUNT; k++)
+            CHECK(mg[k] == mc[k]);
+        for (int k = 0; k < COUNT * COUNT; k++)
+            mg[k] = NAN;
+        CHECK_STATUS(ww_ted_pairwise(gpu, t, 3, t + 3, COUNT - 3, &costs[c], mg, NULL), WW_OK);
+        CHECK_STATUS(ww_ted_pairwise(cpu, t, 3, t + 3, COUNT - 3, &costs[c], mc, NULL), WW_OK);
+        for (int k = 0; k < 3 * (COUNT - 3); k++)
+            CHECK(mg[k] == mc[k]);
+    }
+    /* the shared trees: X-TED's values */
+    if (ww_test_shared_dir()) {
+        const int sizes[] = {100, 500, 1000};
+        const double want[] = {44, 424, 767};
+        for (int k = 0; k < 3; k++) {
+            ww_labels *d;
+            ww_labels_create(&d);
+            ww_tree s[16];
+            const size_t n = read_xted(d, "swissport", sizes[k], s, 16);
+            double g = NAN;
+            if (n >= 2)
+                CHECK_STATUS(ww_ted(gpu, &s[0], &s[1], NULL, &g), WW_OK);
+            if (g != want[k])
+                fprintf(stderr, "  WW_TED_THREAD_CELLS/WARP_CELLS %s, Swissport %d: gpu %g\n", strategy, sizes[k], g);
+            CHECK(g == want[k]);
+            for (size_t i = 0; i < n; i++)
+                ww_tree_free(&s[i]);
+            ww_labels_destroy(d);
+        }
+    }
+    /* the context's other engines after the tree engine used its buffers: a TWED pair and a TWED
+     * matrix on the GPU give what they gave before */
+    {
+        double va[300], vb[257], before = -1, after = -2, mb[4], ma[4];
+        for (int k = 0; k < 300; k++)
+            va[k] = ww_rng_uniform(&r);
+        for (int k = 0; k < 257; k++)
+            vb[k] = ww_rng_uniform(&r);
+        const ww_series sa = ww_series_f64(va, NULL, 300, 1), sb = ww_series_f64(vb, NULL, 257, 1);
+        const size_t offsets[3] = {0, 300, 557};
+        double both[557];
+        memcpy(both, va, sizeof va);
+        memcpy(both + 300, vb, sizeof vb);
+        const ww_dataset ds = ww_dataset_f64(both, NULL, offsets, 2, 0, 1);
+        CHECK_STATUS(ww_twed(gpu, &sa, &sb, NULL, &before), WW_OK);
+        CHECK_STATUS(ww_twed_pairwise(gpu, &ds, NULL, NULL, mb, NULL), WW_OK);
+        double big = -1;
+        CHECK_STATUS(ww_ted(gpu, &t[0], &t[1], &costs[1], &big), WW_OK);
+        CHECK_STATUS(ww_ted_pairwise(gpu, t, COUNT, NULL, 0, NULL, mg, NULL), WW_OK);
+        CHECK_STATUS(ww_twed(gpu, &sa, &sb, NULL, &after), WW_OK);
+        CHECK_STATUS(ww_twed_pairwise(gpu, &ds, NULL, NULL, ma, NULL), WW_OK);
+        CHECK(before == after);
+        for (int k = 0; k < 4; k++)
+            CHECK(mb[k] == ma[k]);
+    }
+    /* backend AUTO: the CPU */
+    const int32_t parent[] = {-1, 0, 0}, labels[] = {1, 2, 3};
+    const ww_tree x3 = {3, parent, labels}, x2 = {2, parent, labels};
+    double d = -1;
+    CHECK_STATUS(ww_ted(autox, &x3, &x2, NULL, &d), WW_OK);
+    CHECK(d == 1 && ww_ctx_last_backend(autox) == WW_BACKEND_CPU);
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+    ww_ctx_destroy(autox);
+}
