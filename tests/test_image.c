@@ -1,0 +1,396 @@
+/* Elastic image matching (issue 11): the engine against the plain reference (image_reference.h),
+ * identity, symmetry, matrices, kNN, the warping map and bad input. */
+#include "image_reference.h"
+#include "ww_test.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A random image of the given dtype; `values` receives the same pixels as doubles. */
+static void *random_image(ww_rng *rng, size_t h, size_t w, size_t c, ww_dtype dt, double *values, ww_image *img)
+{
+    const size_t n = h * w * c;
+    void *p = malloc(n ? n * 8 : 8);
+    for (size_t k = 0; k < n; k++) {
+        if (dt == WW_U8) {
+            unsigned char v = (unsigned char)ww_rng_below(rng, 256);
+            ((unsigned char *)p)[k] = v;
+            values[k] = v;
+        } else if (dt == WW_F32) {
+            float v = (float)(ww_rng_uniform(rng) * 2 - 1);
+            ((float *)p)[k] = v;
+            values[k] = v;
+        } else {
+            double v = ww_rng_uniform(rng) * 2 - 1;
+            ((double *)p)[k] = v;
+            values[k] = v;
+        }
+    }
+    *img = ww_image_make(p, h, w, c, dt);
+    return p;
+}
+
+/* |got - want| within rel of want (both +inf counts as equal). */
+static int close_or_inf(double got, double want, double rel)
+{
+    if (isinf(want) || isinf(got))
+        return isinf(want) && isinf(got);
+    return fabs(got - want) <= rel * (fabs(want) > 1 ? fabs(want) : 1);
+}
+
+void test_image_dpa_matches_reference(void)
+{
+    /* one-row images: the image distance is the 1D DPA of the rows (the outer DP of a 1 x 1 matrix
+     * of r is 2r / 2); one-column images give the outer DP over pixel distances */
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 1);
+    ww_rng rng = {0x1d1e5ULL};
+    double *a = malloc(200 * sizeof(double)), *b = malloc(200 * sizeof(double)), *d = malloc(200 * 200 * sizeof(double));
+    int bad = 0, infeasible = 0;
+    for (int t = 0; t < 400; t++) {
+        size_t n = 1 + ww_rng_below(&rng, 200), m = 1 + ww_rng_below(&rng, 200);
+        if (t % 4 == 0) /* near the slope limit: m - 1 = 2 (n - 1) + {-1, 0, 1} */
+            m = n <= 100 ? 2 * n - 1 + (size_t)(t / 4 % 3) - 1 : m;
+        if (m < 1 || m > 200)
+            m = 1 + ww_rng_below(&rng, 200);
+        for (size_t k = 0; k < n; k++)
+            a[k] = ww_rng_uniform(&rng) * 10 - 5;
+        for (size_t k = 0; k < m; k++)
+            b[k] = ww_rng_uniform(&rng) * 10 - 5;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < m; j++)
+                d[i * m + j] = fabs(a[i] - b[j]);
+        const double want = ref_dpa(d, n, m);
+        infeasible += isinf(want);
+        for (int orient = 0; orient < 2; orient++) {
+            ww_image ia = orient ? ww_image_make(a, n, 1, 1, WW_F64) : ww_image_make(a, 1, n, 1, WW_F64);
+            ww_image ib = orient ? ww_image_make(b, m, 1, 1, WW_F64) : ww_image_make(b, 1, m, 1, WW_F64);
+            double got = -1, back = -1;
+            CHECK_STATUS(ww_image_distance(ctx, &ia, &ib, NULL, &got), WW_OK);
+            CHECK_STATUS(ww_image_distance(ctx, &ib, &ia, NULL, &back), WW_OK);
+            if (!close_or_inf(got, want, 1e-12) || !(got == back || (isinf(got) && isinf(back)))) {
+                if (bad++ < 5)
+                    fprintf(stderr, "  n %zu m %zu orient %d: got %.17g back %.17g want %.17g\n", n, m, orient, got,
+                            back, want);
+            }
+        }
+    }
+    CHECK(bad == 0);
+    CHECK(infeasible > 20); /* infeasible ratios were exercised, and give +inf */
+    /* the exact limit: m - 1 == 2 (n - 1) has a path, one more has none */
+    for (size_t n = 1; n <= 30; n++) {
+        for (size_t k = 0; k < 2 * n; k++)
+            a[k] = (double)(k % 7);
+        ww_image ia = ww_image_make(a, 1, n, 1, WW_F64), ib = ww_image_make(a, 1, 2 * n - 1, 1, WW_F64),
+                 ic = ww_image_make(a, 1, 2 * n, 1, WW_F64);
+        double v1 = 0, v2 = 0;
+        CHECK_STATUS(ww_image_distance(ctx, &ia, &ib, NULL, &v1), WW_OK);
+        CHECK_STATUS(ww_image_distance(ctx, &ia, &ic, NULL, &v2), WW_OK);
+        CHECK(isfinite(v1));
+        CHECK(isinf(v2) && v2 > 0);
+    }
+    free(a);
+    free(b);
+    free(d);
+    ww_ctx_destroy(ctx);
+}
+
+void test_image_random_matches_reference(void)
+{
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    ww_rng rng = {0xab5e11ULL};
+    const ww_dtype dtypes[3] = {WW_U8, WW_F32, WW_F64};
+    double *va = malloc(64 * 64 * 3 * sizeof(double)), *vb = malloc(64 * 64 * 3 * sizeof(double));
+    int bad = 0;
+    for (int t = 0; t < 72; t++) {
+        const ww_dtype dt = dtypes[t % 3];
+        const size_t c = (t / 3) % 2 ? 3 : 1;
+        const int squared = (t / 6) % 2;
+        /* mostly small, some up to 64 x 64 */
+        const size_t top = t % 12 == 11 ? 64 : 20;
+        size_t h1 = 1 + ww_rng_below(&rng, top), w1 = 1 + ww_rng_below(&rng, top);
+        size_t h2 = 1 + ww_rng_below(&rng, top), w2 = 1 + ww_rng_below(&rng, top);
+        if (t % 2 == 0) { /* feasible ratios most of the time */
+            h2 = h1 + ww_rng_below(&rng, h1 / 2 + 1);
+            w2 = w1 > 2 ? w1 - ww_rng_below(&rng, w1 / 3) : w1;
+        }
+        if (t == 0)
+            h1 = w1 = h2 = w2 = 1;
+        if (t == 1)
+            h1 = w1 = h2 = w2 = 64;
+        ww_image a, b;
+        void *pa = random_image(&rng, h1, w1, c, dt, va, &a);
+        void *pb = random_image(&rng, h2, w2, c, dt, vb, &b);
+        const double want = ref_image_distance(va, h1, w1, vb, h2, w2, c, squared);
+        ww_image_params p = ww_image_params_default();
+        p.squared = squared;
+        double got = -1, back = -1;
+        CHECK_STATUS(ww_image_distance(ctx, &a, &b, &p, &got), WW_OK);
+        CHECK_STATUS(ww_image_distance(ctx, &b, &a, &p, &back), WW_OK);
+        const double tol = dt == WW_F64 ? 1e-12 : 2e-5;
+        if (!close_or_inf(got, want, tol) || !(got == back || (isinf(got) && isinf(back)))) {
+            if (bad++ < 5)
+                fprintf(stderr, "  %zux%zu vs %zux%zu c %zu dtype %d sq %d: got %.9g back %.9g want %.9g\n", h1, w1,
+                        h2, w2, c, (int)dt, squared, got, back, want);
+        }
+        /* identity: exactly 0 */
+        double self = -1;
+        CHECK_STATUS(ww_image_distance(ctx, &a, &a, &p, &self), WW_OK);
+        CHECK(self == 0);
+        free(pa);
+        free(pb);
+    }
+    CHECK(bad == 0);
+    free(va);
+    free(vb);
+    ww_ctx_destroy(ctx);
+}
+
+static int count_progress(uint64_t done, uint64_t total, void *user)
+{
+    uint64_t *seen = (uint64_t *)user;
+    seen[0]++;
+    seen[1] = done;
+    seen[2] = total;
+    return seen[3] != 0 && seen[0] >= seen[3]; /* cancel at call seen[3] when set */
+}
+
+void test_image_pairwise_and_knn(void)
+{
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    ww_rng rng = {0x9a1e5ULL};
+    enum { NX = 13, NY = 7 };
+    ww_image x[NX], y[NY];
+    void *px[NX], *py[NY];
+    double *tmp = malloc(32 * 32 * sizeof(double));
+    for (int k = 0; k < NX; k++) /* ragged sizes, one with an infeasible height */
+        px[k] = random_image(&rng, k == 5 ? 30 : 6 + ww_rng_below(&rng, 10), 6 + ww_rng_below(&rng, 10), 1,
+                             k % 2 ? WW_U8 : WW_F32, tmp, &x[k]);
+    for (int k = 0; k < NY; k++)
+        py[k] = random_image(&rng, 6 + ww_rng_below(&rng, 10), 6 + ww_rng_below(&rng, 10), 1, WW_F32, tmp, &y[k]);
+    /* x against y, and x against itself, each entry as one distance */
+    double full[NX * NY], self[NX * NX];
+    CHECK_STATUS(ww_image_pairwise(ctx, x, NX, y, NY, NULL, full, NULL), WW_OK);
+    CHECK_STATUS(ww_image_pairwise(ctx, x, NX, NULL, 0, NULL, self, NULL), WW_OK);
+    int bad = 0, infinite = 0;
+    for (int i = 0; i < NX; i++) {
+        for (int j = 0; j < NY; j++) {
+            double d = -1;
+            CHECK_STATUS(ww_image_distance(ctx, &x[i], &y[j], NULL, &d), WW_OK);
+            bad += !(d == full[i * NY + j] || (isinf(d) && isinf(full[i * NY + j])));
+            infinite += isinf(d);
+        }
+        for (int j = 0; j < NX; j++) {
+            double d = -1;
+            CHECK_STATUS(ww_image_distance(ctx, &x[i], &x[j], NULL, &d), WW_OK);
+            bad += !(d == self[i * NX + j] || (isinf(d) && isinf(self[i * NX + j])));
+            bad += !(self[i * NX + j] == self[j * NX + i] || (isinf(self[i * NX + j]) && isinf(self[j * NX + i])));
+        }
+        bad += self[i * NX + i] != 0;
+    }
+    CHECK(bad == 0);
+    CHECK(infinite > 0);
+    /* a block of the self matrix in float with a stride, and progress to the end */
+    float block[5 * 9];
+    for (int k = 0; k < 5 * 9; k++)
+        block[k] = -7;
+    ww_pairwise_options o = ww_pairwise_options_default();
+    o.row_begin = 2, o.row_end = 7, o.col_begin = 4, o.col_end = 12, o.out_stride = 9, o.out_dtype = WW_F32;
+    uint64_t seen[4] = {0, 0, 0, 0};
+    o.progress = count_progress;
+    o.progress_user = seen;
+    CHECK_STATUS(ww_image_pairwise(ctx, x, NX, NULL, 0, NULL, block, &o), WW_OK);
+    for (int i = 2; i < 7; i++) {
+        for (int j = 4; j < 12; j++)
+            bad += !(block[(i - 2) * 9 + (j - 4)] == (float)self[i * NX + j]);
+        bad += block[(i - 2) * 9 + 8] != -7; /* past the block's width: untouched */
+    }
+    CHECK(bad == 0);
+    CHECK(seen[0] >= 1 && seen[1] == seen[2] && seen[2] > 0);
+    /* cancel at the first report */
+    seen[0] = 0, seen[3] = 1;
+    CHECK_STATUS(ww_image_pairwise(ctx, x, NX, y, NY, NULL, full, &o), WW_ERR_SHAPE); /* block outside 13 x 7 */
+    o.col_begin = 0, o.col_end = 0, o.out_stride = 0, o.row_begin = 0, o.row_end = 0;
+    CHECK_STATUS(ww_image_pairwise(ctx, x, NX, y, NY, NULL, full, &o), WW_ERR_CANCELLED);
+    /* kNN: the sorted rows of the matrix, ties to the smaller index, +inf last */
+    size_t idx[NX * 3];
+    double dist[NX * 3];
+    CHECK_STATUS(ww_image_knn(ctx, x, NX, y, NY, NULL, 3, idx, dist, NULL), WW_OK);
+    CHECK_STATUS(ww_image_pairwise(ctx, x, NX, y, NY, NULL, full, NULL), WW_OK);
+    for (int q = 0; q < NX; q++)
+        for (int r = 0; r < 3; r++) {
+            const double v = full[q * NY + idx[q * 3 + r]];
+            bad += !(v == dist[q * 3 + r] || (isinf(v) && isinf(dist[q * 3 + r])));
+            int smaller = 0; /* how many entries of the row come strictly before it */
+            for (int j = 0; j < NY; j++)
+                smaller += full[q * NY + j] < v || (full[q * NY + j] == v && (size_t)j < idx[q * 3 + r]);
+            bad += smaller != r && !isinf(v);
+        }
+    CHECK(bad == 0);
+    CHECK_STATUS(ww_image_knn(ctx, x, NX, y, NY, NULL, 0, idx, dist, NULL), WW_ERR_SHAPE);
+    CHECK_STATUS(ww_image_knn(ctx, x, NX, y, NY, NULL, NY + 1, idx, dist, NULL), WW_ERR_SHAPE);
+    for (int k = 0; k < NX; k++)
+        free(px[k]);
+    for (int k = 0; k < NY; k++)
+        free(py[k]);
+    free(tmp);
+    ww_ctx_destroy(ctx);
+}
+
+/* Checks that a map is a valid pair of nested paths covering both images. */
+static int map_is_valid(const size_t *mt, size_t count, const ww_image *a, const ww_image *b)
+{
+    char *seen_a = calloc(a->height * a->width, 1), *seen_b = calloc(b->height * b->width, 1);
+    int ok = count > 0 && mt[0] == 0 && mt[1] == 0 && mt[2] == 0 && mt[3] == 0;
+    for (size_t k = 0; k < count; k++) {
+        const size_t *e = mt + 4 * k;
+        if (e[0] >= a->height || e[1] >= a->width || e[2] >= b->height || e[3] >= b->width)
+            return 0;
+        seen_a[e[0] * a->width + e[1]] = 1;
+        seen_b[e[2] * b->width + e[3]] = 1;
+        if (k > 0) {
+            const size_t *p = e - 4;
+            if (e[0] == p[0] && e[2] == p[2]) { /* the same row pair: one step of the pixel path */
+                ok &= e[1] >= p[1] && e[3] >= p[3] && e[1] - p[1] <= 1 && e[3] - p[3] <= 1 && e[1] + e[3] > p[1] + p[3];
+            } else { /* a step of the row path, from the end of one pixel path to the start of the next */
+                ok &= e[0] >= p[0] && e[2] >= p[2] && e[0] - p[0] <= 1 && e[2] - p[2] <= 1;
+                ok &= p[1] == a->width - 1 && p[3] == b->width - 1 && e[1] == 0 && e[3] == 0;
+            }
+        }
+    }
+    const size_t *last = mt + 4 * (count - 1);
+    ok &= last[0] == a->height - 1 && last[1] == a->width - 1 && last[2] == b->height - 1 && last[3] == b->width - 1;
+    for (size_t k = 0; k < a->height * a->width; k++)
+        ok &= seen_a[k];
+    for (size_t k = 0; k < b->height * b->width; k++)
+        ok &= seen_b[k];
+    free(seen_a);
+    free(seen_b);
+    return ok;
+}
+
+void test_image_map(void)
+{
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    /* X smooth, Y = each row of X stretched horizontally by 3/2 (a smooth resampling) */
+    enum { H = 12, W1 = 20, W2 = 30 };
+    double xv[H * W1], yv[H * W2];
+    for (int i = 0; i < H; i++) {
+        for (int n = 0; n < W1; n++)
+            xv[i * W1 + n] = 40 * sin(0.35 * n + 0.5 * i) + 3 * n;
+        for (int m = 0; m < W2; m++) { /* source position m * (W1 - 1) / (W2 - 1), linearly interpolated */
+            const double s = (double)m * (W1 - 1) / (W2 - 1);
+            const int n0 = (int)s;
+            const double f = s - n0;
+            const double v1 = n0 + 1 < W1 ? 40 * sin(0.35 * (n0 + 1) + 0.5 * i) + 3 * (n0 + 1) : 0;
+            yv[i * W2 + m] = (1 - f) * (40 * sin(0.35 * n0 + 0.5 * i) + 3 * n0) + f * v1;
+        }
+    }
+    ww_image a = ww_image_make(xv, H, W1, 1, WW_F64), b = ww_image_make(yv, H, W2, 1, WW_F64);
+    const size_t cap = ww_image_map_capacity(&a, &b);
+    size_t *mt = malloc(4 * cap * sizeof(size_t)), count = 0;
+    double dist = -1, plain = -2;
+    CHECK_STATUS(ww_image_map(ctx, &a, &b, NULL, &dist, mt, cap, &count), WW_OK);
+    CHECK_STATUS(ww_image_distance(ctx, &a, &b, NULL, &plain), WW_OK);
+    CHECK(dist == plain);
+    CHECK(map_is_valid(mt, count, &a, &b));
+    /* the rows match themselves, and each pixel of Y its source column within one pixel */
+    int off = 0;
+    double warped[H * W2];
+    for (size_t k = 0; k < count; k++) {
+        const size_t *e = mt + 4 * k;
+        off += e[0] != e[2];
+        const double src = (double)e[3] * (W1 - 1) / (W2 - 1);
+        off += fabs((double)e[1] - src) > 1.0;
+        warped[e[2] * W2 + e[3]] = xv[e[0] * W1 + e[1]]; /* X warped onto Y by the map */
+    }
+    CHECK(off == 0);
+    /* the warped image reproduces Y up to the interpolation error of a one-pixel shift */
+    double worst = 0;
+    for (int k = 0; k < H * W2; k++)
+        worst = fabs(warped[k] - yv[k]) > worst ? fabs(warped[k] - yv[k]) : worst;
+    CHECK(worst < 20); /* the slope of a row is at most 40 * 0.35 + 3 = 17 per pixel */
+    /* the map reproduces the distance: the path's cells carry it (a mean over matched pixels) */
+    /* an image with itself: the identity map, distance 0 */
+    CHECK_STATUS(ww_image_map(ctx, &a, &a, NULL, &dist, mt, cap, &count), WW_OK);
+    CHECK(dist == 0 && count == H * W1);
+    int identity = 1;
+    for (size_t k = 0; k < count; k++)
+        identity &= mt[4 * k] == mt[4 * k + 2] && mt[4 * k + 1] == mt[4 * k + 3];
+    CHECK(identity);
+    /* random pairs in float and 3 channels: valid maps, distances as ww_image_distance */
+    ww_rng rng = {0x3a9ULL};
+    double tmp[20 * 20 * 3];
+    for (int t = 0; t < 20; t++) {
+        ww_image ra, rb;
+        const size_t c = t % 2 ? 3 : 1;
+        void *pa = random_image(&rng, 1 + ww_rng_below(&rng, 12), 2 + ww_rng_below(&rng, 12), c, t % 3 ? WW_F32 : WW_U8,
+                                tmp, &ra);
+        void *pb = random_image(&rng, ra.height + ww_rng_below(&rng, 3), ra.width + ww_rng_below(&rng, 3), c, WW_F32,
+                                tmp, &rb);
+        CHECK_STATUS(ww_image_map(ctx, &ra, &rb, NULL, &dist, mt, cap, &count), WW_OK);
+        CHECK_STATUS(ww_image_distance(ctx, &ra, &rb, NULL, &plain), WW_OK);
+        CHECK(dist == plain || (isinf(dist) && isinf(plain)));
+        CHECK(isinf(dist) ? count == 0 : map_is_valid(mt, count, &ra, &rb));
+        free(pa);
+        free(pb);
+    }
+    CHECK_STATUS(ww_image_map(ctx, &a, &b, NULL, &dist, mt, cap - 1, &count), WW_ERR_SHAPE);
+    free(mt);
+    ww_ctx_destroy(ctx);
+}
+
+void test_image_bad_input(void)
+{
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    float px[12] = {0};
+    double dv[12] = {0};
+    ww_image good = ww_image_make(px, 2, 2, 3, WW_F32), gray = ww_image_make(px, 3, 4, 1, WW_F32);
+    double d = 0;
+    CHECK_STATUS(ww_image_distance(ctx, &good, &good, NULL, &d), WW_OK);
+    ww_image e = good;
+    e.height = 0;
+    CHECK_STATUS(ww_image_distance(ctx, &e, &good, NULL, &d), WW_ERR_EMPTY);
+    e = good, e.width = 0;
+    CHECK_STATUS(ww_image_distance(ctx, &good, &e, NULL, &d), WW_ERR_EMPTY);
+    e = good, e.channels = 0;
+    CHECK_STATUS(ww_image_check(&e), WW_ERR_EMPTY);
+    e = good, e.pixels = NULL;
+    CHECK_STATUS(ww_image_distance(ctx, &e, &good, NULL, &d), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_image_distance(ctx, &good, &gray, NULL, &d), WW_ERR_SHAPE); /* mismatched channels */
+    CHECK_STATUS(ww_image_distance(NULL, &good, &good, NULL, &d), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_image_distance(ctx, &good, &good, NULL, NULL), WW_ERR_NULL_POINTER);
+    e = good, e.dtype = (ww_dtype)7;
+    CHECK_STATUS(ww_image_distance(ctx, &e, &good, NULL, &d), WW_ERR_DTYPE);
+    e = good, e.memory = WW_DEVICE;
+    CHECK_STATUS(ww_image_distance(ctx, &e, &good, NULL, &d), WW_ERR_MEMORY_KIND);
+    e = good, e.height = SIZE_MAX / 2;
+    CHECK_STATUS(ww_image_check(&e), WW_ERR_OVERFLOW);
+    px[5] = NAN;
+    CHECK_STATUS(ww_image_distance(ctx, &good, &gray, NULL, &d), WW_ERR_NONFINITE);
+    px[5] = INFINITY;
+    CHECK_STATUS(ww_image_check(&good), WW_ERR_NONFINITE);
+    px[5] = 0;
+    dv[11] = -INFINITY;
+    ww_image g64 = ww_image_make(dv, 2, 2, 3, WW_F64);
+    CHECK_STATUS(ww_image_distance(ctx, &good, &g64, NULL, &d), WW_ERR_NONFINITE);
+    /* sets: empty, mixed channels, NULL */
+    double out[4];
+    ww_image set[2] = {good, gray};
+    CHECK_STATUS(ww_image_pairwise(ctx, set, 0, NULL, 0, NULL, out, NULL), WW_ERR_EMPTY);
+    CHECK_STATUS(ww_image_pairwise(ctx, set, 2, NULL, 0, NULL, out, NULL), WW_ERR_SHAPE);
+    CHECK_STATUS(ww_image_pairwise(ctx, NULL, 2, NULL, 0, NULL, out, NULL), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_image_pairwise(ctx, set, 1, set, 0, NULL, out, NULL), WW_ERR_EMPTY);
+    size_t idx[2];
+    CHECK_STATUS(ww_image_knn(ctx, set, 1, set + 1, 1, NULL, 1, idx, out, NULL), WW_ERR_SHAPE);
+    /* WW_U8 is for images: series and datasets refuse it */
+    unsigned char bytes[4] = {1, 2, 3, 4};
+    ww_series s = {bytes, NULL, 4, 1, WW_U8, WW_HOST};
+    CHECK_STATUS(ww_series_check(&s), WW_ERR_DTYPE);
+    ww_measure m = ww_measure_dtw();
+    CHECK_STATUS(ww_distance(ctx, &m, &s, &s, &d), WW_ERR_DTYPE);
+    ww_dataset ds = {bytes, NULL, NULL, 2, 2, 1, WW_U8, WW_HOST};
+    CHECK_STATUS(ww_dataset_check(&ds), WW_ERR_DTYPE);
+    CHECK_STATUS(ww_pairwise(ctx, &m, &ds, NULL, out, NULL), WW_ERR_DTYPE);
+    ww_ctx_destroy(ctx);
+}
