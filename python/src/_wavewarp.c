@@ -1708,6 +1708,10 @@ static PyTypeObject IndexType = {
     .tp_getset = index_getset,
 };
 
+/* ---------------------------------------------------------------------------------- images */
+
+#include "image_module.c"
+
 /* ---------------------------------------------------------------------------------- information */
 
 static PyObject *py_cuda_available(PyObject *self, PyObject *unused)
@@ -1798,6 +1802,12 @@ static PyMethodDef module_methods[] = {
      "Raises the exception that a library status code maps to (tests of the mapping)."},
     {"_contexts_created", py_contexts_created, METH_NOARGS,
      "How many library contexts this process has created (tests: repeated calls reuse them)."},
+    {"image_pairwise", (PyCFunction)(void (*)(void))py_image_pairwise, METH_FASTCALL,
+     "image_pairwise(xlist, ylist, squared, threads, progress): see wavewarp.image_pairwise"},
+    {"image_knn", (PyCFunction)(void (*)(void))py_image_knn, METH_FASTCALL,
+     "image_knn(qlist, xlist, k, squared, threads, progress): see wavewarp.image_knn"},
+    {"image_map", (PyCFunction)(void (*)(void))py_image_map, METH_FASTCALL,
+     "image_map(alist, blist, squared, threads): see wavewarp.image_distance(return_map=True)"},
     {NULL, NULL, 0, NULL},
 };
 

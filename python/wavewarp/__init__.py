@@ -60,6 +60,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ._functions import Devices, distance, knn, pairwise, twed, twed_knn, twed_pairwise
+from ._image import image_distance, image_knn, image_pairwise, image_warp
 from ._index import Index, TwedIndex
 from ._measure import MEASURES, Measure
 from ._wavewarp import WavewarpError, built_with_cuda, library_version
@@ -87,6 +88,10 @@ __all__ = [
     "library_version",
     "Devices",
     "__version__",
+    "image_distance",
+    "image_pairwise",
+    "image_knn",
+    "image_warp",
 ]
 
 
