@@ -25,6 +25,9 @@ typedef enum cli_command {
     CLI_CMD_DEMO,
     CLI_CMD_GENERATE,
     CLI_CMD_CALIBRATE,
+    CLI_CMD_IMAGE_DISTANCE, /* image_commands.c */
+    CLI_CMD_IMAGE_PAIRWISE,
+    CLI_CMD_IMAGE_CLASSIFY,
     CLI_CMD_COUNT
 } cli_command;
 
@@ -60,6 +63,7 @@ typedef struct cli_settings {
     int all_devices;
     const char *positional[CLI_MAX_POSITIONAL];
     int positional_count;
+    int squared; /* image commands: --squared */
 } cli_settings;
 
 /* Prints "wavewarp: error: ..." on stderr. */
@@ -75,5 +79,8 @@ int cli_cmd_classify(const cli_settings *s);
 int cli_cmd_demo(const cli_settings *s);
 int cli_cmd_generate(const cli_settings *s);
 int cli_cmd_calibrate(const cli_settings *s);
+int cli_cmd_image_distance(const cli_settings *s);
+int cli_cmd_image_pairwise(const cli_settings *s);
+int cli_cmd_image_classify(const cli_settings *s);
 
 #endif
