@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 /* Elastic image matching (issue 11): the engine against the plain reference (image_reference.h),
  * identity, symmetry, matrices, kNN, the warping map and bad input. */
 #include "image_reference.h"
@@ -393,4 +394,168 @@ void test_image_bad_input(void)
     CHECK_STATUS(ww_dataset_check(&ds), WW_ERR_DTYPE);
     CHECK_STATUS(ww_pairwise(ctx, &m, &ds, NULL, out, NULL), WW_ERR_DTYPE);
     ww_ctx_destroy(ctx);
+}
+
+/* ---------------------------------------------------------------- the CLI's image commands */
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Runs the CLI in `dir` with `env` (may be ""); its stdout and stderr in out/err (truncated). */
+static int run_image_cli(const char *dir, const char *env, const char *args, char *out, size_t out_size, char *err,
+                         size_t err_size)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s' %s >stdout.txt 2>stderr.txt </dev/null", dir, env, WW_CLI_PATH,
+             args);
+    int status = system(cmd);
+    const char *names[2] = {"stdout.txt", "stderr.txt"};
+    char *bufs[2] = {out, err};
+    size_t sizes[2] = {out_size, err_size};
+    for (int k = 0; k < 2; k++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        FILE *fp = fopen(path, "rb");
+        size_t n = fp ? fread(bufs[k], 1, sizes[k] - 1, fp) : 0;
+        bufs[k][n] = 0;
+        if (fp)
+            fclose(fp);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_bytes(const char *dir, const char *name, const void *data, size_t n)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *fp = fopen(path, "wb");
+    if (fp) {
+        fwrite(data, 1, n, fp);
+        fclose(fp);
+    }
+}
+
+/* A binary PGM of h x w bytes. */
+static void write_pgm(const char *dir, const char *name, const unsigned char *px, size_t h, size_t w)
+{
+    char buf[8192];
+    int head = snprintf(buf, sizeof buf, "P5\n# test\n%zu %zu\n255\n", w, h);
+    memcpy(buf + head, px, h * w);
+    write_bytes(dir, name, buf, (size_t)head + h * w);
+}
+
+static int file_exists(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Nothing but the files we made (no temporary output left behind). */
+static int no_temp_files(const char *dir)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | grep -q '^\\.'", dir);
+    return system(cmd) != 0;
+}
+
+void test_image_cli(void)
+{
+    char dir[] = "/tmp/ww_image_cli_XXXXXX";
+    if (mkdtemp(dir) == NULL)
+        SKIP("no temporary folder");
+    char out[4096], err[4096], path[1024];
+    ww_rng rng = {0xc11ULL};
+    unsigned char a[10 * 12], b[11 * 12];
+    for (size_t k = 0; k < sizeof a; k++)
+        a[k] = (unsigned char)ww_rng_below(&rng, 256);
+    for (size_t k = 0; k < sizeof b; k++)
+        b[k] = (unsigned char)ww_rng_below(&rng, 256);
+    write_pgm(dir, "a.pgm", a, 10, 12);
+    write_pgm(dir, "b.pgm", b, 11, 12);
+    /* image-distance prints ww_image_distance's value */
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    ww_image ia = ww_image_make(a, 10, 12, 1, WW_U8), ib = ww_image_make(b, 11, 12, 1, WW_U8);
+    double want = 0;
+    CHECK_STATUS(ww_image_distance(ctx, &ia, &ib, NULL, &want), WW_OK);
+    CHECK(run_image_cli(dir, "", "image-distance a.pgm b.pgm", out, sizeof out, err, sizeof err) == 0);
+    CHECK(strtod(out, NULL) == want);
+    /* a class folder tree: image-pairwise and image-classify */
+    snprintf(path, sizeof path, "mkdir -p '%s/train/x' '%s/train/y' '%s/test/x'", dir, dir, dir);
+    CHECK(system(path) == 0);
+    write_pgm(dir, "train/x/1.pgm", a, 10, 12);
+    write_pgm(dir, "train/y/1.pgm", b, 11, 12);
+    write_pgm(dir, "test/x/1.pgm", a, 10, 12);
+    CHECK(run_image_cli(dir, "", "image-pairwise train -o m.csv -q", out, sizeof out, err, sizeof err) == 0);
+    CHECK(file_exists(dir, "m.csv"));
+    CHECK(run_image_cli(dir, "", "image-classify train test", out, sizeof out, err, sizeof err) == 0);
+    CHECK(strstr(out, "accuracy 1.0000") != NULL);
+    /* bad files: truncated, malformed, missing, PNG, unknown: exit 1 with the reason, no output */
+    write_bytes(dir, "trunc.pgm", "P5\n4 4\n255\n\001\002", 13);
+    write_bytes(dir, "bad.pgm", "P5\nfour 4\n255\n", 15);
+    write_bytes(dir, "x.png", "\x89PNG", 4);
+    static const struct {
+        const char *args, *says;
+    } bad[] = {
+        {"image-distance a.pgm trunc.pgm", "truncated"},
+        {"image-distance a.pgm bad.pgm", "malformed"},
+        {"image-distance a.pgm missing.pgm", "cannot open"},
+        {"image-distance a.pgm x.png", "PNG"},
+        {"image-distance a.pgm stdout.txt", "unknown image format"},
+        {"image-pairwise trunc.pgm a.pgm -o o.npy", "truncated"},
+        {"image-classify a.pgm train", "no class label"},
+    };
+    for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
+        int rc = run_image_cli(dir, "", bad[t].args, out, sizeof out, err, sizeof err);
+        CHECK(rc == 1);
+        if (strstr(err, bad[t].says) == NULL) {
+            ww_test_failures++;
+            fprintf(stderr, "  '%s' said '%s', expected '%s'\n", bad[t].args, err, bad[t].says);
+        }
+    }
+    CHECK(!file_exists(dir, "o.npy"));
+    /* a folder with a truncated image: no output at all */
+    write_bytes(dir, "train/y/2.pgm", "P5\n4 4\n255\n\001", 12);
+    CHECK(run_image_cli(dir, "", "image-pairwise train -o m2.npy", out, sizeof out, err, sizeof err) == 1);
+    CHECK(strstr(err, "train/y/2.pgm") != NULL);
+    CHECK(!file_exists(dir, "m2.npy"));
+    snprintf(path, sizeof path, "%s/train/y/2.pgm", dir);
+    CHECK(remove(path) == 0);
+    /* .npy stacks: float32 with a NaN, mismatched channels, a stack and its labels */
+    const char npy_head[] = "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 2), }";
+    char npy[128 + 32];
+    memset(npy, ' ', sizeof npy);
+    memcpy(npy, npy_head, sizeof npy_head - 1);
+    npy[10 + 0x76 - 1] = '\n';
+    float fv[8] = {1, 2, 3, 4, 5, 6, 7, NAN};
+    memcpy(npy + 10 + 0x76, fv, sizeof fv);
+    write_bytes(dir, "nan.npy", npy, 10 + 0x76 + sizeof fv);
+    CHECK(run_image_cli(dir, "", "image-pairwise nan.npy -o n.npy", out, sizeof out, err, sizeof err) == 1);
+    CHECK(strstr(err, "NaN") != NULL);
+    fv[7] = 8;
+    memcpy(npy + 10 + 0x76, fv, sizeof fv);
+    write_bytes(dir, "ok.npy", npy, 10 + 0x76 + sizeof fv);
+    CHECK(run_image_cli(dir, "", "image-pairwise ok.npy -o n.npy -q", out, sizeof out, err, sizeof err) == 0);
+    write_bytes(dir, "ok.npy", npy, 10 + 0x76 + sizeof fv - 1); /* truncated data */
+    CHECK(run_image_cli(dir, "", "image-pairwise ok.npy -o n2.npy", out, sizeof out, err, sizeof err) == 1);
+    CHECK(strstr(err, "truncated") != NULL && !file_exists(dir, "n2.npy"));
+    unsigned char rgb[2 * 2 * 3] = {0};
+    char ppm[64];
+    int head = snprintf(ppm, sizeof ppm, "P6\n2 2\n255\n");
+    memcpy(ppm + head, rgb, sizeof rgb);
+    write_bytes(dir, "c.ppm", ppm, (size_t)head + sizeof rgb);
+    CHECK(run_image_cli(dir, "", "image-distance a.pgm c.ppm", out, sizeof out, err, sizeof err) == 1);
+    CHECK(strstr(err, "channels") != NULL);
+    /* Ctrl-C at the output's creation, then at its completion: exit 130, no output, no temporary file */
+    for (int at = 1; at <= 2; at++) {
+        CHECK(run_image_cli(dir, at == 1 ? "WW_CLI_INTERRUPT_AT=1" : "WW_CLI_INTERRUPT_AT=2",
+                            "image-pairwise train -o i.npy", out, sizeof out, err, sizeof err) == 130);
+        CHECK(!file_exists(dir, "i.npy"));
+        CHECK(no_temp_files(dir));
+    }
+    ww_ctx_destroy(ctx);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    CHECK(system(path) == 0);
 }
