@@ -13,7 +13,7 @@
 #include <omp.h>
 #endif
 
-#define LANES 16       /* rows of y per step: two AVX2 vectors of floats, one AVX-512 vector */
+#define LANES 8
 #define COLS_PER_ITEM 8 /* pairs of one row of the matrix per work item */
 
 #define WW_REAL double
@@ -296,7 +296,7 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
                 for (size_t n = 0; n < w1; n++)                                                                 \
                     for (size_t m = 0; m < w2; m++)                                                             \
                         cost[n * w2 + m] = ww_dpa_local_##T(ra + n * ch, rb + m * ch, 1, ch, squared);        \
-                dpa_full_##T(cost, w1, w2, inner);                                                              \
+                ww_dpa_full_##T(cost, w1, w2, inner);                                                              \
                 const size_t pixels = dpa_trace_##T(cost, inner, w1, w2, pixel_path);                         \
                 for (size_t q = 0; q < pixels; q++, (*count)++) {                                               \
                     size_t *e = matches + 4 * *count;                                                           \

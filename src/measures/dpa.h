@@ -83,4 +83,27 @@ WW_HD static inline WW_REAL WW_T(ww_dpa_finish)(WW_REAL d_last, size_t n, size_t
     return d_last / (WW_REAL)(n + m);
 }
 
+
+/* D of the DPA on a whole n x m matrix of local distances (row-major; the outer DP on row distances,
+ * the warping map's DPs). A cost of +inf (a cell off the band) gives +inf: such cells are never on a
+ * path. */
+WW_HD static inline void WW_T(ww_dpa_full)(const WW_REAL *cost, size_t n, size_t m, WW_REAL *D)
+{
+    const WW_REAL inf = WW_REAL_INF;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < m; j++) {
+            const WW_REAL here = cost[i * m + j];
+            if (i == 0 && j == 0) {
+                D[0] = WW_T(ww_dpa_first)(here);
+                continue;
+            }
+            const WW_REAL diag = i >= 1 && j >= 1 ? D[(i - 1) * m + j - 1] : inf;
+            const WW_REAL left2 = i >= 1 && j >= 2 ? D[(i - 1) * m + j - 2] : inf;
+            const WW_REAL up2 = i >= 2 && j >= 1 ? D[(i - 2) * m + j - 1] : inf;
+            const WW_REAL e_left = j >= 1 ? cost[i * m + j - 1] : 0;
+            const WW_REAL e_up = i >= 1 ? cost[(i - 1) * m + j] : 0;
+            D[i * m + j] = WW_T(ww_dpa_cell)(diag, left2, up2, e_left, e_up, here);
+        }
+}
+
 #endif
