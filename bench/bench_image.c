@@ -1,7 +1,8 @@
 /* Elastic image matching on the CPU (issue 11): throughput of the engine per core against the plain
  * reference (tests/image_reference.h) in the same run, and the two scenarios of the issue (one
  * 28 x 28 query against many stored images; all pairs of 1,797 8 x 8 images) on all cores.
- *   ww_bench_image [--stored N] [--threads T]
+ *   ww_bench_image [--stored N] [--threads T]     CPU: per core against the reference, then all cores
+ *   ww_bench_image --gpu [--stored N]              the GPU scenarios (stored default 60,000)
  * Random u8 images (the speed does not depend on the pixels). Prints a Markdown table. */
 #include "bench_common.h"
 #include "image_reference.h"
@@ -25,10 +26,10 @@ static unsigned char *random_u8(size_t n)
     return p;
 }
 
-static ww_ctx *make_ctx(int threads)
+static ww_ctx *make_ctx_on(ww_backend backend, int threads)
 {
     ww_ctx_options o = ww_ctx_options_default();
-    o.backend = WW_BACKEND_CPU;
+    o.backend = backend;
     o.num_threads = threads;
     ww_ctx *ctx = NULL;
     if (ww_ctx_create(&ctx, &o) != WW_OK) {
@@ -36,6 +37,61 @@ static ww_ctx *make_ctx(int threads)
         exit(1);
     }
     return ctx;
+}
+
+static ww_ctx *make_ctx(int threads) { return make_ctx_on(WW_BACKEND_CPU, threads); }
+
+/* The issue's GPU scenarios: 28 x 28 u8 gray, one query against `stored` images; all pairs of
+ * 1,797 8 x 8 u8 images. Median of 5 timed runs after a warm-up; checked against the CPU. */
+static int gpu_scenarios(size_t stored)
+{
+    if (!ww_cuda_available()) {
+        printf("no GPU: the GPU scenarios are skipped\n");
+        return 0;
+    }
+    ww_ctx *gpu = make_ctx_on(WW_BACKEND_CUDA, 0), *cpu = make_ctx(0);
+    printf("## GPU (%s): the issue's scenarios\n\n", ww_ctx_describe(gpu));
+    printf("| scenario | pairs | ms (median of 5) | pairs/s | cells/s | target | max rel diff vs CPU (checked part) |\n");
+    printf("|---|---|---|---|---|---|---|\n");
+    for (int scenario = 0; scenario < 2; scenario++) {
+        const size_t n = scenario == 0 ? stored + 1 : 1797, side = scenario == 0 ? 28 : 8, px = side * side;
+        unsigned char *pix = random_u8(px * n);
+        ww_image *im = (ww_image *)malloc(n * sizeof(ww_image));
+        for (size_t k = 0; k < n; k++)
+            im[k] = ww_image_make(pix + k * px, side, side, 1, WW_U8);
+        const size_t rows = scenario == 0 ? 1 : n, cols = scenario == 0 ? stored : n;
+        double *out = (double *)malloc(rows * cols * sizeof(double));
+        double times[6];
+        for (int rep = 0; rep < 6; rep++) {
+            double t0 = bench_now();
+            ww_status st = scenario == 0 ? ww_image_pairwise(gpu, im, 1, im + 1, stored, NULL, out, NULL)
+                                         : ww_image_pairwise(gpu, im, n, NULL, 0, NULL, out, NULL);
+            if (st != WW_OK) {
+                printf("GPU run failed: %s\n", ww_strerror(st));
+                return 1;
+            }
+            times[rep] = bench_now() - t0;
+        }
+        const double t = bench_median(times + 1, 5);
+        /* the first 64 columns of the first row against the CPU */
+        double check[64], worst = 0;
+        const size_t k = cols < 64 ? cols : 64;
+        ww_image_pairwise(cpu, im, 1, scenario == 0 ? im + 1 : im, scenario == 0 ? stored : n, NULL, check,
+                          &(ww_pairwise_options){0, 1, 0, k, k, WW_F64, NULL, NULL});
+        for (size_t j = 0; j < k; j++) {
+            double e = fabs(out[j] - check[j]) / (check[j] > 1 ? check[j] : 1);
+            worst = e > worst ? e : worst;
+        }
+        const double pairs = scenario == 0 ? (double)stored : (double)n * (double)(n - 1) / 2;
+        const double cells = pairs * ((double)(px * px) + (double)(side * side));
+        printf("| %s | %.0f | %.3f | %.3g | %.3g | %s | %.1e |\n",
+               scenario == 0 ? "28 x 28 u8, one query vs stored" : "all pairs of 1,797 8 x 8 u8", pairs, t * 1e3,
+               pairs / t, cells / t, scenario == 0 ? "<= 30 ms (60,000)" : "<= 20 ms", worst);
+        free(pix), free(im), free(out);
+    }
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+    return 0;
 }
 
 /* Engine on one core against the reference: `pairs` pairs of h x w images with c channels. */
@@ -78,17 +134,21 @@ static void per_core(ww_ctx *one, size_t h, size_t w, size_t c, size_t ref_pairs
 int main(int argc, char **argv)
 {
     size_t stored = 60000;
-    int threads = 0;
+    int threads = 0, gpu = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--stored") == 0 && i + 1 < argc)
             stored = (size_t)strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--gpu") == 0)
+            gpu = 1;
         else {
-            fprintf(stderr, "usage: ww_bench_image [--stored N] [--threads T]\n");
+            fprintf(stderr, "usage: ww_bench_image [--stored N] [--threads T] [--gpu]\n");
             return 2;
         }
     }
+    if (gpu)
+        return gpu_scenarios(stored);
     ww_ctx *one = make_ctx(1);
     printf("## One core: engine against the plain reference (same run)\n\n");
     printf("| images | reference pairs/s | engine pairs/s | engine cells/s | reference cells/s | speed-up | max rel diff |\n");

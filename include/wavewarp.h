@@ -395,9 +395,12 @@ WW_API ww_status ww_index_knn(ww_ctx *ctx, const ww_index *index, const ww_datas
  * between an image and itself, and +inf when the heights or the widths are too unequal.
  *
  * The CPU engine computes u8 and f32 pixels in float (about 1e-6 relative of the double result)
- * and f64 pixels in double. Images live in host memory (WW_DEVICE is WW_ERR_MEMORY_KIND); the work
- * runs on the CPU whatever the context (a context created with backend CUDA, which allows no CPU
- * work, gets WW_ERR_UNSUPPORTED). */
+ * and f64 pixels in double. Images live in host memory (WW_DEVICE is WW_ERR_MEMORY_KIND). On a CUDA
+ * context, matrices and kNN searches of more than WW_SMALL_WORK cells (all of them with backend
+ * CUDA) run on the GPU engine, which computes every dtype in float (one block per image pair; images
+ * up to 128 pixels wide, a pair within a block's shared memory; larger ones run on the CPU with
+ * backend AUTO, and give WW_ERR_UNSUPPORTED with backend CUDA). The warping map always runs on the
+ * CPU (WW_ERR_UNSUPPORTED with backend CUDA). */
 typedef struct ww_image {
     const void *pixels; /* row-major, channels last: pixel (i, n) component c at (i * width + n) * channels + c */
     size_t height, width, channels;

@@ -559,3 +559,122 @@ void test_image_cli(void)
     snprintf(path, sizeof path, "rm -rf '%s'", dir);
     CHECK(system(path) == 0);
 }
+
+/* ---------------------------------------------------------------- the GPU engine against the CPU */
+
+static int matrices_agree(const double *gpu, const double *cpu, size_t n, double rel)
+{
+    int bad = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!close_or_inf(gpu[k], cpu[k], rel)) {
+            if (bad++ < 5)
+                fprintf(stderr, "  entry %zu: gpu %.9g cpu %.9g\n", k, gpu[k], cpu[k]);
+        }
+    }
+    return bad == 0;
+}
+
+void test_image_cuda_matches_cpu(void)
+{
+    if (!ww_cuda_available())
+        SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0), *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    if (gpu == NULL || cpu == NULL)
+        return;
+    ww_rng rng = {0x6b0ULL};
+    enum { NX = 37, NY = 23 };
+    double *tmp = malloc(64 * 64 * 3 * sizeof(double));
+    double *g = malloc(NX * NX * sizeof(double)), *c = malloc(NX * NX * sizeof(double));
+    const ww_dtype dtypes[3] = {WW_U8, WW_F32, WW_F64};
+    for (int round = 0; round < 4; round++) {
+        /* ragged images of every dtype, gray then color, squared or not, some of infeasible ratios */
+        const size_t ch = round % 2 ? 3 : 1, top = round < 2 ? 16 : 40;
+        ww_image x[NX], y[NY];
+        void *px[NX], *py[NY];
+        for (int k = 0; k < NX; k++)
+            px[k] = random_image(&rng, 1 + ww_rng_below(&rng, top), 1 + ww_rng_below(&rng, top), ch, dtypes[k % 3],
+                                 tmp, &x[k]);
+        for (int k = 0; k < NY; k++)
+            py[k] = random_image(&rng, top / 2 + ww_rng_below(&rng, top / 2), top / 2 + ww_rng_below(&rng, top / 2),
+                                 ch, dtypes[(k + 1) % 3], tmp, &y[k]);
+        ww_image_params p = ww_image_params_default();
+        p.squared = round >= 2;
+        for (size_t k = 0; k < NX * NX; k++)
+            g[k] = NAN; /* poisoned: every entry must be written */
+        CHECK_STATUS(ww_image_pairwise(gpu, x, NX, y, NY, &p, g, NULL), WW_OK);
+        CHECK(ww_ctx_last_backend(gpu) == WW_BACKEND_CUDA);
+        CHECK_STATUS(ww_image_pairwise(cpu, x, NX, y, NY, &p, c, NULL), WW_OK);
+        CHECK(matrices_agree(g, c, NX * NY, 1e-4));
+        /* the self matrix, and a block of it in float with a stride */
+        for (size_t k = 0; k < NX * NX; k++)
+            g[k] = NAN;
+        CHECK_STATUS(ww_image_pairwise(gpu, x, NX, NULL, 0, &p, g, NULL), WW_OK);
+        CHECK_STATUS(ww_image_pairwise(cpu, x, NX, NULL, 0, &p, c, NULL), WW_OK);
+        CHECK(matrices_agree(g, c, NX * NX, 1e-4));
+        float block[10 * 20];
+        for (int k = 0; k < 10 * 20; k++)
+            block[k] = NAN;
+        ww_pairwise_options o = ww_pairwise_options_default();
+        o.row_begin = 3, o.row_end = 13, o.col_begin = 8, o.col_end = 27, o.out_stride = 20, o.out_dtype = WW_F32;
+        CHECK_STATUS(ww_image_pairwise(gpu, x, NX, NULL, 0, &p, block, &o), WW_OK);
+        int bad = 0;
+        for (int i = 3; i < 13; i++) {
+            for (int j = 8; j < 27; j++)
+                bad += !close_or_inf(block[(i - 3) * 20 + (j - 8)], c[i * NX + j], 1e-4);
+            bad += !isnan(block[(i - 3) * 20 + 19]); /* past the block: untouched */
+        }
+        CHECK(bad == 0);
+        /* kNN through the GPU */
+        size_t idx[NY * 2];
+        double dist[NY * 2];
+        CHECK_STATUS(ww_image_knn(gpu, y, NY, x, NX, &p, 2, idx, dist, NULL), WW_OK);
+        CHECK_STATUS(ww_image_pairwise(cpu, y, NY, x, NX, &p, c, NULL), WW_OK);
+        for (int q = 0; q < NY; q++)
+            bad += !close_or_inf(dist[q * 2], c[q * NX + idx[q * 2]], 1e-4) || dist[q * 2] > dist[q * 2 + 1];
+        CHECK(bad == 0);
+        for (int k = 0; k < NX; k++)
+            free(px[k]);
+        for (int k = 0; k < NY; k++)
+            free(py[k]);
+    }
+    /* the shapes: 28 x 28 u8 one query against many, and 8 x 8 digits-like all pairs */
+    enum { MANY = 3000 };
+    unsigned char *pix = malloc(MANY * 28 * 28);
+    for (size_t k = 0; k < (size_t)MANY * 28 * 28; k++)
+        pix[k] = (unsigned char)ww_rng_below(&rng, 256);
+    ww_image *set = malloc(MANY * sizeof(ww_image));
+    for (int k = 0; k < MANY; k++)
+        set[k] = ww_image_make(pix + (size_t)k * 28 * 28, 28, 28, 1, WW_U8);
+    double *gm = malloc(MANY * sizeof(double)), *cm = malloc(MANY * sizeof(double));
+    for (int k = 0; k < MANY; k++)
+        gm[k] = NAN;
+    CHECK_STATUS(ww_image_pairwise(gpu, set, 1, set, MANY, NULL, gm, NULL), WW_OK);
+    CHECK_STATUS(ww_image_pairwise(cpu, set, 1, set, MANY, NULL, cm, NULL), WW_OK);
+    CHECK(matrices_agree(gm, cm, MANY, 1e-5));
+    CHECK(gm[0] == 0);
+    ww_image small[200];
+    for (int k = 0; k < 200; k++)
+        small[k] = ww_image_make(pix + (size_t)k * 64, 8, 8, 1, WW_U8);
+    double *gs = malloc(200 * 200 * sizeof(double)), *cs = malloc(200 * 200 * sizeof(double));
+    CHECK_STATUS(ww_image_pairwise(gpu, small, 200, NULL, 0, NULL, gs, NULL), WW_OK);
+    CHECK_STATUS(ww_image_pairwise(cpu, small, 200, NULL, 0, NULL, cs, NULL), WW_OK);
+    CHECK(matrices_agree(gs, cs, 200 * 200, 1e-5));
+    /* cancel through progress; too wide for the GPU engine: the CPU takes it (AUTO) */
+    uint64_t seen[4] = {0, 0, 0, 1};
+    ww_pairwise_options o = ww_pairwise_options_default();
+    o.progress = count_progress;
+    o.progress_user = seen;
+    CHECK_STATUS(ww_image_pairwise(gpu, set, 1, set, MANY, NULL, gm, &o), WW_ERR_CANCELLED);
+    float *wide = calloc(2 * 150, sizeof(float));
+    ww_image w[2] = {ww_image_make(wide, 2, 150, 1, WW_F32), ww_image_make(wide + 150, 2, 150, 1, WW_F32)};
+    double wd[4];
+    CHECK_STATUS(ww_image_pairwise(gpu, w, 2, w, 2, NULL, wd, NULL), WW_ERR_UNSUPPORTED); /* backend CUDA: no CPU */
+    ww_ctx *any = ww_test_ctx(WW_BACKEND_AUTO, WW_ENGINE_AUTO, 0);
+    CHECK_STATUS(ww_image_pairwise(any, w, 2, w, 2, NULL, wd, NULL), WW_OK);
+    CHECK(wd[0] == 0 && wd[3] == 0);
+    ww_ctx_destroy(any);
+    free(wide);
+    free(gm), free(cm), free(gs), free(cs), free(set), free(pix), free(tmp), free(g), free(c);
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+}

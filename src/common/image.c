@@ -82,8 +82,8 @@ static ww_status check_set(const ww_image *set, size_t count, size_t *channels)
     return WW_OK;
 }
 
-/* Policy: images run on the CPU engine. A context that allows the GPU only (backend CUDA asked
- * for) cannot serve them. */
+/* Policy for one pair's map: the CPU engine (the GPU engine computes distances only). A context that
+ * allows the GPU only (backend CUDA asked for) cannot serve it. */
 static ww_status route(ww_ctx *ctx)
 {
     if (ctx == NULL)
@@ -92,6 +92,31 @@ static ww_status route(ww_ctx *ctx)
         return WW_ERR_UNSUPPORTED;
     ctx->last_backend = WW_BACKEND_CPU;
     return WW_OK;
+}
+
+/* Policy for a block of the matrix: on a GPU context, the GPU engine when the work is large enough
+ * to pay for the round trip (WW_SMALL_WORK cells, as for series) or when backend CUDA was asked
+ * for; the CPU engine otherwise, and, with backend AUTO, for what the GPU engine cannot take
+ * (images too wide for it) or has no memory for. */
+static ww_status run_block(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *y, size_t ny, int squared,
+                           void *out, const ww_pairwise_options *o)
+{
+    if (ctx->backend == WW_BACKEND_CUDA) {
+        double cells = 0;
+        const ww_image *ys = y ? y : x;
+        for (size_t i = o->row_begin; i < o->row_end && cells < WW_SMALL_WORK; i++)
+            for (size_t j = o->col_begin; j < o->col_end && cells < WW_SMALL_WORK; j++)
+                cells += (double)ww_image_pair_cells(&x[i], &ys[j]) * (double)x[i].channels;
+        if (cells >= WW_SMALL_WORK || ctx->requested == WW_BACKEND_CUDA) {
+            ww_status st = ww_cuda_image_pairwise(ctx, x, nx, y, ny, squared, out, o);
+            if (st == WW_OK)
+                ctx->last_backend = WW_BACKEND_CUDA;
+            if (ctx->requested == WW_BACKEND_CUDA || (st != WW_ERR_UNSUPPORTED && st != WW_ERR_DEVICE_MEMORY))
+                return st;
+        }
+    }
+    ctx->last_backend = WW_BACKEND_CPU;
+    return ww_cpu_image_pairwise(ctx, x, nx, y, ny, squared, out, o);
 }
 
 static int params_squared(const ww_image_params *p) { return p ? p->squared != 0 : 0; }
@@ -132,11 +157,9 @@ ww_status ww_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_
         return st;
     ww_pairwise_options o;
     st = resolve_block(nx, y ? ny : nx, opt, &o);
-    if (st == WW_OK)
-        st = route(ctx);
     if (st != WW_OK)
         return st;
-    return ww_cpu_image_pairwise(ctx, x, nx, y, ny, params_squared(p), out, &o);
+    return run_block(ctx, x, nx, y, ny, params_squared(p), out, &o);
 }
 
 ww_status ww_image_distance(ww_ctx *ctx, const ww_image *a, const ww_image *b, const ww_image_params *p, double *out)
@@ -190,9 +213,6 @@ ww_status ww_image_knn(ww_ctx *ctx, const ww_image *queries, size_t nq, const ww
         return st;
     if (k == 0 || k > nx)
         return WW_ERR_SHAPE;
-    st = route(ctx);
-    if (st != WW_OK)
-        return st;
     /* chunks of queries whose distance rows take at most ~64 MB */
     size_t chunk = ((size_t)64 << 20) / sizeof(double) / nx;
     chunk = chunk < 1 ? 1 : chunk > 256 ? 256 : chunk;
@@ -215,7 +235,7 @@ ww_status ww_image_knn(ww_ctx *ctx, const ww_image *queries, size_t nq, const ww
             po.progress = relay_progress;
             po.progress_user = &relay;
         }
-        st = ww_cpu_image_pairwise(ctx, queries + q0, q1 - q0, x, nx, params_squared(p), rows,
+        st = run_block(ctx, queries + q0, q1 - q0, x, nx, params_squared(p), rows,
                                    &(ww_pairwise_options){0, q1 - q0, 0, nx, nx, WW_F64, po.progress,
                                                           po.progress_user});
         for (size_t q = q0; q < q1 && st == WW_OK; q++) {

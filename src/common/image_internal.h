@@ -5,6 +5,10 @@
 
 #include "internal.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Bytes of one pixel component. */
 static inline size_t ww_image_dtype_size(ww_dtype t)
 {
@@ -25,5 +29,13 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
 /* The distance and matched pixels (i, n, j, m) of one pair on the CPU (see ww_image_map). */
 ww_status ww_cpu_image_map(ww_ctx *ctx, const ww_image *a, const ww_image *b, int squared, double *distance,
                            size_t *matches, size_t *count);
+/* The same block on the GPU (src/cuda/image.cu; WW_ERR_NO_CUDA without CUDA): float arithmetic, one
+ * block per pair. WW_ERR_UNSUPPORTED for images wider than 128 pixels or a pair that does not fit in
+ * a block's shared memory. */
+ww_status ww_cuda_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *y, size_t ny, int squared,
+                                 void *out, const ww_pairwise_options *opt);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
