@@ -111,20 +111,26 @@ static void per_core(ww_ctx *one, size_t h, size_t w, size_t c, size_t ref_pairs
             exit(1);
         times[rep] = bench_now() - t0;
     }
-    const double engine = bench_median(times, 5) / (double)stored;
+    /* the fastest of 5: the machine may be shared, and interference only ever adds time */
+    bench_median(times, 5);
+    const double engine = times[0] / (double)stored;
     /* the reference on the first pairs, checking the results agree */
     double *qd = (double *)malloc(px * sizeof(double)), *xd = (double *)malloc(px * sizeof(double));
     for (size_t k = 0; k < px; k++)
         qd[k] = q[k];
-    double worst = 0, t0 = bench_now();
-    for (size_t p = 0; p < ref_pairs; p++) {
-        for (size_t k = 0; k < px; k++)
-            xd[k] = x[p * px + k];
-        double v = ref_image_distance(qd, h, w, xd, h, w, c, 0);
-        double e = fabs(v - out[p]) / (v > 1 ? v : 1);
-        worst = e > worst ? e : worst;
+    double worst = 0, reference = INFINITY;
+    for (int rep = 0; rep < 3; rep++) { /* the fastest of 3, as for the engine */
+        double t0 = bench_now();
+        for (size_t p = 0; p < ref_pairs; p++) {
+            for (size_t k = 0; k < px; k++)
+                xd[k] = x[p * px + k];
+            double v = ref_image_distance(qd, h, w, xd, h, w, c, 0);
+            double e = fabs(v - out[p]) / (v > 1 ? v : 1);
+            worst = e > worst ? e : worst;
+        }
+        const double t = (bench_now() - t0) / (double)ref_pairs;
+        reference = t < reference ? t : reference;
     }
-    const double reference = (bench_now() - t0) / (double)ref_pairs;
     const double cells = (double)(h * h) * (double)(w * w) + (double)(h * h);
     printf("| %zu x %zu x %zu u8 | %.3g | %.3g | %.3g | %.3g | %.1fx | %.1e |\n", h, w, c, 1 / reference,
            1 / engine, cells / engine, cells / reference, reference / engine, worst);
@@ -150,7 +156,7 @@ int main(int argc, char **argv)
     if (gpu)
         return gpu_scenarios(stored);
     ww_ctx *one = make_ctx(1);
-    printf("## One core: engine against the plain reference (same run)\n\n");
+    printf("## One core: engine against the plain reference (same run, fastest of 5 and of 3 runs)\n\n");
     printf("| images | reference pairs/s | engine pairs/s | engine cells/s | reference cells/s | speed-up | max rel diff |\n");
     printf("|---|---|---|---|---|---|---|\n");
     per_core(one, 8, 8, 1, 200);

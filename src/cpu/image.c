@@ -13,7 +13,7 @@
 #include <omp.h>
 #endif
 
-#define LANES 8
+#define LANES 16      /* rows of y per step: two AVX2 vectors of floats (8 lanes were slower: gcc unrolls them whole) */
 #define COLS_PER_ITEM 8 /* pairs of one row of the matrix per work item */
 
 #define WW_REAL double
