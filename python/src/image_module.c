@@ -63,16 +63,17 @@ static PyObject *raise_image_status(ww_status status, const char *what_a, const 
     return raise_after_poll(status);
 }
 
-/* image_pairwise(xlist, ylist or None, squared, threads, progress) -> float64 (nx, ny) */
+/* image_pairwise(xlist, ylist or None, squared, threads, progress, backend) -> float64 (nx, ny) */
 static PyObject *py_image_pairwise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "_wavewarp.image_pairwise takes 5 positional arguments");
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.image_pairwise takes 6 positional arguments");
         return NULL;
     }
     int threads, squared = PyObject_IsTrue(args[2]);
-    if (squared < 0 || parse_threads(args[3], &threads) != 0)
+    ww_backend backend;
+    if (squared < 0 || parse_threads(args[3], &threads) != 0 || parse_backend(args[5], &backend) != 0)
         return NULL;
     size_t nx = 0, ny = 0;
     const int self_matrix = args[1] == Py_None;
@@ -91,7 +92,7 @@ static PyObject *py_image_pairwise(PyObject *self, PyObject *const *args, Py_ssi
         goto done;
     }
     out = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
-    if (out == NULL || (ctx = ctx_acquire(WW_BACKEND_CPU, threads)) == NULL) {
+    if (out == NULL || (ctx = ctx_acquire(backend, threads)) == NULL) {
         Py_CLEAR(out);
         goto done;
     }
@@ -104,7 +105,7 @@ static PyObject *py_image_pairwise(PyObject *self, PyObject *const *args, Py_ssi
     Py_BEGIN_ALLOW_THREADS
     status = ww_image_pairwise(ctx, x, nx, y, ny, &p, dst, &opt);
     Py_END_ALLOW_THREADS
-    ctx_release(ctx, WW_BACKEND_CPU, threads);
+    ctx_release(ctx, backend, threads);
     if (status != WW_OK) {
         Py_CLEAR(out);
         raise_image_status(status, "X", x, nx, "Y", y, ny);
@@ -115,17 +116,19 @@ done:
     return out;
 }
 
-/* image_knn(qlist, xlist, k, squared, threads, progress) -> (indices, distances) */
+/* image_knn(qlist, xlist, k, squared, threads, progress, backend) -> (indices, distances) */
 static PyObject *py_image_knn(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "_wavewarp.image_knn takes 6 positional arguments");
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.image_knn takes 7 positional arguments");
         return NULL;
     }
     int threads, squared = PyObject_IsTrue(args[3]);
     Py_ssize_t k = PyLong_AsSsize_t(args[2]);
-    if (squared < 0 || (k == -1 && PyErr_Occurred()) || parse_threads(args[4], &threads) != 0)
+    ww_backend backend;
+    if (squared < 0 || (k == -1 && PyErr_Occurred()) || parse_threads(args[4], &threads) != 0 ||
+        parse_backend(args[6], &backend) != 0)
         return NULL;
     size_t nq = 0, nx = 0;
     ww_image *q = images_from_list(args[0], "queries", &nq), *x = NULL;
@@ -145,7 +148,7 @@ static PyObject *py_image_knn(PyObject *self, PyObject *const *args, Py_ssize_t 
         PyErr_Format(PyExc_ValueError, "k must be between 1 and the number of images (%zu), not %zd", nx, k);
         goto done;
     }
-    if (knn_arrays(nq, (size_t)k, &indices, &distances) != 0 || (ctx = ctx_acquire(WW_BACKEND_CPU, threads)) == NULL)
+    if (knn_arrays(nq, (size_t)k, &indices, &distances) != 0 || (ctx = ctx_acquire(backend, threads)) == NULL)
         goto done;
     poll_state poll;
     ww_pairwise_options opt = poll_options(&poll, args[5], 0);
@@ -157,7 +160,7 @@ static PyObject *py_image_knn(PyObject *self, PyObject *const *args, Py_ssize_t 
     Py_BEGIN_ALLOW_THREADS
     status = ww_image_knn(ctx, q, nq, x, nx, &p, (size_t)k, ip, dp, &opt);
     Py_END_ALLOW_THREADS
-    ctx_release(ctx, WW_BACKEND_CPU, threads);
+    ctx_release(ctx, backend, threads);
     if (status != WW_OK)
         raise_image_status(status, "queries", q, nq, "X", x, nx);
     else

@@ -171,3 +171,15 @@ def test_gpu_arrays_are_accepted():
     a = torch.rand(5, 6)
     b = torch.rand(6, 6)
     assert wavewarp.image_distance(a, b) == pytest.approx(wavewarp.image_distance(a.numpy(), b.numpy()))
+
+
+def test_gpu_engine_matches_cpu():
+    if not wavewarp.cuda_available():
+        pytest.skip("GPU test: no CUDA backend in this build or no GPU on this machine")
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 256, size=(300, 28, 28)).astype(np.uint8)
+    g = wavewarp.image_pairwise(X[:5], X, backend="cuda")
+    c = wavewarp.image_pairwise(X[:5], X, backend="cpu")
+    np.testing.assert_allclose(g, c, rtol=1e-5)
+    gi, gd = wavewarp.image_knn(X[:5], X, k=2, backend="cuda")
+    assert np.all(gi[:, 0] == np.arange(5)) and np.all(gd[:, 0] == 0)

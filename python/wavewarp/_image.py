@@ -10,7 +10,9 @@ Images are NumPy arrays ``(height, width)`` (gray) or ``(height, width, channels
 float32 pixels are computed in float32 (about 1e-6 relative), anything else in float64. A set of
 images is a list of such arrays (sizes may differ), a 3-D array ``(count, height, width)`` of gray
 images or a 4-D array ``(count, height, width, channels)``. CuPy and PyTorch arrays are accepted
-and copied to the host: the computation runs on the CPU (all cores) for now.
+and copied to the host. Matrices and kNN searches run on the GPU engine when a GPU is usable and the
+work is large (``backend="auto"``), or always with ``backend="cuda"`` (float arithmetic there); one
+pair and the warping map run on the CPU.
 """
 
 from __future__ import annotations
@@ -87,11 +89,11 @@ def image_distance(a: Any, b: Any, return_map: bool = False, *, squared: bool = 
     if return_map:
         distance, matches = _image_map([A], [B], squared, threads)
         return float(distance), matches
-    return float(_image_pairwise([A], [B], squared, threads, None)[0, 0])
+    return float(_image_pairwise([A], [B], squared, threads, None, "cpu")[0, 0])
 
 
 def image_pairwise(X: Any, Y: Any = None, *, squared: bool = False, threads: Optional[int] = None,
-                   progress: Progress = False) -> np.ndarray:
+                   progress: Progress = False, backend: str = "auto") -> np.ndarray:
     """Matrix of elastic distances between the images of X and those of Y (or of X).
 
     Parameters
@@ -104,6 +106,8 @@ def image_pairwise(X: Any, Y: Any = None, *, squared: bool = False, threads: Opt
     progress : bool or callable
         True draws a progress bar on standard error; a callable is called as
         ``progress(done_cells, total_cells)`` about every 0.1 s. Ctrl-C interrupts the call.
+    backend : {"auto", "cpu", "cuda"}
+        "auto": the GPU engine for large work when a GPU is usable, else the CPU.
 
     Returns
     -------
@@ -113,15 +117,16 @@ def image_pairwise(X: Any, Y: Any = None, *, squared: bool = False, threads: Opt
     ys = _images(Y, "Y") if Y is not None else None
     callback, bar = _progress_callback(progress, "wavewarp.image_pairwise")
     try:
-        return _image_pairwise(xs, ys, squared, threads, callback)
+        return _image_pairwise(xs, ys, squared, threads, callback, backend)
     finally:
         if bar is not None:
             bar.close()
 
 
 def image_knn(queries: Any, X: Any, k: int = 1, *, squared: bool = False, threads: Optional[int] = None,
-              progress: Progress = False) -> Tuple[np.ndarray, np.ndarray]:
-    """The k nearest images of X for each query, by elastic distance.
+              progress: Progress = False, backend: str = "auto") -> Tuple[np.ndarray, np.ndarray]:
+    """The k nearest images of X for each query, by elastic distance (arguments as in
+    :func:`image_pairwise`).
 
     Returns
     -------
@@ -134,7 +139,7 @@ def image_knn(queries: Any, X: Any, k: int = 1, *, squared: bool = False, thread
         raise TypeError(f"k must be an integer, not {k!r}")
     callback, bar = _progress_callback(progress, "wavewarp.image_knn")
     try:
-        return _image_knn(qs, xs, int(k), squared, threads, callback)
+        return _image_knn(qs, xs, int(k), squared, threads, callback, backend)
     finally:
         if bar is not None:
             bar.close()

@@ -29,7 +29,7 @@ struct pair_range {
 };
 
 constexpr int THREADS = 128;
-constexpr int CHUNK_PAIRS = 8192; /* pairs per launch: progress and Ctrl-C between launches */
+constexpr int CHUNK_PAIRS = 1 << 20; /* entries per launch: progress and Ctrl-C between launches */
 
 __device__ __forceinline__ float load_pixel(const unsigned char *base, int dtype, size_t k)
 {
@@ -124,8 +124,32 @@ __global__ void __launch_bounds__(THREADS) image_pairs_kernel(const unsigned cha
     }
 }
 
-/* The pixels of a set in one buffer (each image 8-byte aligned) and their metadata. */
-static size_t pack_set(const ww_image *set, size_t n, unsigned char *pixels, image_meta *meta)
+/* Whether a set's images lie one after the other in memory (a stack), so that it travels to the
+ * GPU in one copy from where it is. */
+static int contiguous_set(const ww_image *set, size_t n)
+{
+    const unsigned char *base = (const unsigned char *)set[0].pixels, *next = base;
+    for (size_t k = 0; k < n; k++) {
+        /* in place, and at an offset the kernel may read its dtype from */
+        if ((const unsigned char *)set[k].pixels != next || (size_t)(next - base) % ww_image_dtype_size(set[k].dtype))
+            return 0;
+        next += set[k].height * set[k].width * set[k].channels * ww_image_dtype_size(set[k].dtype);
+    }
+    return 1;
+}
+
+/* The bytes of a set's pixels, exactly. */
+static size_t exact_bytes(const ww_image *set, size_t n)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < n; k++)
+        total += set[k].height * set[k].width * set[k].channels * ww_image_dtype_size(set[k].dtype);
+    return total;
+}
+
+/* The layout of a set in one buffer (each image 8-byte aligned, or as it lies when `as_is`), its
+ * metadata into meta (when not NULL), the pixels into `pixels` (when not NULL); returns the bytes. */
+static size_t pack_set(const ww_image *set, size_t n, int as_is, unsigned char *pixels, image_meta *meta)
 {
     size_t at = 0;
     for (size_t k = 0; k < n; k++) {
@@ -138,9 +162,9 @@ static size_t pack_set(const ww_image *set, size_t n, unsigned char *pixels, ima
             meta[k].width = (int)set[k].width;
             meta[k].dtype = (int)set[k].dtype;
         }
-        at += (bytes + 7) & ~(size_t)7;
+        at += as_is ? bytes : (bytes + 7) & ~(size_t)7;
     }
-    return at;
+    return as_is ? (at + 7) & ~(size_t)7 : at;
 }
 
 template <int MAXW>
@@ -178,30 +202,39 @@ static ww_status run(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *
     if (widest > 128 || smem > s->smem_optin)
         return WW_ERR_UNSUPPORTED; /* the CPU engine takes them (policy in src/common/image.c) */
 
-    const size_t xbytes = pack_set(x, nx, NULL, NULL), ybytes = self ? 0 : pack_set(ys, nys, NULL, NULL);
+    /* pixels in their dtype: a stack straight from where it is, other sets through pinned staging */
+    const int x_as_is = contiguous_set(x, nx), y_as_is = self || contiguous_set(ys, nys);
+    const size_t xbytes = pack_set(x, nx, x_as_is, NULL, NULL), ybytes = self ? 0 : pack_set(ys, nys, y_as_is, NULL, NULL);
     const size_t rows = o->row_end - o->row_begin, cols = o->col_end - o->col_begin;
     const size_t chunk = rows * cols < (size_t)CHUNK_PAIRS ? rows * cols : (size_t)CHUNK_PAIRS;
     const size_t meta_bytes = (nx + (self ? 0 : nys)) * sizeof(image_meta);
-    const size_t host_bytes = xbytes + ybytes + meta_bytes;
-    ww_status st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, host_bytes + chunk * sizeof(float));
+    const size_t staged = (x_as_is ? 0 : xbytes) + (y_as_is ? 0 : ybytes) + meta_bytes;
+    ww_status st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, staged + chunk * sizeof(float));
     if (st == WW_OK)
-        st = ww_device_reserve(&s->input, host_bytes);
+        st = ww_device_reserve(&s->input, xbytes + ybytes + meta_bytes);
     if (st == WW_OK)
         st = ww_device_reserve(&s->work, chunk * sizeof(float));
     if (st != WW_OK)
         return st;
-    unsigned char *h = (unsigned char *)s->pinned;
-    image_meta *hxm = (image_meta *)(h + xbytes + ybytes), *hym = self ? hxm : hxm + nx;
-    pack_set(x, nx, h, hxm);
+    unsigned char *h = (unsigned char *)s->pinned, *d = (unsigned char *)s->input.ptr;
+    image_meta *hxm = (image_meta *)(h + staged - meta_bytes), *hym = self ? hxm : hxm + nx;
+    unsigned char *stage_x = h, *stage_y = h + (x_as_is ? 0 : xbytes);
+    pack_set(x, nx, x_as_is, x_as_is ? NULL : stage_x, hxm);
     if (!self)
-        pack_set(ys, nys, h + xbytes, hym);
-    WW_CUDA_TRY(cudaMemcpyAsync(s->input.ptr, h, host_bytes, cudaMemcpyHostToDevice, s->stream));
-    const unsigned char *dx = (const unsigned char *)s->input.ptr, *dy = self ? dx : dx + xbytes;
-    const image_meta *dxm = (const image_meta *)(dx + xbytes + ybytes), *dym = self ? dxm : dxm + nx;
-    float *dout = (float *)s->work.ptr, *hout = (float *)(h + host_bytes);
+        pack_set(ys, nys, y_as_is, y_as_is ? NULL : stage_y, hym);
+    /* (a stack is copied to its last byte, never past it) */
+    WW_CUDA_TRY(cudaMemcpyAsync(d, x_as_is ? x[0].pixels : stage_x, x_as_is ? exact_bytes(x, nx) : xbytes,
+                                cudaMemcpyHostToDevice, s->stream));
+    if (!self)
+        WW_CUDA_TRY(cudaMemcpyAsync(d + xbytes, y_as_is ? ys[0].pixels : stage_y, y_as_is ? exact_bytes(ys, nys) : ybytes,
+                                    cudaMemcpyHostToDevice, s->stream));
+    WW_CUDA_TRY(cudaMemcpyAsync(d + xbytes + ybytes, hxm, meta_bytes, cudaMemcpyHostToDevice, s->stream));
+    const unsigned char *dx = d, *dy = self ? dx : dx + xbytes;
+    const image_meta *dxm = (const image_meta *)(d + xbytes + ybytes), *dym = self ? dxm : dxm + nx;
+    float *dout = (float *)s->work.ptr, *hout = (float *)(h + staged);
 
     uint64_t total = 0, done = 0;
-    for (size_t i = o->row_begin; i < o->row_end; i++)
+    for (size_t i = o->row_begin; o->progress && i < o->row_end; i++)
         for (size_t j = o->col_begin; j < o->col_end; j++)
             if (!self || (i != j && (i < j || !(j >= o->row_begin && j < o->row_end && i >= o->col_begin &&
                                                 i < o->col_end))))
@@ -232,7 +265,8 @@ static ww_status run(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *
                 ((float *)out)[at] = hout[p];
             else
                 ((double *)out)[at] = (double)hout[p];
-            done += ww_image_pair_cells(&x[i], &ys[j]);
+            if (o->progress)
+                done += ww_image_pair_cells(&x[i], &ys[j]);
         }
         if (o->progress && o->progress(done, total, o->progress_user))
             return WW_ERR_CANCELLED;
