@@ -35,7 +35,7 @@ def main() -> None:
         t = time.perf_counter()
         idx, _ = wavewarp.image_knn(Xte, Xtr, k=1, squared=squared)
         acc = np.mean(ytr[idx[:, 0]] == yte)
-        name = "image distance, squared pixel distance" if squared else "image distance, |a - b| pixels"
+        name = "image distance, squared pixel distance" if squared else "image distance, absolute pixel difference"
         print(f"| {name} | {acc:.4f} | {time.perf_counter() - t:.3f} |")
 
 
