@@ -74,18 +74,18 @@ def test_pairwise_knn_ragged_lists():
     rng = np.random.default_rng(3)
     X = [rng.random((rng.integers(4, 9), rng.integers(4, 9))).astype(np.float32) for _ in range(9)]
     Y = [rng.random((rng.integers(4, 9), rng.integers(4, 9))) for _ in range(5)]
-    M = wavewarp.image_pairwise(X, Y)
+    M = wavewarp.image_pairwise(X, Y, backend="cpu")  # exact equality with image_distance (CPU)
     assert M.shape == (9, 5) and M.dtype == np.float64
     for i in range(9):
         for j in range(5):
             assert M[i, j] == wavewarp.image_distance(X[i], Y[j]) or (np.isinf(M[i, j]) and np.isinf(
                 wavewarp.image_distance(X[i], Y[j])))
-    S = wavewarp.image_pairwise(X)
+    S = wavewarp.image_pairwise(X, backend="cpu")
     assert np.all(np.diag(S) == 0)
     assert np.array_equal(S, S.T)
-    idx, dist = wavewarp.image_knn(Y, X, k=3)
+    idx, dist = wavewarp.image_knn(Y, X, k=3, backend="cpu")
     assert idx.shape == (5, 3) and dist.shape == (5, 3)
-    full = wavewarp.image_pairwise(Y, X)
+    full = wavewarp.image_pairwise(Y, X, backend="cpu")
     for q in range(5):
         order = sorted(range(9), key=lambda j: (full[q, j], j))[:3]
         assert list(idx[q]) == order
@@ -130,7 +130,7 @@ def test_digits_matrix_equals_reference():
     digits = datasets.load_digits()
     images = digits.images  # (1797, 8, 8) float64 in 0..16
     X, Y = images[:10], images[100:112]
-    M = wavewarp.image_pairwise(X, Y)
+    M = wavewarp.image_pairwise(X, Y, backend="cpu")
     for i in range(len(X)):
         for j in range(len(Y)):
             assert M[i, j] == pytest.approx(ref_image(X[i], Y[j]), rel=1e-12)
