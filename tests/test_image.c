@@ -678,3 +678,62 @@ void test_image_cuda_matches_cpu(void)
     ww_ctx_destroy(gpu);
     ww_ctx_destroy(cpu);
 }
+
+/* Columns of one small size go through the CPU engine by groups of 16 images side by side: the
+ * same values as one pair at a time (one dtype per call: a call with an f64 image computes all in
+ * double), for every dtype, 1 and 3 channels, x of other sizes (some
+ * infeasible against the group), partial groups, and self blocks. */
+void test_image_groups_match_pairs(void)
+{
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    ww_rng rng = {0x960ULL};
+    enum { NX = 9, NY = 37 };
+    double tmp[40 * 40 * 3];
+    const ww_dtype dtypes[3] = {WW_U8, WW_F32, WW_F64};
+    for (int round = 0; round < 6; round++) {
+        const size_t ch = round % 2 ? 3 : 1, h = 3 + ww_rng_below(&rng, 18), w = 2 + ww_rng_below(&rng, 12);
+        ww_image x[NX], y[NY];
+        void *px[NX], *py[NY];
+        for (int k = 0; k < NX; k++)
+            px[k] = random_image(&rng, k == 0 ? 2 * h + 1 : 1 + ww_rng_below(&rng, 2 * h), 1 + ww_rng_below(&rng, 2 * w),
+                                 ch, dtypes[round % 3], tmp, &x[k]);
+        for (int k = 0; k < NY; k++) /* one size but for one column, which splits a group */
+            py[k] = random_image(&rng, k == 20 ? h + 1 : h, w, ch, dtypes[round % 3], tmp, &y[k]);
+        ww_image_params p = ww_image_params_default();
+        p.squared = round >= 3;
+        double m[NX * NY], self[NY * NY];
+        CHECK_STATUS(ww_image_pairwise(ctx, x, NX, y, NY, &p, m, NULL), WW_OK);
+        CHECK_STATUS(ww_image_pairwise(ctx, y, NY, NULL, 0, &p, self, NULL), WW_OK);
+        int bad = 0;
+        for (int i = 0; i < NX; i++)
+            for (int j = 0; j < NY; j++) {
+                double d = -1;
+                CHECK_STATUS(ww_image_distance(ctx, &x[i], &y[j], &p, &d), WW_OK);
+                bad += !(d == m[i * NY + j] || (isinf(d) && isinf(m[i * NY + j])));
+            }
+        for (int i = 0; i < NY; i++)
+            for (int j = 0; j < NY; j++) {
+                double d = -1;
+                CHECK_STATUS(ww_image_distance(ctx, &y[i], &y[j], &p, &d), WW_OK);
+                bad += !(d == self[i * NY + j] || (isinf(d) && isinf(self[i * NY + j])));
+            }
+        if (bad)
+            fprintf(stderr, "  round %d (%zu x %zu, %zu channels): %d entries differ\n", round, h, w, ch, bad);
+        CHECK(bad == 0);
+        /* a block of the self matrix that cuts groups */
+        double block[11 * 23];
+        ww_pairwise_options o = ww_pairwise_options_default();
+        o.row_begin = 5, o.row_end = 16, o.col_begin = 3, o.col_end = 26;
+        CHECK_STATUS(ww_image_pairwise(ctx, y, NY, NULL, 0, &p, block, &o), WW_OK);
+        for (int i = 5; i < 16; i++)
+            for (int j = 3; j < 26; j++)
+                bad += !(block[(i - 5) * 23 + (j - 3)] == self[i * NY + j] ||
+                         (isinf(self[i * NY + j]) && isinf(block[(i - 5) * 23 + (j - 3)])));
+        CHECK(bad == 0);
+        for (int k = 0; k < NX; k++)
+            free(px[k]);
+        for (int k = 0; k < NY; k++)
+            free(py[k]);
+    }
+    ww_ctx_destroy(ctx);
+}

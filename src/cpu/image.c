@@ -14,7 +14,10 @@
 #endif
 
 #define LANES 16      /* rows of y per step: two AVX2 vectors of floats (8 lanes were slower: gcc unrolls them whole) */
-#define COLS_PER_ITEM 8 /* pairs of one row of the matrix per work item */
+#define COLS_PER_ITEM LANES /* pairs of one row of the matrix per work item: a group's worth */
+/* Images of fewer rows than this go by groups (image_group): a row of x meets too few of their rows
+ * to fill the lanes. The feasible x images are then under 2 GROUP_MAX_HEIGHT rows. */
+#define GROUP_MAX_HEIGHT 24
 
 #define WW_REAL double
 #define WW_T(name) name##_f64
@@ -49,6 +52,11 @@ typedef struct image_job {
     char *x_rows, *y_lanes;
     size_t *x_off, *y_off; /* element offsets into x_rows, y_lanes */
     size_t work_elems, r_elems;
+    /* groups: a run of 2 to LANES columns of one size under GROUP_MAX_HEIGHT rows inside one item's
+     * columns; group_of[j - col_begin] is the group of column j or -1 */
+    long *group_of;
+    size_t *group_first, *group_count, *group_off, groups;
+    char *group_pixels;
     const ww_pairwise_options *o;
     void *out;
 } image_job;
@@ -120,6 +128,82 @@ static ww_status job_prepare(image_job *job)
     return WW_OK;
 }
 
+/* The groups of the block's columns (see image_job), their interleaved pixels in one allocation. */
+static ww_status job_groups(image_job *job)
+{
+    const ww_pairwise_options *o = job->o;
+    const size_t cols = o->col_end - o->col_begin;
+    job->group_of = (long *)malloc(cols * sizeof(long));
+    job->group_first = (size_t *)malloc(3 * (cols + 1) * sizeof(size_t));
+    if (job->group_of == NULL || job->group_first == NULL)
+        return WW_ERR_MEMORY;
+    job->group_count = job->group_first + cols + 1;
+    job->group_off = job->group_count + cols + 1;
+    size_t elems = 0, biggest = 0;
+    for (size_t c0 = 0; c0 < cols; c0 += COLS_PER_ITEM) {
+        const size_t c1 = c0 + COLS_PER_ITEM < cols ? c0 + COLS_PER_ITEM : cols;
+        for (size_t a = c0; a < c1;) {
+            const ww_image *first = &job->y[o->col_begin + a];
+            size_t b = a + 1;
+            while (b < c1 && job->y[o->col_begin + b].height == first->height &&
+                   job->y[o->col_begin + b].width == first->width)
+                b++;
+            const int grouped = b - a >= 2 && first->height < GROUP_MAX_HEIGHT;
+            for (size_t k = a; k < b; k++)
+                job->group_of[k] = grouped ? (long)job->groups : -1;
+            if (grouped) {
+                const size_t per = first->height * first->width * first->channels;
+                job->group_first[job->groups] = o->col_begin + a;
+                job->group_count[job->groups] = b - a;
+                job->group_off[job->groups] = elems;
+                elems += per * LANES;
+                biggest = per > biggest ? per : biggest;
+                job->groups++;
+            }
+            a = b;
+        }
+    }
+    if (job->groups == 0)
+        return WW_OK;
+    job->group_pixels = (char *)malloc((elems + biggest) * job->elem);
+    if (job->group_pixels == NULL)
+        return WW_ERR_MEMORY;
+    char *scratch = job->group_pixels + elems * job->elem;
+    for (size_t g = 0; g < job->groups; g++) {
+        const ww_image *imgs = &job->y[job->group_first[g]];
+        if (job->wide)
+            image_group_interleave_f64(imgs, job->group_count[g], (double *)scratch,
+                                       (double *)job->group_pixels + job->group_off[g]);
+        else
+            image_group_interleave_f32(imgs, job->group_count[g], (float *)scratch,
+                                       (float *)job->group_pixels + job->group_off[g]);
+    }
+    return WW_OK;
+}
+
+static void job_free(image_job *job)
+{
+    free(job->x_off);
+    free(job->x_rows);
+    free(job->group_of);
+    free(job->group_first);
+    free(job->group_pixels);
+}
+
+/* x image i against group g: the LANES results (lanes past the group's count are padding). */
+static void job_group(const image_job *job, size_t i, size_t g, void *work, void *r, void *outer, double *result)
+{
+    const ww_image *shape = &job->y[job->group_first[g]];
+    if (job->wide)
+        image_group_f64((const double *)job->x_rows + job->x_off[i], &job->x[i],
+                        (const double *)job->group_pixels + job->group_off[g], shape, job->squared, (double *)work,
+                        (double *)r, (double *)outer, result);
+    else
+        image_group_f32((const float *)job->x_rows + job->x_off[i], &job->x[i],
+                        (const float *)job->group_pixels + job->group_off[g], shape, job->squared, (float *)work,
+                        (float *)r, (float *)outer, result);
+}
+
 static double job_pair(const image_job *job, size_t i, size_t j, void *work, void *r, void *outer)
 {
     if (job->wide)
@@ -170,8 +254,12 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
     job.o = o;
     job.out = out;
     ww_status st = job_prepare(&job);
-    if (st != WW_OK)
+    if (st == WW_OK)
+        st = job_groups(&job);
+    if (st != WW_OK) {
+        job_free(&job);
         return st;
+    }
 
     const size_t rows = o->row_end - o->row_begin, cols = o->col_end - o->col_begin;
     const size_t chunks = (cols + COLS_PER_ITEM - 1) / COLS_PER_ITEM, items = rows * chunks;
@@ -181,7 +269,13 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
             if (entry_needed(&job, i, j))
                 total += ww_image_pair_cells(&x[i], &job.y[j]);
 
-    const size_t per_thread = (job.work_elems + 2 * job.r_elems) * job.elem;
+    /* a group's row distances: LANES x h1 x h2 with h1 < 2 GROUP_MAX_HEIGHT */
+    const size_t group_r = job.groups ? (size_t)LANES * 2 * GROUP_MAX_HEIGHT * GROUP_MAX_HEIGHT : 0;
+    const size_t outer_elems = job.r_elems > 2 * GROUP_MAX_HEIGHT * GROUP_MAX_HEIGHT || !job.groups
+                                   ? job.r_elems
+                                   : 2 * GROUP_MAX_HEIGHT * GROUP_MAX_HEIGHT;
+    const size_t r_elems = job.r_elems > group_r ? job.r_elems : group_r;
+    const size_t per_thread = (job.work_elems + r_elems + outer_elems) * job.elem;
     size_t next_item = 0;
     uint64_t done = 0;
     int stop = 0;
@@ -209,7 +303,8 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
 #endif
             stop = 1;
         }
-        char *work = (char *)sc->work.ptr, *r = work + job.work_elems * job.elem, *outer = r + job.r_elems * job.elem;
+        char *work = (char *)sc->work.ptr, *r = work + job.work_elems * job.elem, *outer = r + r_elems * job.elem;
+        double group_result[LANES];
         for (;;) {
             int stopped;
 #ifdef _OPENMP
@@ -229,6 +324,24 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
             const size_t j1 = j0 + COLS_PER_ITEM < o->col_end ? j0 + COLS_PER_ITEM : o->col_end;
             uint64_t cells = 0;
             for (size_t j = j0; j < j1; j++) {
+                const long g = job.group_of[j - o->col_begin];
+                if (g >= 0) { /* the whole group at its first column, if any of it is needed */
+                    const size_t first = job.group_first[g], count = job.group_count[g];
+                    if (j != first)
+                        continue;
+                    int any = 0;
+                    for (size_t l = 0; l < count; l++)
+                        any |= entry_needed(&job, i, first + l);
+                    if (!any)
+                        continue;
+                    job_group(&job, i, (size_t)g, work, r, outer, group_result);
+                    for (size_t l = 0; l < count; l++)
+                        if (entry_needed(&job, i, first + l)) {
+                            store(&job, i, first + l, group_result[l]);
+                            cells += ww_image_pair_cells(&x[i], &job.y[first + l]);
+                        }
+                    continue;
+                }
                 if (!entry_needed(&job, i, j))
                     continue;
                 store(&job, i, j, job_pair(&job, i, j, work, r, outer));
@@ -252,8 +365,7 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
             }
         }
     }
-    free(job.x_off);
-    free(job.x_rows);
+    job_free(&job);
     if (failure != WW_OK)
         return failure;
     if (job.self)
