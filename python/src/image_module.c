@@ -25,9 +25,9 @@ static ww_image *images_from_list(PyObject *list, const char *what, size_t *coun
         }
         PyArrayObject *a = (PyArrayObject *)obj;
         const int nd = PyArray_NDIM(a), type = PyArray_TYPE(a);
-        if ((nd != 2 && nd != 3) || !PyArray_IS_C_CONTIGUOUS(a) ||
+        if ((nd != 2 && nd != 3) || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISNOTSWAPPED(a) ||
             (type != NPY_UINT8 && type != NPY_FLOAT32 && type != NPY_FLOAT64)) {
-            PyErr_Format(PyExc_ValueError, "%s[%zd] must be a C-contiguous 2-D or 3-D uint8, float32 or float64 array",
+            PyErr_Format(PyExc_ValueError, "%s[%zd] must be a C-contiguous 2-D or 3-D uint8, float32 or float64 array in native byte order",
                          what, k);
             goto fail;
         }

@@ -183,3 +183,11 @@ def test_gpu_engine_matches_cpu():
     np.testing.assert_allclose(g, c, rtol=1e-5)
     gi, gd = wavewarp.image_knn(X[:5], X, k=2, backend="cuda")
     assert np.all(gi[:, 0] == np.arange(5)) and np.all(gd[:, 0] == 0)
+
+
+def test_other_dtypes_and_byte_orders():
+    a = np.arange(20, dtype=">f4").reshape(4, 5)
+    b = np.arange(20, dtype=np.int64).reshape(4, 5)[::-1]  # not contiguous, integers
+    want = wavewarp.image_distance(a.astype(np.float64), np.ascontiguousarray(b, dtype=np.float64))
+    assert wavewarp.image_distance(a, b) == want
+    assert wavewarp.image_distance(a.astype(bool), a.astype(bool)) == 0.0
