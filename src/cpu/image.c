@@ -51,7 +51,7 @@ typedef struct image_job {
     size_t elem;             /* bytes of WW_REAL */
     char *x_rows, *y_lanes;
     size_t *x_off, *y_off; /* element offsets into x_rows, y_lanes */
-    size_t work_elems, r_elems;
+    size_t work_elems, r_elems, wcap; /* wcap: the widest column image (the lanes' scratch layout) */
     /* groups: a run of 2 to LANES columns of one size under GROUP_MAX_HEIGHT rows inside one item's
      * columns; group_of[j - col_begin] is the group of column j or -1 */
     long *group_of;
@@ -91,6 +91,7 @@ static ww_status job_prepare(image_job *job)
         tmp = image_pixels(&job->y[k]) > tmp ? image_pixels(&job->y[k]) : tmp;
     }
     (void)wx;
+    job->wcap = wmax;
     job->work_elems = (3 * (wmax + 2) + 2 * (wmax + 1)) * LANES + LANES;
     job->r_elems = hx * hy;
     const size_t total = xe + ye + tmp;
@@ -197,11 +198,11 @@ static void job_group(const image_job *job, size_t i, size_t g, void *work, void
     if (job->wide)
         image_group_f64((const double *)job->x_rows + job->x_off[i], &job->x[i],
                         (const double *)job->group_pixels + job->group_off[g], shape, job->squared, (double *)work,
-                        (double *)r, (double *)outer, result);
+                        job->wcap, (double *)r, (double *)outer, result);
     else
         image_group_f32((const float *)job->x_rows + job->x_off[i], &job->x[i],
                         (const float *)job->group_pixels + job->group_off[g], shape, job->squared, (float *)work,
-                        (float *)r, (float *)outer, result);
+                        job->wcap, (float *)r, (float *)outer, result);
 }
 
 static double job_pair(const image_job *job, size_t i, size_t j, void *work, void *r, void *outer)
@@ -209,10 +210,10 @@ static double job_pair(const image_job *job, size_t i, size_t j, void *work, voi
     if (job->wide)
         return image_pair_f64((const double *)job->x_rows + job->x_off[i], &job->x[i],
                               (const double *)job->y_lanes + job->y_off[j], &job->y[j], job->squared, (double *)work,
-                              (double *)r, (double *)outer);
+                              job->wcap, (double *)r, (double *)outer);
     return image_pair_f32((const float *)job->x_rows + job->x_off[i], &job->x[i],
                           (const float *)job->y_lanes + job->y_off[j], &job->y[j], job->squared, (float *)work,
-                          (float *)r, (float *)outer);
+                          job->wcap, (float *)r, (float *)outer);
 }
 
 /* In a self matrix (i, j) is computed when i < j, or when its mirror (j, i) is outside the block. */
@@ -271,10 +272,7 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
 
     /* a group's row distances: LANES x h1 x h2 with h1 < 2 GROUP_MAX_HEIGHT */
     const size_t group_r = job.groups ? (size_t)LANES * 2 * GROUP_MAX_HEIGHT * GROUP_MAX_HEIGHT : 0;
-    const size_t outer_elems = job.r_elems > 2 * GROUP_MAX_HEIGHT * GROUP_MAX_HEIGHT || !job.groups
-                                   ? job.r_elems
-                                   : 2 * GROUP_MAX_HEIGHT * GROUP_MAX_HEIGHT;
-    const size_t r_elems = job.r_elems > group_r ? job.r_elems : group_r;
+    const size_t r_elems = job.r_elems > group_r ? job.r_elems : group_r, outer_elems = r_elems;
     const size_t per_thread = (job.work_elems + r_elems + outer_elems) * job.elem;
     size_t next_item = 0;
     uint64_t done = 0;
@@ -305,6 +303,12 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
         }
         char *work = (char *)sc->work.ptr, *r = work + job.work_elems * job.elem, *outer = r + r_elems * job.elem;
         double group_result[LANES];
+        if (s == WW_OK) {
+            if (job.wide)
+                image_lanes_reset_f64((double *)work, job.wcap);
+            else
+                image_lanes_reset_f32((float *)work, job.wcap);
+        }
         for (;;) {
             int stopped;
 #ifdef _OPENMP
@@ -397,7 +401,8 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
         image_convert_##T(a, xa);                                                                               \
         image_convert_##T(b, xb);                                                                               \
         image_interleave_##T(xb, b, yt);                                                                        \
-        *distance = image_pair_##T(xa, a, yt, b, squared, work, r, outer);                                     \
+        image_lanes_reset_##T(work, w2);                                                                        \
+        *distance = image_pair_##T(xa, a, yt, b, squared, work, w2, r, outer);                                 \
         *count = 0;                                                                                             \
         if (*distance < INFINITY) {                                                                             \
             size_t *row_path = path, *pixel_path = path + 2 * (h1 + h2);                                       \
