@@ -169,13 +169,14 @@ static size_t pack_set(const ww_image *set, size_t n, int as_is, unsigned char *
 
 template <int MAXW>
 static ww_status launch(ww_cuda_state *s, const unsigned char *xp, const image_meta *xm, const unsigned char *yp,
-                        const image_meta *ym, int channels, int squared, const pair_range &r, size_t smem, float *out)
+                        const image_meta *ym, int channels, int squared, const pair_range &r, size_t smem, int threads,
+                        float *out)
 {
     if (smem > 48 * 1024)
         WW_CUDA_TRY(cudaFuncSetAttribute(image_pairs_kernel<MAXW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)smem));
     const long long blocks = r.count < (long long)s->sm_count * 32 ? r.count : (long long)s->sm_count * 32;
-    image_pairs_kernel<MAXW><<<(unsigned)blocks, THREADS, smem, s->stream>>>(xp, xm, yp, ym, channels, squared, r, out);
+    image_pairs_kernel<MAXW><<<(unsigned)blocks, threads, smem, s->stream>>>(xp, xm, yp, ym, channels, squared, r, out);
     return ww_cuda_status(cudaGetLastError());
 }
 
@@ -244,12 +245,15 @@ static ww_status run(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *
     r.block_row_begin = (long long)o->row_begin, r.block_row_end = (long long)o->row_end;
     r.block_col_begin = (long long)o->col_begin, r.block_col_end = (long long)o->col_end;
     r.self = self;
+    /* small images have few row pairs in their band (about 30 at 8 x 8): one warp per pair then,
+     * twice as many pairs in flight, instead of four warps mostly idle */
+    const int threads = hx * hy <= 128 ? 32 : THREADS;
     for (size_t first = 0; first < rows * cols; first += chunk) {
         r.first = (long long)first;
         r.count = (long long)(rows * cols - first < chunk ? rows * cols - first : chunk);
-        st = widest <= 32   ? launch<32>(s, dx, dxm, dy, dym, channels, squared, r, smem, dout)
-             : widest <= 64 ? launch<64>(s, dx, dxm, dy, dym, channels, squared, r, smem, dout)
-                            : launch<128>(s, dx, dxm, dy, dym, channels, squared, r, smem, dout);
+        st = widest <= 32   ? launch<32>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
+             : widest <= 64 ? launch<64>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
+                            : launch<128>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout);
         if (st != WW_OK)
             return st;
         WW_CUDA_TRY(cudaMemcpyAsync(hout, dout, (size_t)r.count * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
