@@ -492,6 +492,26 @@ void test_image_cli(void)
     CHECK(file_exists(dir, "m.csv"));
     CHECK(run_image_cli(dir, "", "image-classify train test", out, sizeof out, err, sizeof err) == 0);
     CHECK(strstr(out, "accuracy 1.0000") != NULL);
+    CHECK(run_image_cli(dir, "", "image-classify train test -o c.csv -q --squared", out, sizeof out, err, sizeof err) == 0);
+    CHECK(file_exists(dir, "c.csv"));
+    /* X against Y, squared: the library's value */
+    ww_image_params sq = ww_image_params_default();
+    sq.squared = 1;
+    double want_sq = 0;
+    CHECK_STATUS(ww_image_distance(ctx, &ia, &ib, &sq, &want_sq), WW_OK);
+    CHECK(run_image_cli(dir, "", "image-pairwise a.pgm b.pgm --squared -o ab.csv -q", out, sizeof out, err,
+                        sizeof err) == 0);
+    snprintf(path, sizeof path, "%s/ab.csv", dir);
+    FILE *fp = fopen(path, "r");
+    double got_sq = -1;
+    CHECK(fp != NULL && fscanf(fp, "%lf", &got_sq) == 1);
+    if (fp)
+        fclose(fp);
+    CHECK(got_sq == want_sq);
+    /* usage errors: no output, an unknown output format, an option of another command */
+    CHECK(run_image_cli(dir, "", "image-pairwise train", out, sizeof out, err, sizeof err) == 2);
+    CHECK(run_image_cli(dir, "", "image-pairwise train -o m.bin", out, sizeof out, err, sizeof err) == 2);
+    CHECK(run_image_cli(dir, "", "image-distance a.pgm b.pgm --measure dtw", out, sizeof out, err, sizeof err) == 2);
     /* bad files: truncated, malformed, missing, PNG, unknown: exit 1 with the reason, no output */
     write_bytes(dir, "trunc.pgm", "P5\n4 4\n255\n\001\002", 13);
     write_bytes(dir, "bad.pgm", "P5\nfour 4\n255\n", 15);
@@ -538,6 +558,15 @@ void test_image_cli(void)
     memcpy(npy + 10 + 0x76, fv, sizeof fv);
     write_bytes(dir, "ok.npy", npy, 10 + 0x76 + sizeof fv);
     CHECK(run_image_cli(dir, "", "image-pairwise ok.npy -o n.npy -q", out, sizeof out, err, sizeof err) == 0);
+    /* a stack's labels: NAME.labels.txt, one line per image */
+    CHECK(run_image_cli(dir, "", "image-classify ok.npy ok.npy", out, sizeof out, err, sizeof err) == 1);
+    CHECK(strstr(err, "ok.labels.txt") != NULL);
+    write_bytes(dir, "ok.labels.txt", "a\n", 2);
+    CHECK(run_image_cli(dir, "", "image-classify ok.npy ok.npy", out, sizeof out, err, sizeof err) == 1);
+    CHECK(strstr(err, "fewer labels") != NULL);
+    write_bytes(dir, "ok.labels.txt", "a\nb\n", 4);
+    CHECK(run_image_cli(dir, "", "image-classify ok.npy ok.npy", out, sizeof out, err, sizeof err) == 0);
+    CHECK(strstr(out, "accuracy 1.0000") != NULL);
     write_bytes(dir, "ok.npy", npy, 10 + 0x76 + sizeof fv - 1); /* truncated data */
     CHECK(run_image_cli(dir, "", "image-pairwise ok.npy -o n2.npy", out, sizeof out, err, sizeof err) == 1);
     CHECK(strstr(err, "truncated") != NULL && !file_exists(dir, "n2.npy"));
