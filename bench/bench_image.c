@@ -122,10 +122,11 @@ static void per_core(ww_ctx *one, size_t h, size_t w, size_t c, size_t ref_pairs
     for (int rep = 0; rep < 3; rep++) { /* the fastest of 3, as for the engine */
         double t0 = bench_now();
         for (size_t p = 0; p < ref_pairs; p++) {
+            const size_t s = p % stored; /* the stored images again past the first `stored` pairs */
             for (size_t k = 0; k < px; k++)
-                xd[k] = x[p * px + k];
+                xd[k] = x[s * px + k];
             double v = ref_image_distance(qd, h, w, xd, h, w, c, 0);
-            double e = fabs(v - out[p]) / (v > 1 ? v : 1);
+            double e = fabs(v - out[s]) / (v > 1 ? v : 1);
             worst = e > worst ? e : worst;
         }
         const double t = (bench_now() - t0) / (double)ref_pairs;
@@ -159,8 +160,8 @@ int main(int argc, char **argv)
     printf("## One core: engine against the plain reference (same run, fastest of 5 and of 3 runs)\n\n");
     printf("| images | reference pairs/s | engine pairs/s | engine cells/s | reference cells/s | speed-up | max rel diff |\n");
     printf("|---|---|---|---|---|---|---|\n");
-    per_core(one, 8, 8, 1, 200);
-    per_core(one, 16, 16, 1, 20);
+    per_core(one, 8, 8, 1, 2000);
+    per_core(one, 16, 16, 1, 100);
     per_core(one, 28, 28, 1, 4);
     per_core(one, 28, 28, 3, 2);
     per_core(one, 64, 64, 1, 1);
