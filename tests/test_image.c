@@ -577,6 +577,34 @@ void test_image_cli(void)
     write_bytes(dir, "c.ppm", ppm, (size_t)head + sizeof rgb);
     CHECK(run_image_cli(dir, "", "image-distance a.pgm c.ppm", out, sizeof out, err, sizeof err) == 1);
     CHECK(strstr(err, "channels") != NULL);
+    /* damaged files (cut short, bytes changed): a clear error or a result, never a crash */
+    {
+        char pgm[256];
+        const int pgm_len = snprintf(pgm, sizeof pgm, "P5\n# c\n6 4\n255\n");
+        memcpy(pgm + pgm_len, a, 24);
+        const char *originals[2] = {pgm, npy};
+        const size_t sizes[2] = {(size_t)pgm_len + 24, 10 + 0x76 + sizeof fv};
+        int crashes = 0;
+        for (int t = 0; t < 60; t++) {
+            const int kind = t % 2;
+            char buf[512];
+            size_t n = sizes[kind];
+            memcpy(buf, originals[kind], n);
+            if (t % 3 == 0)
+                n = ww_rng_below(&rng, n); /* cut */
+            for (int f = 0; f < 1 + t % 4 && n > 0; f++)
+                buf[ww_rng_below(&rng, n)] = (char)ww_rng_below(&rng, 256); /* changed bytes */
+            write_bytes(dir, kind ? "damaged.npy" : "damaged.pgm", buf, n);
+            int rc = run_image_cli(dir, "", kind ? "image-pairwise damaged.npy -o dmg.npy -q" : "image-distance a.pgm damaged.pgm",
+                                   out, sizeof out, err, sizeof err);
+            if (rc != 0 && rc != 1) {
+                if (crashes++ < 3)
+                    fprintf(stderr, "  damaged file %d: exit %d: %s\n", t, rc, err);
+            }
+        }
+        CHECK(crashes == 0);
+        CHECK(no_temp_files(dir));
+    }
     /* Ctrl-C at the output's creation, then at its completion: exit 130, no output, no temporary file */
     for (int at = 1; at <= 2; at++) {
         CHECK(run_image_cli(dir, at == 1 ? "WW_CLI_INTERRUPT_AT=1" : "WW_CLI_INTERRUPT_AT=2",

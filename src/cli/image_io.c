@@ -119,17 +119,16 @@ static int parse_pnm(const char *path, const char *data, size_t size, ww_image *
         return fail(err, "%s: invalid maximum value %lu (expected 1..65535)", path, maxval);
     const size_t n = (size_t)w * h * channels;
     const int wide = maxval > 255;
+    /* the pixels must be there before memory is taken for them: binary, 1 or 2 bytes each; text, at
+     * least a digit and a separator each */
+    const size_t need = binary ? n * (wide ? 2 : 1) : 2 * n - 1;
+    if (at >= size || size - at - 1 < need - (binary ? 0 : 1))
+        return fail(err, "%s: truncated: the data are shorter than %lu x %lu x %d pixels need", path, h, w, channels);
     void *pixels = malloc(n * (wide ? sizeof(float) : 1));
     if (pixels == NULL)
         return fail(err, "%s: out of memory", path);
     if (binary) {
         at++; /* the single whitespace after maxval */
-        const size_t need = n * (wide ? 2 : 1);
-        if (at > size || size - at < need) {
-            free(pixels);
-            return fail(err, "%s: truncated: %zu bytes of pixels for %lu x %lu x %d", path, at > size ? 0 : size - at,
-                        h, w, channels);
-        }
         const unsigned char *u = (const unsigned char *)data + at;
         for (size_t k = 0; k < n; k++) {
             unsigned v = wide ? (unsigned)u[2 * k] << 8 | u[2 * k + 1] : u[k];
