@@ -258,19 +258,22 @@ static ww_status run(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *
             return st;
         WW_CUDA_TRY(cudaMemcpyAsync(hout, dout, (size_t)r.count * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
         WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
+        /* entries in row-major order from (i, j): no division per entry (millions of them) */
+        size_t i = o->row_begin + first / cols, j = o->col_begin + first % cols;
         for (long long p = 0; p < r.count; p++) {
-            const size_t q = first + (size_t)p, i = o->row_begin + q / cols, j = o->col_begin + q % cols;
             const int needed = !self || (i != j && (i < j || !(j >= o->row_begin && j < o->row_end &&
                                                                i >= o->col_begin && i < o->col_end)));
-            if (!needed)
-                continue;
-            const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
-            if (o->out_dtype == WW_F32)
-                ((float *)out)[at] = hout[p];
-            else
-                ((double *)out)[at] = (double)hout[p];
-            if (o->progress)
-                done += ww_image_pair_cells(&x[i], &ys[j]);
+            if (needed) {
+                const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
+                if (o->out_dtype == WW_F32)
+                    ((float *)out)[at] = hout[p];
+                else
+                    ((double *)out)[at] = (double)hout[p];
+                if (o->progress)
+                    done += ww_image_pair_cells(&x[i], &ys[j]);
+            }
+            if (++j == o->col_end)
+                j = o->col_begin, i++;
         }
         if (o->progress && o->progress(done, total, o->progress_user))
             return WW_ERR_CANCELLED;
