@@ -488,7 +488,8 @@ void test_image_cli(void)
     write_pgm(dir, "train/x/1.pgm", a, 10, 12);
     write_pgm(dir, "train/y/1.pgm", b, 11, 12);
     write_pgm(dir, "test/x/1.pgm", a, 10, 12);
-    CHECK(run_image_cli(dir, "", "image-pairwise train -o m.csv -q", out, sizeof out, err, sizeof err) == 0);
+    CHECK(run_image_cli(dir, "", "image-pairwise train -o m.csv -q --backend cpu", out, sizeof out, err,
+                        sizeof err) == 0);
     CHECK(file_exists(dir, "m.csv"));
     CHECK(run_image_cli(dir, "", "image-classify train test", out, sizeof out, err, sizeof err) == 0);
     CHECK(strstr(out, "accuracy 1.0000") != NULL);

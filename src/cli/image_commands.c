@@ -11,15 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Image work runs on the CPU engine, whatever --backend (the image commands take none). */
+/* The context of --backend (image-distance: the CPU, where one pair runs anyway). */
 static int open_image_context(const cli_settings *s, ww_ctx **ctx)
 {
     ww_ctx_options o = ww_ctx_options_default();
-    o.backend = WW_BACKEND_CPU;
+    o.backend = s->command == CLI_CMD_IMAGE_DISTANCE ? WW_BACKEND_CPU : s->backend;
     o.num_threads = s->threads;
     ww_status st = ww_ctx_create(ctx, &o);
     if (st != WW_OK) {
-        cli_error("cannot create a CPU context: %s", ww_strerror(st));
+        cli_error("cannot use the %s backend: %s", o.backend == WW_BACKEND_CUDA ? "cuda" : "requested",
+                  ww_strerror(st));
         *ctx = NULL;
         return CLI_EXIT_RUNTIME;
     }
