@@ -396,9 +396,8 @@ WW_API ww_status ww_index_knn(ww_ctx *ctx, const ww_index *index, const ww_datas
  *
  * The CPU engine computes u8 and f32 pixels in float (about 1e-6 relative of the double result)
  * and f64 pixels in double (a call with any f64 image computes all of it in double). Images live
- * in host memory (WW_DEVICE is WW_ERR_MEMORY_KIND). On a CUDA
- * context, matrices and kNN searches of more than WW_SMALL_WORK cells (all of them with backend
- * CUDA) run on the GPU engine, which computes every dtype in float (one block per image pair; images
+ * in host memory (WW_DEVICE is WW_ERR_MEMORY_KIND). On a CUDA context, matrices and kNN searches
+ * of more than WW_SMALL_WORK cells (all of them with backend CUDA) run on the GPU engine, which computes every dtype in float (one block per image pair; images
  * up to 128 pixels wide, a pair within a block's shared memory; larger ones run on the CPU with
  * backend AUTO, and give WW_ERR_UNSUPPORTED with backend CUDA). The warping map always runs on the
  * CPU (WW_ERR_UNSUPPORTED with backend CUDA). */
