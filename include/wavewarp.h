@@ -163,7 +163,8 @@ WW_API ww_status ww_cuda_calibrate(ww_ctx *ctx, const char *path, char *report, 
 /* ------------------------------------------------------------------------------------------ */
 /* Data descriptors                                                                            */
 /* ------------------------------------------------------------------------------------------ */
-typedef enum ww_dtype { WW_F64 = 0, WW_F32 = 1 } ww_dtype;
+/* WW_U8 (unsigned 8-bit) is for images only (ww_image): series and datasets reject it (WW_ERR_DTYPE). */
+typedef enum ww_dtype { WW_F64 = 0, WW_F32 = 1, WW_U8 = 2 } ww_dtype;
 typedef enum ww_memory { WW_HOST = 0, WW_DEVICE = 1 } ww_memory;
 
 /* One series: `length` samples in R^dim, row-major (sample-major: values[t*dim + k]).
@@ -466,6 +467,74 @@ WW_API ww_status ww_tree_parse_xted(ww_labels *d, const char *labels, size_t lab
                                     size_t adjacency_len, ww_tree *out);
 /* Frees the arrays of a tree made by a parser and zeroes it (NULL or a zeroed tree: nothing). */
 WW_API void ww_tree_free(ww_tree *t);
+/* Images: elastic image matching (issue 11)                                                   */
+/* ------------------------------------------------------------------------------------------ */
+/* The approximate two-dimensional DP of elastic image matching. The 1D DPA of sequences A (length
+ * N) and B (length M) under a local distance d is Sakoe-Chiba's symmetric recursion with slope
+ * constraint 1 (0-based; a term with a negative index is +inf):
+ *   D(0, 0) = 2 d(0, 0)
+ *   D(i, j) = min( D(i-1, j-2) + 2 d(i, j-1) + d(i, j),
+ *                  D(i-1, j-1) + 2 d(i, j),
+ *                  D(i-2, j-1) + 2 d(i-1, j) + d(i, j) )
+ *   DPA(A, B) = D(N-1, M-1) / (N + M).
+ * No path exists when N - 1 > 2 (M - 1) or M - 1 > 2 (N - 1) (one sequence more than about twice as
+ * long as the other): DPA is then +inf, which is a result, not an error. Pixels are vectors of
+ * `channels` components; d is |a - b| for one channel, the Euclidean distance for several, or the
+ * squared Euclidean distance (ww_image_params.squared). For images X (H1 x W1) and Y (H2 x W2): the
+ * row distances r(i, j) = DPA(row i of X, row j of Y), and the image distance is the DPA over the
+ * rows with local distance r: D on the H1 x H2 matrix r, divided by H1 + H2. It is symmetric, 0
+ * between an image and itself, and +inf when the heights or the widths are too unequal.
+ *
+ * The CPU engine computes u8 and f32 pixels in float (about 1e-6 relative of the double result)
+ * and f64 pixels in double (a call with any f64 image computes all of it in double). Images live
+ * in host memory (WW_DEVICE is WW_ERR_MEMORY_KIND). On a CUDA context, matrices and kNN searches
+ * of more than WW_SMALL_WORK cells (all of them with backend CUDA) run on the GPU engine, which computes every dtype in float (one block per image pair; images
+ * up to 128 pixels wide, a pair within a block's shared memory; larger ones run on the CPU with
+ * backend AUTO, and give WW_ERR_UNSUPPORTED with backend CUDA). The warping map always runs on the
+ * CPU (WW_ERR_UNSUPPORTED with backend CUDA). */
+typedef struct ww_image {
+    const void *pixels; /* row-major, channels last: pixel (i, n) component c at (i * width + n) * channels + c */
+    size_t height, width, channels;
+    ww_dtype dtype;  /* WW_U8, WW_F32 or WW_F64 */
+    ww_memory memory;
+} ww_image;
+
+typedef struct ww_image_params {
+    int squared; /* non-zero: d is the squared Euclidean distance (default 0) */
+} ww_image_params;
+
+WW_API ww_image_params ww_image_params_default(void);
+/* A host image descriptor. */
+WW_API ww_image ww_image_make(const void *pixels, size_t height, size_t width, size_t channels, ww_dtype dtype);
+/* Checks an image: WW_ERR_NULL_POINTER, WW_ERR_DTYPE, WW_ERR_MEMORY_KIND, WW_ERR_EMPTY (height,
+ * width or channels 0), WW_ERR_OVERFLOW, WW_ERR_NONFINITE (a NaN or infinite float pixel). */
+WW_API ww_status ww_image_check(const ww_image *img);
+
+/* The distance of two images (same channels, else WW_ERR_SHAPE; dtypes may differ). p may be NULL
+ * (the defaults). */
+WW_API ww_status ww_image_distance(ww_ctx *ctx, const ww_image *a, const ww_image *b, const ww_image_params *p,
+                                   double *out);
+/* The distance matrix of the images x[0 .. nx) against y[0 .. ny) (y == NULL: x against itself,
+ * each unordered pair computed once, mirrored, zero diagonal). Sizes may differ from image to
+ * image; all share one channel count. opt as for ww_pairwise (block, stride, out dtype, progress
+ * and cancel); progress counts DP cells: H1 H2 W1 W2 + H1 H2 per pair. */
+WW_API ww_status ww_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *y, size_t ny,
+                                   const ww_image_params *p, void *out, const ww_pairwise_options *opt);
+/* The k nearest images of x for each query: nq * k indices and distances, nearest first, ties to
+ * the smaller index. 1 <= k <= nx, else WW_ERR_SHAPE. opt: only its progress fields are used. */
+WW_API ww_status ww_image_knn(ww_ctx *ctx, const ww_image *queries, size_t nq, const ww_image *x, size_t nx,
+                              const ww_image_params *p, size_t k, size_t *indices, double *distances,
+                              const ww_pairwise_options *opt);
+/* The warping map of one pair: the matched pixels along the optimal paths, as (i, n, j, m)
+ * quadruples (pixel (i, n) of a matched with pixel (j, m) of b), in path order: the row path of
+ * the outer DP, and within each of its row pairs the pixel path of the inner DP. Every pixel of a
+ * and every pixel of b appears at least once; a pixel matched with several (where a path repeats
+ * a row or a pixel) appears once per match. `matches` receives 4 * count entries; `capacity` is its
+ * size in quadruples, at least ww_image_map_capacity(a, b) (else WW_ERR_SHAPE). On +inf (no path)
+ * count is 0. */
+WW_API size_t ww_image_map_capacity(const ww_image *a, const ww_image *b);
+WW_API ww_status ww_image_map(ww_ctx *ctx, const ww_image *a, const ww_image *b, const ww_image_params *p,
+                              double *distance, size_t *matches, size_t capacity, size_t *count);
 
 #ifdef __cplusplus
 }

@@ -6,8 +6,8 @@
 # Usage: scripts/gpu_run.sh [max_log2_n]     (default 20, i.e. up to n = 1,048,576)
 # Environment:
 #   WW_PHASES      the steps, any of "build tests python checksums bench-twed bench-dtw after-pair profile
-#                  bench-ted" (default: all but profile; a step needs the builds, which are kept between
-#                  calls); bench-ted: the CPU tree edit distance beside X-TED's CPU code, host threads
+#                  bench-ted image" (default: all but profile; a step needs the builds, which are kept
+#                  between calls); bench-ted: the CPU tree edit distance beside X-TED's CPU code, host threads
 #   WW_OLD_TREE    source tree of the old commit (default: `git archive $WW_OLD_COMMIT`, 283e189, when
 #                  this is a git checkout); without one, the old-vs-new steps are skipped
 #   WW_ALLPAIRS_N  series in the all-pairs benchmark (default 60000; 0 skips it)
@@ -16,7 +16,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-phases=${WW_PHASES:-"build tests python checksums bench-twed bench-dtw after-pair bench-ted"}
+phases=${WW_PHASES:-"build tests python checksums bench-twed bench-dtw after-pair bench-ted image"}
 [ -n "${WW_PROFILE:-}" ] && phases="$phases profile"
 has() { case " $phases " in *" $1 "*) return 0 ;; esac; return 1; }
 jobs=$(nproc)
@@ -142,6 +142,14 @@ if has after-pair && [ -x build-gpu/bench/ww_bench_gpu_after_pair ]; then
   done | tee "$out/after_pair.txt"
   stamp
 fi
+if has image; then
+  echo "== elastic image matching (issue 11): GPU tests, GPU scenarios, CPU per core (bench/results/image.md)"
+  build-gpu/tests/ww_tests image >"$out/image_tests.log" 2>&1 || test_rc=1
+  grep -E "FAIL|skipped|failed|entry|passed" "$out/image_tests.log" | head -20
+  build-gpu/bench/ww_bench_image --gpu --stored "${WW_IMAGE_STORED:-60000}" | tee "$out/image_gpu.md"
+  build-gpu/bench/ww_bench_image --stored 60000 >"$out/image_cpu.md" 2>&1
+  stamp
+fi
 if has profile && command -v ncu >/dev/null; then
   echo "== profile (ncu, one wavefront launch)"
   timeout 300 ncu --clock-control none -k regex:wavefront_kernel --launch-skip "${WW_PROFILE_SKIP:-60}" --launch-count 1 \
@@ -167,6 +175,7 @@ echo "== summary"
 [ -f "$out/tests.log" ] && echo "C tests: $(tail -1 "$out/tests.log")"
 [ -f "$out/py_tests.log" ] && echo "Python: $(tail -1 "$out/py_tests.log")"
 [ -f "$out/checksums.txt" ] && cat "$out/checksums.txt"
+[ -f "$out/image_gpu.md" ] && grep -E "^\| (28|all)" "$out/image_gpu.md"
 [ -f "$out/gpu_twed_old_new.md" ] && echo "TWED old/new: $(grep -h 'largest new/old' "$out/gpu_twed_old_new.md" | tr '\n' ' ')"
 for f in "$out/cpu_ted.md" "$out/gpu_ted.md"; do
   [ -f "$f" ] && grep -E "^# cpu|^# cuda|^\| swissport|nodes: distance|All pairs" "$f"

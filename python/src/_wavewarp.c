@@ -1710,6 +1710,10 @@ static PyTypeObject IndexType = {
     .tp_getset = index_getset,
 };
 
+/* ---------------------------------------------------------------------------------- images */
+
+#include "image_module.c"
+
 /* ---------------------------------------------------------------------------------- information */
 
 static PyObject *py_cuda_available(PyObject *self, PyObject *unused)
@@ -1804,6 +1808,12 @@ static PyMethodDef module_methods[] = {
     {"_contexts_created", py_contexts_created, METH_NOARGS,
      "How many library contexts this process has created (tests: repeated calls reuse them)."},
     WW_TED_METHODS
+    {"image_pairwise", (PyCFunction)(void (*)(void))py_image_pairwise, METH_FASTCALL,
+     "image_pairwise(xlist, ylist, squared, threads, progress, backend): see wavewarp.image_pairwise"},
+    {"image_knn", (PyCFunction)(void (*)(void))py_image_knn, METH_FASTCALL,
+     "image_knn(qlist, xlist, k, squared, threads, progress, backend): see wavewarp.image_knn"},
+    {"image_map", (PyCFunction)(void (*)(void))py_image_map, METH_FASTCALL,
+     "image_map(alist, blist, squared, threads): see wavewarp.image_distance(return_map=True)"},
     {NULL, NULL, 0, NULL},
 };
 

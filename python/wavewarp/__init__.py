@@ -60,6 +60,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ._functions import Devices, distance, knn, pairwise, twed, twed_knn, twed_pairwise
+from ._image import image_distance, image_knn, image_pairwise, image_warp
 from ._index import Index, TwedIndex
 from ._measure import MEASURES, Measure
 from ._ted import Tree, read_bracket_trees, read_xted_trees, ted, ted_pairwise
@@ -93,6 +94,10 @@ __all__ = [
     "ted_pairwise",
     "read_bracket_trees",
     "read_xted_trees",
+    "image_distance",
+    "image_pairwise",
+    "image_knn",
+    "image_warp",
 ]
 
 

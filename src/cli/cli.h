@@ -27,6 +27,9 @@ typedef enum cli_command {
     CLI_CMD_CALIBRATE,
     CLI_CMD_TED,          /* tree edit distance (issue 13), src/cli/ted_commands.c */
     CLI_CMD_TED_PAIRWISE,
+    CLI_CMD_IMAGE_DISTANCE, /* image_commands.c */
+    CLI_CMD_IMAGE_PAIRWISE,
+    CLI_CMD_IMAGE_CLASSIFY,
     CLI_CMD_COUNT
 } cli_command;
 
@@ -65,6 +68,7 @@ typedef struct cli_settings {
     /* tree edit distance: --delete-cost, --insert-cost, --relabel-cost; ted --mapping */
     ww_ted_params ted;
     int ted_mapping;
+    int squared; /* image commands: --squared */
 } cli_settings;
 
 /* Prints "wavewarp: error: ..." on stderr. */
@@ -82,5 +86,8 @@ int cli_cmd_generate(const cli_settings *s);
 int cli_cmd_calibrate(const cli_settings *s);
 int cli_cmd_ted(const cli_settings *s);
 int cli_cmd_ted_pairwise(const cli_settings *s);
+int cli_cmd_image_distance(const cli_settings *s);
+int cli_cmd_image_pairwise(const cli_settings *s);
+int cli_cmd_image_classify(const cli_settings *s);
 
 #endif

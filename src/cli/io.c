@@ -1381,3 +1381,43 @@ int cli_write_dataset(cli_output *o, cli_format format, const double *values, co
     }
     return bad ? fail(err, "%s: write error: %s", o->path, strerror(errno)) : 0;
 }
+
+/* ---------------------------------------------------------------- for the image commands (image_io.c) */
+
+int cli_read_file(const char *path, char **data, size_t *size, char *err)
+{
+    return read_whole_file(path, data, size, err);
+}
+
+int cli_npy_header(const char *path, const void *data, size_t size, char *descr, size_t descr_cap, int *fortran,
+                   size_t *shape, int *ndim, size_t *data_start, char *err)
+{
+    const unsigned char *u = (const unsigned char *)data;
+    if (size == 0)
+        return fail(err, "%s: file is empty", path);
+    if (size < 10 || memcmp(data, "\x93NUMPY", 6) != 0)
+        return fail(err, "%s: not a .npy file (bad magic string)", path);
+    size_t header_len, header_start;
+    if (u[6] == 1) {
+        header_len = (size_t)load_le(u + 8, 2);
+        header_start = 10;
+    } else if ((u[6] == 2 || u[6] == 3) && size >= 12) {
+        header_len = (size_t)load_le(u + 8, 4);
+        header_start = 12;
+    } else {
+        return fail(err, "%s: unsupported .npy format version %d.%d", path, u[6], u[7]);
+    }
+    if (header_len > size - header_start)
+        return fail(err, "%s: truncated .npy header", path);
+    char *header = malloc(header_len + 1);
+    if (header == NULL)
+        return fail(err, "%s: out of memory", path);
+    memcpy(header, u + header_start, header_len);
+    header[header_len] = '\0';
+    int rc = parse_npy_header(header, descr, descr_cap, fortran, shape, ndim);
+    free(header);
+    if (rc != 0)
+        return fail(err, "%s: malformed .npy header", path);
+    *data_start = header_start + header_len;
+    return 0;
+}

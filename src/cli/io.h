@@ -111,4 +111,11 @@ int cli_write_matrix(cli_output *o, cli_format format, const double *m, size_t r
 int cli_write_dataset(cli_output *o, cli_format format, const double *values, const double *labels,
                       size_t count, size_t length, char *err);
 
+/* For the image commands (image_io.c): a whole file in memory (NUL-terminated; free it), and the
+ * header of a .npy file's bytes: dtype string, order, shape (at most 8 dimensions) and where the
+ * data start. */
+int cli_read_file(const char *path, char **data, size_t *size, char *err);
+int cli_npy_header(const char *path, const void *data, size_t size, char *descr, size_t descr_cap, int *fortran,
+                   size_t *shape, int *ndim, size_t *data_start, char *err);
+
 #endif

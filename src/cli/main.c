@@ -88,6 +88,27 @@ static const command_info commands[CLI_CMD_COUNT] = {
                               "Labels are matched as strings across both files. OUT is .npy (float64), .csv,\n"
                               ".tsv or .txt.",
                               1, 2},
+    [CLI_CMD_IMAGE_DISTANCE] = {"image-distance", "A B [options]", "elastic distance between two images",
+                                "Prints the elastic image distance (the approximate 2D DP of elastic image\n"
+                                "matching: a 1D DP between every pair of rows, then one over the rows) between\n"
+                                "images A and B with 17 significant digits; inf when no path exists (one image\n"
+                                "more than about twice as high or wide as the other). A and B are PGM/PPM files\n"
+                                "(P2, P3, P5, P6) or .npy arrays (height, width[, channels]) of uint8, float32 or\n"
+                                "float64. PNG: convert to PGM, or use the Python package.",
+                                2, 2},
+    [CLI_CMD_IMAGE_PAIRWISE] = {"image-pairwise", "X [Y] -o OUT [options]", "image distance matrix of X against X or Y",
+                                "Writes the matrix of elastic image distances between every image of X and every\n"
+                                "image of Y (rows: X, columns: Y; without Y, X against itself, each pair once).\n"
+                                "X and Y are folders of PGM/PPM/.npy images (sub-folders included, in name\n"
+                                "order), .npy stacks (count, height, width[, channels]) or single image files;\n"
+                                "sizes may differ. OUT is .npy (float64), .csv, .tsv or .txt.",
+                                1, 2},
+    [CLI_CMD_IMAGE_CLASSIFY] = {"image-classify", "TRAIN TEST [options]", "1-NN image classification accuracy",
+                                "Classifies every image of TEST by its nearest image of TRAIN under the elastic\n"
+                                "image distance and prints the accuracy. Labels: the name of the sub-folder an\n"
+                                "image is in, or for a .npy stack NAME.npy the lines of NAME.labels.txt. With -o,\n"
+                                "writes one line per test image: test,label,predicted,nearest,distance.",
+                                2, 2},
 };
 
 typedef enum option_id {
@@ -120,15 +141,19 @@ typedef enum option_id {
     OPT_DELETE_COST,
     OPT_INSERT_COST,
     OPT_RELABEL_COST,
-    OPT_MAPPING
+    OPT_MAPPING,
+    OPT_SQUARED
 } option_id;
 
 #define ON(c) (1u << (c))
 #define ALL_COMMANDS (ON(CLI_CMD_COUNT) - 1u)
 #define TREES (ON(CLI_CMD_TED) | ON(CLI_CMD_TED_PAIRWISE))
-#define COMPUTING (ALL_COMMANDS & ~ON(CLI_CMD_GENERATE) & ~ON(CLI_CMD_CALIBRATE) & ~TREES)
+#define IMAGE_COMMANDS (ON(CLI_CMD_IMAGE_DISTANCE) | ON(CLI_CMD_IMAGE_PAIRWISE) | ON(CLI_CMD_IMAGE_CLASSIFY))
+#define COMPUTING (ALL_COMMANDS & ~ON(CLI_CMD_GENERATE) & ~ON(CLI_CMD_CALIBRATE) & ~TREES & ~IMAGE_COMMANDS)
 #define READING (ON(CLI_CMD_DISTANCE) | ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY))
-#define LONG_RUNS (ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_DEMO) | ON(CLI_CMD_TED_PAIRWISE))
+#define LONG_RUNS                                                                                                      \
+    (ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_DEMO) | ON(CLI_CMD_TED_PAIRWISE) |    \
+     ON(CLI_CMD_IMAGE_PAIRWISE) | ON(CLI_CMD_IMAGE_CLASSIFY))
 
 typedef struct option_spec {
     option_id id;
@@ -142,7 +167,7 @@ typedef struct option_spec {
 static const option_spec options[] = {
     {OPT_OUTPUT, "output", 'o', "FILE",
      ON(CLI_CMD_PAIRWISE) | ON(CLI_CMD_KNN) | ON(CLI_CMD_CLASSIFY) | ON(CLI_CMD_GENERATE) | ON(CLI_CMD_CALIBRATE) |
-         ON(CLI_CMD_TED_PAIRWISE),
+         ON(CLI_CMD_TED_PAIRWISE) | ON(CLI_CMD_IMAGE_PAIRWISE) | ON(CLI_CMD_IMAGE_CLASSIFY),
      "output file; its extension picks the format (calibrate: any name)"},
     {OPT_K, "k", 'k', "K", ON(CLI_CMD_KNN), "neighbours per query, 1..count of X (default 1)"},
     {OPT_DISTANCES, "distances", 0, "FILE", ON(CLI_CMD_KNN),
@@ -159,8 +184,9 @@ static const option_spec options[] = {
     {OPT_NU, "nu", 0, "X", COMPUTING, "twed only: stiffness, >= 0 (default 0.001)"},
     {OPT_LAMBDA, "lambda", 0, "X", COMPUTING, "twed only: deletion penalty, >= 0 (default 1)"},
     {OPT_DEGREE, "degree", 0, "P", COMPUTING, "twed only: L_p norm between samples, integer >= 1 (default 2)"},
-    {OPT_BACKEND, "backend", 0, "B", COMPUTING | TREES, "auto, cpu or cuda (default auto: a GPU when one is usable)"},
-    {OPT_THREADS, "threads", 0, "N", COMPUTING | TREES, "CPU threads, 0 = all cores (default 0)"},
+    {OPT_BACKEND, "backend", 0, "B", COMPUTING | TREES | ON(CLI_CMD_IMAGE_PAIRWISE) | ON(CLI_CMD_IMAGE_CLASSIFY),
+     "auto, cpu or cuda (default auto: a GPU when one is usable)"},
+    {OPT_THREADS, "threads", 0, "N", COMPUTING | TREES | IMAGE_COMMANDS, "CPU threads, 0 = all cores (default 0)"},
     {OPT_DELETE_COST, "delete-cost", 0, "X", TREES, "cost of deleting a node, >= 0 (default 1)"},
     {OPT_INSERT_COST, "insert-cost", 0, "X", TREES, "cost of inserting a node, >= 0 (default 1)"},
     {OPT_RELABEL_COST, "relabel-cost", 0, "X", TREES,
@@ -183,6 +209,7 @@ static const option_spec options[] = {
     {OPT_QUIET, "quiet", 'q', NULL, ALL_COMMANDS, "no progress bar, notes or summary line"},
     {OPT_PROGRESS, "progress", 0, NULL, LONG_RUNS, "show the progress bar even when stderr is not a terminal"},
     {OPT_HELP, "help", 'h', NULL, ALL_COMMANDS, "show this help"},
+    {OPT_SQUARED, "squared", 0, NULL, IMAGE_COMMANDS, "squared Euclidean distance between pixels"},
 };
 #define OPTION_COUNT (sizeof options / sizeof options[0])
 
@@ -288,7 +315,7 @@ static void print_command_help(cli_command c)
     }
     if (ON(c) & COMPUTING)
         printf("\n%s", measures_help);
-    if (c != CLI_CMD_GENERATE && c != CLI_CMD_DEMO && c != CLI_CMD_CALIBRATE && !(ON(c) & TREES))
+    if (c != CLI_CMD_GENERATE && c != CLI_CMD_DEMO && c != CLI_CMD_CALIBRATE && !(ON(c) & (TREES | IMAGE_COMMANDS)))
         printf("\n%s", formats_help);
     if (ON(c) & LONG_RUNS)
         printf("\nA progress bar appears on stderr when it is a terminal and the run takes over half a\n"
@@ -509,6 +536,7 @@ static int apply_option(cli_settings *s, const option_spec *o, const char *value
     case OPT_INSERT_COST: return parse_double_value(s, flag, value, &s->ted.insert_cost);
     case OPT_RELABEL_COST: return parse_double_value(s, flag, value, &s->ted.relabel_cost);
     case OPT_MAPPING: s->ted_mapping = 1; return CLI_EXIT_OK;
+    case OPT_SQUARED: s->squared = 1; return CLI_EXIT_OK;
     }
     return CLI_EXIT_OK;
 }
@@ -702,6 +730,9 @@ int main(int argc, char **argv)
     case CLI_CMD_CALIBRATE: return cli_cmd_calibrate(&s);
     case CLI_CMD_TED: return cli_cmd_ted(&s);
     case CLI_CMD_TED_PAIRWISE: return cli_cmd_ted_pairwise(&s);
+    case CLI_CMD_IMAGE_DISTANCE: return cli_cmd_image_distance(&s);
+    case CLI_CMD_IMAGE_PAIRWISE: return cli_cmd_image_pairwise(&s);
+    case CLI_CMD_IMAGE_CLASSIFY: return cli_cmd_image_classify(&s);
     case CLI_CMD_COUNT: break;
     }
     return CLI_EXIT_USAGE;

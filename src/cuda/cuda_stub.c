@@ -1,5 +1,5 @@
 /* The CUDA entry points of a build without CUDA: every one says so. */
-#include "../common/internal.h"
+#include "../common/image_internal.h"
 
 int ww_cuda_device_count(void) { return 0; }
 ww_status ww_cuda_init(ww_ctx *ctx)
@@ -42,4 +42,10 @@ ww_status ww_cuda_calibrate(ww_ctx *ctx, const char *path, char *report, size_t 
 {
     (void)path, (void)report, (void)report_size;
     return ctx == NULL ? WW_ERR_NULL_POINTER : WW_ERR_NO_CUDA;
+}
+ww_status ww_cuda_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *y, size_t ny, int squared,
+                                 void *out, const ww_pairwise_options *opt)
+{
+    (void)ctx, (void)x, (void)nx, (void)y, (void)ny, (void)squared, (void)out, (void)opt;
+    return WW_ERR_NO_CUDA;
 }

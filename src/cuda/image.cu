@@ -1,0 +1,300 @@
+/* GPU engine of elastic image matching: one block per image pair, many pairs per launch. The
+ * block's threads each run one row pair's small DP (src/measures/dpa.h) in their own registers and
+ * local memory, over the band of row pairs a path can use; the row distances stay in shared memory,
+ * where one thread then runs the outer DP. Pixels travel in their own dtype (u8 stays 1 byte) and
+ * are read as float: the engine computes in float. Policy (when it runs) is src/common/image.c. */
+#include "cuda_common.cuh"
+
+#include "../common/image_internal.h"
+#include "../measures/dpa.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+/* An image on the device: where its pixels start in its set's buffer, its size and dtype. */
+struct image_meta {
+    unsigned long long offset;
+    int height, width, dtype;
+};
+
+/* The pairs of one launch: entries (row_begin + p / cols, col_begin + p % cols) for p in
+ * [first, first + count), and the self-matrix rule of the CPU engine. */
+struct pair_range {
+    long long first, count;
+    long long row_begin, col_begin, cols;
+    long long block_row_begin, block_row_end, block_col_begin, block_col_end;
+    int self;
+};
+
+constexpr int THREADS = 128;
+constexpr int CHUNK_PAIRS = 1 << 20; /* entries per launch: progress and Ctrl-C between launches */
+
+__device__ __forceinline__ float load_pixel(const unsigned char *base, int dtype, size_t k)
+{
+    if (dtype == WW_U8)
+        return (float)base[k];
+    if (dtype == WW_F32)
+        return reinterpret_cast<const float *>(base)[k];
+    return (float)reinterpret_cast<const double *>(base)[k];
+}
+
+__device__ __forceinline__ bool entry_needed(const pair_range &r, long long i, long long j)
+{
+    if (!r.self)
+        return true;
+    if (i == j)
+        return false;
+    const bool mirror_in_block =
+        j >= r.block_row_begin && j < r.block_row_end && i >= r.block_col_begin && i < r.block_col_end;
+    return i < j || !mirror_in_block;
+}
+
+/* One row pair: the DPA of row xr (w1 pixels) and row yr (w2 pixels), in float. MAXW bounds w2. */
+template <int MAXW>
+__device__ float row_pair(const float *xr, int w1, const float *yr, int w2, int channels, int squared)
+{
+    float D[3][MAXW + 2], e[2][MAXW + 1];
+    const float inf = __int_as_float(0x7f800000);
+    for (int k = 0; k < w2 + 2; k++)
+        D[0][k] = D[1][k] = D[2][k] = inf;
+    for (int k = 0; k < w2 + 1; k++)
+        e[0][k] = e[1][k] = 0.0f;
+    long long band_lo[3] = {0, 0, 0}, band_hi[3] = {-1, -1, -1};
+    for (int n = 0; n < w1; n++) {
+        const int cur = n % 3, up1 = (n + 2) % 3, up2 = (n + 1) % 3, ec = n & 1, eu = (n + 1) & 1;
+        for (long long m = band_lo[cur]; m <= band_hi[cur]; m++)
+            D[cur][m + 2] = inf;
+        long long lo, hi;
+        ww_dpa_band_row(n, w1, w2, &lo, &hi);
+        band_lo[cur] = lo;
+        band_hi[cur] = hi;
+        const float *xp = xr + (size_t)n * channels;
+        for (long long m = lo; m <= hi; m++) {
+            const float d = ww_dpa_local_f32(xp, yr + (size_t)m * channels, 1, (size_t)channels, squared);
+            e[ec][m + 1] = d;
+            D[cur][m + 2] = ww_dpa_cell_f32(D[up1][m + 1], D[up1][m], D[up2][m + 1], e[ec][m], e[eu][m + 1], d);
+        }
+        if (n == 0 && lo == 0)
+            D[0][2] = ww_dpa_first_f32(e[0][1]);
+    }
+    return ww_dpa_finish_f32(D[(w1 - 1) % 3][w2 + 1], (size_t)w1, (size_t)w2);
+}
+
+template <int MAXW>
+__global__ void __launch_bounds__(THREADS) image_pairs_kernel(const unsigned char *xpix, const image_meta *xm,
+                                                              const unsigned char *ypix, const image_meta *ym,
+                                                              int channels, int squared, pair_range r, float *out)
+{
+    extern __shared__ float smem[];
+    const float inf = __int_as_float(0x7f800000);
+    for (long long p = blockIdx.x; p < r.count; p += gridDim.x) {
+        const long long q = r.first + p, i = r.row_begin + q / r.cols, j = r.col_begin + q % r.cols;
+        if (!entry_needed(r, i, j))
+            continue;
+        const image_meta a = xm[i], b = ym[j];
+        const int h1 = a.height, w1 = a.width, h2 = b.height, w2 = b.width;
+        if (!ww_dpa_feasible(h1, h2) || !ww_dpa_feasible(w1, w2)) {
+            if (threadIdx.x == 0)
+                out[p] = inf;
+            continue;
+        }
+        float *xs = smem, *ys = xs + (size_t)h1 * w1 * channels, *rd = ys + (size_t)h2 * w2 * channels;
+        float *Dd = rd + (size_t)h1 * h2;
+        for (int k = threadIdx.x; k < h1 * w1 * channels; k += blockDim.x)
+            xs[k] = load_pixel(xpix + a.offset, a.dtype, (size_t)k);
+        for (int k = threadIdx.x; k < h2 * w2 * channels; k += blockDim.x)
+            ys[k] = load_pixel(ypix + b.offset, b.dtype, (size_t)k);
+        __syncthreads();
+        for (int k = threadIdx.x; k < h1 * h2; k += blockDim.x) {
+            const int ri = k / h2, rj = k % h2;
+            long long lo, hi;
+            ww_dpa_band_row(ri, h1, h2, &lo, &hi);
+            rd[k] = rj >= lo && rj <= hi ? row_pair<MAXW>(xs + (size_t)ri * w1 * channels, w1,
+                                                           ys + (size_t)rj * w2 * channels, w2, channels, squared)
+                                         : inf;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            ww_dpa_full_f32(rd, (size_t)h1, (size_t)h2, Dd);
+            out[p] = ww_dpa_finish_f32(Dd[(size_t)h1 * h2 - 1], (size_t)h1, (size_t)h2);
+        }
+        __syncthreads(); /* the next pair reuses the shared memory */
+    }
+}
+
+/* Whether a set's images lie one after the other in memory (a stack), so that it travels to the
+ * GPU in one copy from where it is. */
+static int contiguous_set(const ww_image *set, size_t n)
+{
+    const unsigned char *base = (const unsigned char *)set[0].pixels, *next = base;
+    for (size_t k = 0; k < n; k++) {
+        /* in place, and at an offset the kernel may read its dtype from */
+        if ((const unsigned char *)set[k].pixels != next || (size_t)(next - base) % ww_image_dtype_size(set[k].dtype))
+            return 0;
+        next += set[k].height * set[k].width * set[k].channels * ww_image_dtype_size(set[k].dtype);
+    }
+    return 1;
+}
+
+/* The bytes of a set's pixels, exactly. */
+static size_t exact_bytes(const ww_image *set, size_t n)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < n; k++)
+        total += set[k].height * set[k].width * set[k].channels * ww_image_dtype_size(set[k].dtype);
+    return total;
+}
+
+/* The layout of a set in one buffer (each image 8-byte aligned, or as it lies when `as_is`), its
+ * metadata into meta (when not NULL), the pixels into `pixels` (when not NULL); returns the bytes. */
+static size_t pack_set(const ww_image *set, size_t n, int as_is, unsigned char *pixels, image_meta *meta)
+{
+    size_t at = 0;
+    for (size_t k = 0; k < n; k++) {
+        const size_t bytes = set[k].height * set[k].width * set[k].channels * ww_image_dtype_size(set[k].dtype);
+        if (pixels)
+            memcpy(pixels + at, set[k].pixels, bytes);
+        if (meta) {
+            meta[k].offset = at;
+            meta[k].height = (int)set[k].height;
+            meta[k].width = (int)set[k].width;
+            meta[k].dtype = (int)set[k].dtype;
+        }
+        at += as_is ? bytes : (bytes + 7) & ~(size_t)7;
+    }
+    return as_is ? (at + 7) & ~(size_t)7 : at;
+}
+
+template <int MAXW>
+static ww_status launch(ww_cuda_state *s, const unsigned char *xp, const image_meta *xm, const unsigned char *yp,
+                        const image_meta *ym, int channels, int squared, const pair_range &r, size_t smem, int threads,
+                        float *out)
+{
+    if (smem > 48 * 1024)
+        WW_CUDA_TRY(cudaFuncSetAttribute(image_pairs_kernel<MAXW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)smem));
+    const long long blocks = r.count < (long long)s->sm_count * 32 ? r.count : (long long)s->sm_count * 32;
+    image_pairs_kernel<MAXW><<<(unsigned)blocks, threads, smem, s->stream>>>(xp, xm, yp, ym, channels, squared, r, out);
+    return ww_cuda_status(cudaGetLastError());
+}
+
+static ww_status run(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *y, size_t ny, int squared, void *out,
+                     const ww_pairwise_options *o)
+{
+    ww_cuda_state *s = ctx->cuda;
+    const int self = y == NULL;
+    const ww_image *ys = self ? x : y;
+    const size_t nys = self ? nx : ny;
+    const int channels = (int)x[0].channels;
+    size_t smem = 0, widest = 0;
+    size_t hx = 0, px = 0, hy = 0, py = 0;
+    for (size_t i = 0; i < nx; i++) {
+        hx = x[i].height > hx ? x[i].height : hx;
+        px = x[i].height * x[i].width > px ? x[i].height * x[i].width : px;
+    }
+    for (size_t j = 0; j < nys; j++) {
+        hy = ys[j].height > hy ? ys[j].height : hy;
+        py = ys[j].height * ys[j].width > py ? ys[j].height * ys[j].width : py;
+        widest = ys[j].width > widest ? ys[j].width : widest;
+    }
+    smem = ((px + py) * (size_t)channels + 2 * hx * hy) * sizeof(float);
+    if (widest > 128 || smem > s->smem_optin)
+        return WW_ERR_UNSUPPORTED; /* the CPU engine takes them (policy in src/common/image.c) */
+
+    /* pixels in their dtype: a stack straight from where it is, other sets through pinned staging */
+    const int x_as_is = contiguous_set(x, nx), y_as_is = self || contiguous_set(ys, nys);
+    const size_t xbytes = pack_set(x, nx, x_as_is, NULL, NULL), ybytes = self ? 0 : pack_set(ys, nys, y_as_is, NULL, NULL);
+    const size_t rows = o->row_end - o->row_begin, cols = o->col_end - o->col_begin;
+    const size_t chunk = rows * cols < (size_t)CHUNK_PAIRS ? rows * cols : (size_t)CHUNK_PAIRS;
+    const size_t meta_bytes = (nx + (self ? 0 : nys)) * sizeof(image_meta);
+    const size_t staged = (x_as_is ? 0 : xbytes) + (y_as_is ? 0 : ybytes) + meta_bytes;
+    ww_status st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, staged + chunk * sizeof(float));
+    if (st == WW_OK)
+        st = ww_device_reserve(&s->input, xbytes + ybytes + meta_bytes);
+    if (st == WW_OK)
+        st = ww_device_reserve(&s->work, chunk * sizeof(float));
+    if (st != WW_OK)
+        return st;
+    unsigned char *h = (unsigned char *)s->pinned, *d = (unsigned char *)s->input.ptr;
+    image_meta *hxm = (image_meta *)(h + staged - meta_bytes), *hym = self ? hxm : hxm + nx;
+    unsigned char *stage_x = h, *stage_y = h + (x_as_is ? 0 : xbytes);
+    pack_set(x, nx, x_as_is, x_as_is ? NULL : stage_x, hxm);
+    if (!self)
+        pack_set(ys, nys, y_as_is, y_as_is ? NULL : stage_y, hym);
+    /* (a stack is copied to its last byte, never past it) */
+    WW_CUDA_TRY(cudaMemcpyAsync(d, x_as_is ? x[0].pixels : stage_x, x_as_is ? exact_bytes(x, nx) : xbytes,
+                                cudaMemcpyHostToDevice, s->stream));
+    if (!self)
+        WW_CUDA_TRY(cudaMemcpyAsync(d + xbytes, y_as_is ? ys[0].pixels : stage_y, y_as_is ? exact_bytes(ys, nys) : ybytes,
+                                    cudaMemcpyHostToDevice, s->stream));
+    WW_CUDA_TRY(cudaMemcpyAsync(d + xbytes + ybytes, hxm, meta_bytes, cudaMemcpyHostToDevice, s->stream));
+    const unsigned char *dx = d, *dy = self ? dx : dx + xbytes;
+    const image_meta *dxm = (const image_meta *)(d + xbytes + ybytes), *dym = self ? dxm : dxm + nx;
+    float *dout = (float *)s->work.ptr, *hout = (float *)(h + staged);
+
+    uint64_t total = 0, done = 0;
+    for (size_t i = o->row_begin; o->progress && i < o->row_end; i++)
+        for (size_t j = o->col_begin; j < o->col_end; j++)
+            if (!self || (i != j && (i < j || !(j >= o->row_begin && j < o->row_end && i >= o->col_begin &&
+                                                i < o->col_end))))
+                total += ww_image_pair_cells(&x[i], &ys[j]);
+    pair_range r;
+    r.row_begin = (long long)o->row_begin, r.col_begin = (long long)o->col_begin, r.cols = (long long)cols;
+    r.block_row_begin = (long long)o->row_begin, r.block_row_end = (long long)o->row_end;
+    r.block_col_begin = (long long)o->col_begin, r.block_col_end = (long long)o->col_end;
+    r.self = self;
+    /* small images have few row pairs in their band (about 30 at 8 x 8): one warp per pair then,
+     * twice as many pairs in flight, instead of four warps mostly idle */
+    const int threads = hx * hy <= 128 ? 32 : THREADS;
+    for (size_t first = 0; first < rows * cols; first += chunk) {
+        r.first = (long long)first;
+        r.count = (long long)(rows * cols - first < chunk ? rows * cols - first : chunk);
+        st = widest <= 32   ? launch<32>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
+             : widest <= 64 ? launch<64>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
+                            : launch<128>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout);
+        if (st != WW_OK)
+            return st;
+        WW_CUDA_TRY(cudaMemcpyAsync(hout, dout, (size_t)r.count * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
+        WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
+        /* entries in row-major order from (i, j): no division per entry (millions of them) */
+        size_t i = o->row_begin + first / cols, j = o->col_begin + first % cols;
+        for (long long p = 0; p < r.count; p++) {
+            const int needed = !self || (i != j && (i < j || !(j >= o->row_begin && j < o->row_end &&
+                                                               i >= o->col_begin && i < o->col_end)));
+            if (needed) {
+                const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
+                if (o->out_dtype == WW_F32)
+                    ((float *)out)[at] = hout[p];
+                else
+                    ((double *)out)[at] = (double)hout[p];
+                if (o->progress)
+                    done += ww_image_pair_cells(&x[i], &ys[j]);
+            }
+            if (++j == o->col_end)
+                j = o->col_begin, i++;
+        }
+        if (o->progress && o->progress(done, total, o->progress_user))
+            return WW_ERR_CANCELLED;
+    }
+    if (self)
+        ww_matrix_fill_mirror(o, out, ctx->num_threads);
+    if (o->progress && o->progress(total, total, o->progress_user))
+        return WW_ERR_CANCELLED;
+    return WW_OK;
+}
+
+} // namespace
+
+ww_status ww_cuda_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *y, size_t ny, int squared,
+                                 void *out, const ww_pairwise_options *o)
+{
+    if (ctx->cuda == NULL)
+        return WW_ERR_NO_DEVICE;
+    ww_cuda_device_guard guard = ww_cuda_enter(ctx->cuda);
+    ww_status st = run(ctx, x, nx, y, ny, squared, out, o);
+    ww_cuda_recover(ctx->cuda, st);
+    ww_cuda_leave(guard);
+    return st;
+}
