@@ -96,7 +96,8 @@ ww_status ww_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, con
         return st;
     ctx->last_backend = backend;
     if (backend == WW_BACKEND_CPU)
-        return ww_cpu_pairwise(ctx, m, x, y, out, &o);
+        return m->kind == WW_MEASURE_SOFTDTW ? ww_softdtw_cpu_pairwise(ctx, m, x, y, out, &o)
+                                             : ww_cpu_pairwise(ctx, m, x, y, out, &o);
     st = ww_cuda_pairwise(ctx, m, x, y, out, &o);
     if (!ww_registry_retry_on_cpu(ctx, st, on_device))
         return st;

@@ -132,6 +132,7 @@ struct ww_ctx {
     char *calibration_path;  /* ww_ctx_options.calibration, copied; or NULL */
     ww_backend last_backend; /* where the last computing call ran (ww_ctx_last_backend) */
     char calibration_source[4096]; /* ww_ctx_calibration() */
+    size_t softdtw_memory_budget;  /* bytes of stored table per pair (ww_softdtw_set_memory_budget) */
 };
 
 /* A prepared dataset (wavewarp.h). `host` is a private host copy, or with the CUDA backend a
@@ -192,6 +193,26 @@ static inline const void *ww_measure_stamps(const ww_measure *m, const void *sta
     const ww_measure_traits *t = ww_measure_traits_of(m->kind);
     return t && t->uses_stamps ? stamps : NULL;
 }
+
+/* ---- soft-DTW (src/common/softdtw.c, src/cpu/softdtw.c) ---- */
+/* The default table budget of a new context: $WW_SOFTDTW_MEMORY, else 256 MiB. */
+size_t ww_softdtw_default_budget(void);
+/* After a matrix of a soft-DTW measure was computed with a zero diagonal: puts sdtw(x_i, x_i) on the
+ * diagonal of a self matrix, and with the divergence subtracts the self terms from every entry. */
+ww_status ww_softdtw_complete_matrix(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
+                                     void *out, const ww_pairwise_options *o);
+/* The CPU engine of gradients: one pair of prepared series (time order, both) with the table kept
+ * in rows of `keep` (every row when keep >= na): value and gradients (either may be NULL, each
+ * length x dim, added to scaled by `scale`). Scratch from ww_cpu_softdtw_work_doubles. */
+size_t ww_cpu_softdtw_work_doubles(size_t na, size_t nb, size_t keep);
+double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, size_t keep,
+                               double scale, double *grad_a, double *grad_b, double *work);
+/* The CPU matrix of a soft-DTW measure: the generic engine, then ww_softdtw_complete_matrix (in
+ * double when the divergence is written as F32). */
+ww_status ww_softdtw_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
+                                  void *out, const ww_pairwise_options *o);
+/* The rows kept by the backward pass of a pair under the budget: na (all) or about sqrt(na). */
+size_t ww_softdtw_keep_rows(size_t budget_bytes, size_t na, size_t nb);
 
 /* ---- the registry (src/common/registry.c): what runs where ---- */
 typedef enum ww_op { WW_OP_DISTANCE = 0, WW_OP_PAIRWISE = 1, WW_OP_INDEX = 2 } ww_op;

@@ -14,6 +14,7 @@ static const char *const names[WW_SETTING_COUNT] = {
     [WW_SETTING_STAGED] = "WW_STAGED",
     [WW_SETTING_STAGED_ROWS] = "WW_STAGED_ROWS",
     [WW_SETTING_STAGED_THREADS] = "WW_STAGED_THREADS",
+    [WW_SETTING_SOFTDTW_MEMORY] = "WW_SOFTDTW_MEMORY",
 };
 
 const char *ww_setting_name(ww_setting s) { return s >= 0 && s < WW_SETTING_COUNT ? names[s] : ""; }

@@ -23,6 +23,8 @@ typedef enum ww_setting {
     WW_SETTING_STAGED,          /* WW_STAGED=0: no shared-memory staging in the GPU thread strategy */
     WW_SETTING_STAGED_ROWS,     /* WW_STAGED_ROWS=1|2: rows per pass of the staged kernel */
     WW_SETTING_STAGED_THREADS,  /* WW_STAGED_THREADS=32|64|128: block size of the staged kernel */
+    WW_SETTING_SOFTDTW_MEMORY,  /* WW_SOFTDTW_MEMORY=bytes: default soft-DTW gradient table budget per
+                                 * pair (ww_softdtw_set_memory_budget; 0 forces checkpointing) */
     WW_SETTING_COUNT
 } ww_setting;
 

@@ -12,3 +12,8 @@
 #include WW_ENGINE_TEMPLATE
 #undef WW_M
 #undef WW_MU
+#define WW_M softdtw
+#define WW_MU SOFTDTW
+#include WW_ENGINE_TEMPLATE
+#undef WW_M
+#undef WW_MU

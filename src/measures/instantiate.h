@@ -5,6 +5,8 @@
 #define WW_FABS fabs
 #define WW_SQRT sqrt
 #define WW_POW pow
+#define WW_EXP exp
+#define WW_LOG log
 #define WW_REAL_MAX DBL_MAX
 #define WW_REAL_INF ((double)INFINITY)
 #include WW_MEASURE_HEADER
@@ -13,6 +15,8 @@
 #undef WW_FABS
 #undef WW_SQRT
 #undef WW_POW
+#undef WW_EXP
+#undef WW_LOG
 #undef WW_REAL_MAX
 #undef WW_REAL_INF
 
@@ -21,6 +25,8 @@
 #define WW_FABS fabsf
 #define WW_SQRT sqrtf
 #define WW_POW powf
+#define WW_EXP expf
+#define WW_LOG logf
 #define WW_REAL_MAX FLT_MAX
 #define WW_REAL_INF INFINITY
 #include WW_MEASURE_HEADER
@@ -29,5 +35,7 @@
 #undef WW_FABS
 #undef WW_SQRT
 #undef WW_POW
+#undef WW_EXP
+#undef WW_LOG
 #undef WW_REAL_MAX
 #undef WW_REAL_INF
