@@ -211,6 +211,10 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
  * double when the divergence is written as F32). */
 ww_status ww_softdtw_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
                                   void *out, const ww_pairwise_options *o);
+/* One pair of a soft-DTW measure on the CPU: the engine's value, less the self terms with the
+ * divergence. */
+ww_status ww_softdtw_cpu_distance(ww_ctx *ctx, ww_engine engine, const ww_measure *m, const ww_series *a,
+                                  const ww_series *b, double *out);
 /* The rows kept by the backward pass of a pair under the budget: na (all) or about sqrt(na). */
 size_t ww_softdtw_keep_rows(size_t budget_bytes, size_t na, size_t nb);
 

@@ -342,3 +342,20 @@ ww_status ww_softdtw_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dat
     free(tmp);
     return st;
 }
+
+ww_status ww_softdtw_cpu_distance(ww_ctx *ctx, ww_engine engine, const ww_measure *m, const ww_series *a,
+                                  const ww_series *b, double *out)
+{
+    double ab, aa = 0, bb = 0;
+    ww_status st = ww_cpu_distance(ctx, engine, m, a, b, &ab);
+    if (st != WW_OK || !m->params.softdtw.divergence) {
+        if (st == WW_OK)
+            *out = ab;
+        return st;
+    }
+    if ((st = ww_cpu_distance(ctx, engine, m, a, a, &aa)) != WW_OK ||
+        (st = ww_cpu_distance(ctx, engine, m, b, b, &bb)) != WW_OK)
+        return st;
+    *out = ab - (aa + bb) / 2;
+    return WW_OK;
+}
