@@ -62,6 +62,7 @@ from typing import Any, Optional
 from ._functions import Devices, distance, knn, pairwise, twed, twed_knn, twed_pairwise
 from ._index import Index, TwedIndex
 from ._measure import MEASURES, Measure
+from ._softdtw import soft_dtw, soft_dtw_batch, soft_dtw_grad, softdtw_barycenter
 from ._wavewarp import WavewarpError, built_with_cuda, library_version
 from ._wavewarp import cuda_available as _cuda_available
 from ._wavewarp import describe as _describe
@@ -87,6 +88,10 @@ __all__ = [
     "library_version",
     "Devices",
     "__version__",
+    "soft_dtw",
+    "soft_dtw_grad",
+    "soft_dtw_batch",
+    "softdtw_barycenter",
 ]
 
 
