@@ -16,6 +16,7 @@
 #ifndef WW_MEASURES_SOFTDTW_H
 #define WW_MEASURES_SOFTDTW_H
 #include "lp_norm.h"
+#include "softmath.h"
 
 /* Traits (see measures.h) */
 enum {
@@ -60,16 +61,19 @@ WW_HD static inline WW_REAL WW_T(ww_softdtw_aux)(const WW_REAL *x, const WW_REAL
     return 0;
 }
 
-/* softmin_gamma(up, left, diag), stably. +inf when all three are (cells cut off by a window). */
+/* softmin_gamma(up, left, diag), stably. +inf when all three are (cells cut off by a window).
+ * Branch-free (the engines vectorise it): with all three infinite the sum is taken around 0 and
+ * thrown away. */
 WW_HD static inline WW_REAL WW_T(ww_softmin)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
                                              WW_REAL inv_gamma)
 {
     WW_REAL r = up < left ? up : left;
     r = diag < r ? diag : r;
-    if (!(r < WW_REAL_INF))
-        return WW_REAL_INF;
-    const WW_REAL s = (WW_EXP((r - up) * inv_gamma) + WW_EXP((r - left) * inv_gamma)) + WW_EXP((r - diag) * inv_gamma);
-    return r - gamma * WW_LOG(s);
+    const int finite = r < WW_REAL_INF;
+    const WW_REAL base = finite ? r : (WW_REAL)0;
+    const WW_REAL s = (WW_T(ww_softexp)((base - up) * inv_gamma) + WW_T(ww_softexp)((base - left) * inv_gamma)) +
+                      WW_T(ww_softexp)((base - diag) * inv_gamma);
+    return finite ? base - gamma * WW_T(ww_softlog)(s) : WW_REAL_INF;
 }
 
 WW_HD static inline WW_REAL WW_T(ww_softdtw_cell)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL aux_a,
@@ -103,7 +107,7 @@ WW_HD static inline WW_REAL WW_T(ww_softdtw_finish)(WW_REAL d) { return d; }
 WW_HD static inline WW_REAL WW_T(ww_softdtw_back_weight)(WW_REAL r_succ, WW_REAL r_here, WW_REAL cost_succ,
                                                          WW_REAL inv_gamma, int succ_in)
 {
-    return succ_in ? WW_EXP((r_succ - r_here - cost_succ) * inv_gamma) : (WW_REAL)0;
+    return succ_in ? WW_T(ww_softexp)((r_succ - r_here - cost_succ) * inv_gamma) : (WW_REAL)0;
 }
 
 #endif

@@ -1,0 +1,85 @@
+/* The exponential and logarithm of soft-DTW's soft minimum, written so that compilers vectorise
+ * them (arithmetic, selects and bit casts only: no calls, no branches), for the CPU engines' loops
+ * over anti-diagonals and lanes. Both are accurate to a few units in the last place on the ranges
+ * soft-DTW uses: exp of x <= 0 (the stable soft minimum only exponentiates differences to the
+ * smallest argument, and the backward weights are <= 1 too), log of s in [1, 3] (a sum of three
+ * such exponentials, one of which is 1). Outside those ranges they are not used.
+ * float: the C library's expf/logf (the GPU engines use their own intrinsics). */
+#ifndef WW_MEASURES_SOFTMATH_H
+#define WW_MEASURES_SOFTMATH_H
+
+#include "real.h"
+
+#include <stdint.h>
+#include <string.h>
+
+WW_HD static inline double ww_bits_to_double(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+WW_HD static inline uint64_t ww_double_to_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+/* exp(x) for x <= 0; -inf gives about 3e-308, which is 0 next to the sum's 1 (and a backward
+ * weight of it multiplies an E that is 0). x = k ln2 + r, |r| <= ln2 / 2, exp(r) by its Taylor
+ * polynomial of degree 13 (next term below 5e-18), 2^k from the exponent bits. */
+WW_HD static inline double ww_softexp_f64(double x)
+{
+    x = x < -708.0 ? -708.0 : x;
+    const double shifter = 6755399441055744.0; /* 1.5 * 2^52: t's low mantissa bits hold round(x / ln2) */
+    const double t = x * 1.4426950408889634 + shifter;
+    const double k = t - shifter;
+    const double r = (x - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
+    double p = 1.0 / 6227020800.0;
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    const uint64_t scale = (ww_double_to_bits(t) << 52) + ((uint64_t)1023 << 52);
+    return p * ww_bits_to_double(scale);
+}
+
+/* log(s) for s in [1, 3]: s = 2^e m with e in {0, 1}, m in [0.70, 1.5], and
+ * log(m) = 2 atanh(z), z = (m - 1) / (m + 1), |z| <= 0.2, by its series to z^25 (next term below
+ * 2e-18 relative). */
+WW_HD static inline double ww_softlog_f64(double s)
+{
+    const int big = s > 1.4142135623730951;
+    const double m = big ? s * 0.5 : s;
+    const double z = (m - 1.0) / (m + 1.0), z2 = z * z;
+    double p = 1.0 / 25;
+    p = p * z2 + 1.0 / 23;
+    p = p * z2 + 1.0 / 21;
+    p = p * z2 + 1.0 / 19;
+    p = p * z2 + 1.0 / 17;
+    p = p * z2 + 1.0 / 15;
+    p = p * z2 + 1.0 / 13;
+    p = p * z2 + 1.0 / 11;
+    p = p * z2 + 1.0 / 9;
+    p = p * z2 + 1.0 / 7;
+    p = p * z2 + 1.0 / 5;
+    p = p * z2 + 1.0 / 3;
+    p = p * z2 + 1.0;
+    return 2.0 * z * p + (big ? 6.93147180559945309417e-01 : 0.0);
+}
+
+WW_HD static inline float ww_softexp_f32(float x) { return expf(x); }
+WW_HD static inline float ww_softlog_f32(float s) { return logf(s); }
+
+#endif
