@@ -61,18 +61,23 @@ WW_HD static inline WW_REAL WW_T(ww_softdtw_aux)(const WW_REAL *x, const WW_REAL
     return 0;
 }
 
-/* softmin_gamma(up, left, diag), stably. +inf when all three are (cells cut off by a window).
+/* softmin_gamma(up, left, diag), stably: with the three sorted, r <= mid <= top,
+ *   softmin = r - gamma log(1 + e^{(r - mid) / gamma} + e^{(r - top) / gamma}),
+ * two exponentials (the smallest's is 1). +inf when all three are (cells cut off by a window).
  * Branch-free (the engines vectorise it): with all three infinite the sum is taken around 0 and
- * thrown away. */
+ * thrown away. up and left enter only through their minimum and maximum: symmetric, bit for bit. */
 WW_HD static inline WW_REAL WW_T(ww_softmin)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
                                              WW_REAL inv_gamma)
 {
-    WW_REAL r = up < left ? up : left;
-    r = diag < r ? diag : r;
+    const WW_REAL lo = up < left ? up : left, hi = up < left ? left : up;
+    const WW_REAL r = diag < lo ? diag : lo;
+    const WW_REAL top = diag < hi ? hi : diag;
+    const WW_REAL hi_or_diag = diag < hi ? diag : hi;
+    const WW_REAL mid = lo < hi_or_diag ? hi_or_diag : lo;
     const int finite = r < WW_REAL_INF;
     const WW_REAL base = finite ? r : (WW_REAL)0;
-    const WW_REAL s = (WW_T(ww_softexp)((base - up) * inv_gamma) + WW_T(ww_softexp)((base - left) * inv_gamma)) +
-                      WW_T(ww_softexp)((base - diag) * inv_gamma);
+    const WW_REAL s = ((WW_REAL)1 + WW_T(ww_softexp)((base - mid) * inv_gamma)) +
+                      WW_T(ww_softexp)((base - top) * inv_gamma);
     return finite ? base - gamma * WW_T(ww_softlog)(s) : WW_REAL_INF;
 }
 

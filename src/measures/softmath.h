@@ -28,8 +28,9 @@ WW_HD static inline uint64_t ww_double_to_bits(double d)
 }
 
 /* exp(x) for x <= 0; -inf gives about 3e-308, which is 0 next to the sum's 1 (and a backward
- * weight of it multiplies an E that is 0). x = k ln2 + r, |r| <= ln2 / 2, exp(r) by its Taylor
- * polynomial of degree 13 (next term below 5e-18), 2^k from the exponent bits. */
+ * weight of it multiplies an E that is 0). x = k ln2 + r, |r| <= ln2 / 2, exp(r) by the polynomial
+ * of degree 11 interpolating it at the Chebyshev nodes (relative error below 2e-17, computed in 40
+ * digits), 2^k from the exponent bits. */
 WW_HD static inline double ww_softexp_f64(double x)
 {
     x = x < -708.0 ? -708.0 : x;
@@ -37,18 +38,16 @@ WW_HD static inline double ww_softexp_f64(double x)
     const double t = x * 1.4426950408889634 + shifter;
     const double k = t - shifter;
     const double r = (x - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
-    double p = 1.0 / 6227020800.0;
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
+    double p = 2.5110037605963777e-08;
+    p = p * r + 2.763263963904103e-07;
+    p = p * r + 2.755724091857897e-06;
+    p = p * r + 2.4801485482328494e-05;
+    p = p * r + 0.00019841269890047113;
+    p = p * r + 0.0013888888952314775;
+    p = p * r + 0.008333333333319601;
+    p = p * r + 0.0416666666664881;
+    p = p * r + 0.1666666666666668;
+    p = p * r + 0.5000000000000019;
     p = p * r + 1.0;
     p = p * r + 1.0;
     const uint64_t scale = (ww_double_to_bits(t) << 52) + ((uint64_t)1023 << 52);
