@@ -202,8 +202,9 @@ size_t ww_softdtw_default_budget(void);
 ww_status ww_softdtw_complete_matrix(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
                                      void *out, const ww_pairwise_options *o);
 /* The CPU engine of gradients: one pair of prepared series (time order, both) with the table kept
- * in rows of `keep` (every row when keep >= na): value and gradients (either may be NULL, each
- * length x dim, added to scaled by `scale`). Scratch from ww_cpu_softdtw_work_doubles. */
+ * in segments of `keep` anti-diagonals (all of them when keep >= na + nb): value and gradients
+ * (either may be NULL, each length x dim, added to, scaled by `scale`). Scratch from
+ * ww_cpu_softdtw_work_doubles (0: overflow). */
 size_t ww_cpu_softdtw_work_doubles(size_t na, size_t nb, size_t keep);
 double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, size_t keep,
                                double scale, double *grad_a, double *grad_b, double *work);
@@ -215,7 +216,11 @@ ww_status ww_softdtw_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dat
  * divergence. */
 ww_status ww_softdtw_cpu_distance(ww_ctx *ctx, ww_engine engine, const ww_measure *m, const ww_series *a,
                                   const ww_series *b, double *out);
-/* The rows kept by the backward pass of a pair under the budget: na (all) or about sqrt(na). */
+/* The value alone by the same anti-diagonal forward pass: work of 4 (min(na, nb) + 3) doubles,
+ * prepared series both in time order. */
+double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, double *work);
+/* The anti-diagonals per segment of the backward pass of a pair under the budget: na + nb (all:
+ * the compact table) or about sqrt(na + nb) (checkpoints). */
 size_t ww_softdtw_keep_rows(size_t budget_bytes, size_t na, size_t nb);
 
 /* ---- the registry (src/common/registry.c): what runs where ---- */

@@ -36,10 +36,11 @@ ww_status ww_softdtw_set_memory_budget(ww_ctx *ctx, size_t bytes)
 
 size_t ww_softdtw_keep_rows(size_t budget_bytes, size_t na, size_t nb)
 {
-    size_t whole;
-    if (ww_mul_size(na + 1, nb + 2, &whole) && whole <= budget_bytes / sizeof(double))
-        return na;
-    size_t keep = (size_t)ceil(sqrt((double)na));
+    const size_t diagonals = na + nb; /* all of them: the compact table */
+    const size_t whole = ww_cpu_softdtw_work_doubles(na, nb, diagonals);
+    if (whole != 0 && whole <= budget_bytes / sizeof(double))
+        return diagonals;
+    size_t keep = (size_t)ceil(sqrt((double)diagonals));
     return keep < 1 ? 1 : keep;
 }
 
@@ -260,9 +261,9 @@ static ww_status self_values(ww_ctx *ctx, const ww_measure *m, const ww_dataset 
         ww_cpu_scratch *sc = &ctx->cpu[tid];
         ww_series s;
         ww_dataset_series(d, (size_t)i, &s);
-        const size_t work = ww_cpu_pair_work_doubles(WW_ENGINE_CPU_STRIP, s.length, s.length);
+        const size_t work = 4 * (s.length + 3);
         const size_t prep = ww_prepared_doubles(s.length, s.dim);
-        ww_status st = ww_buffer_reserve(&sc->a, 2 * prep * sizeof(double));
+        ww_status st = ww_buffer_reserve(&sc->a, prep * sizeof(double));
         if (st == WW_OK)
             st = ww_buffer_reserve(&sc->work, work * sizeof(double));
         if (st != WW_OK) {
@@ -270,10 +271,9 @@ static ww_status self_values(ww_ctx *ctx, const ww_measure *m, const ww_dataset 
             failed = st;
             continue;
         }
-        ww_prepared pa, pb;
+        ww_prepared pa;
         ww_prepare(&s, m, 0, (double *)sc->a.ptr, &pa);
-        ww_prepare(&s, m, 1, (double *)sc->a.ptr + prep, &pb);
-        self[i - first] = ww_cpu_pair_engine(WW_ENGINE_CPU_STRIP, m, &pa, &pb, (double *)sc->work.ptr);
+        self[i - first] = ww_cpu_softdtw_value(m, &pa, &pa, (double *)sc->work.ptr);
     }
     return failed;
 }
@@ -343,18 +343,44 @@ ww_status ww_softdtw_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dat
     return st;
 }
 
+/* One value by soft-DTW's own anti-diagonal engine (src/cpu/softdtw.c): it computes the local
+ * costs a component at a time across a diagonal, so it vectorises for any dim, where the generic
+ * strip engine does for dim 1 only. */
+static ww_status value_of_pair(ww_ctx *ctx, ww_engine engine, const ww_measure *m, const ww_series *a,
+                               const ww_series *b, double *out)
+{
+    if (engine != WW_ENGINE_AUTO) /* a forced generic engine (tests compare them) */
+        return ww_cpu_distance(ctx, engine, m, a, b, out);
+    ww_status st;
+    if ((st = ww_check_values_host(a->values, NULL, a->length, a->dim, a->dtype)) != WW_OK ||
+        (st = ww_check_values_host(b->values, NULL, b->length, b->dim, b->dtype)) != WW_OK)
+        return st;
+    ww_cpu_scratch *sc = &ctx->cpu[0];
+    const size_t shorter = a->length < b->length ? a->length : b->length;
+    if ((st = ww_buffer_reserve(&sc->a, (ww_prepared_doubles(a->length, a->dim) +
+                                         ww_prepared_doubles(b->length, b->dim)) * sizeof(double))) != WW_OK ||
+        (st = ww_buffer_reserve(&sc->work, 4 * (shorter + 3) * sizeof(double))) != WW_OK)
+        return st;
+    ww_prepared pa, pb;
+    double *storage = (double *)sc->a.ptr;
+    ww_prepare(a, m, 0, storage, &pa);
+    ww_prepare(b, m, 0, storage + ww_prepared_doubles(a->length, a->dim), &pb);
+    *out = ww_cpu_softdtw_value(m, &pa, &pb, (double *)sc->work.ptr);
+    return WW_OK;
+}
+
 ww_status ww_softdtw_cpu_distance(ww_ctx *ctx, ww_engine engine, const ww_measure *m, const ww_series *a,
                                   const ww_series *b, double *out)
 {
     double ab, aa = 0, bb = 0;
-    ww_status st = ww_cpu_distance(ctx, engine, m, a, b, &ab);
+    ww_status st = value_of_pair(ctx, engine, m, a, b, &ab);
     if (st != WW_OK || !m->params.softdtw.divergence) {
         if (st == WW_OK)
             *out = ab;
         return st;
     }
-    if ((st = ww_cpu_distance(ctx, engine, m, a, a, &aa)) != WW_OK ||
-        (st = ww_cpu_distance(ctx, engine, m, b, b, &bb)) != WW_OK)
+    if ((st = value_of_pair(ctx, engine, m, a, a, &aa)) != WW_OK ||
+        (st = value_of_pair(ctx, engine, m, b, b, &bb)) != WW_OK)
         return st;
     *out = ab - (aa + bb) / 2;
     return WW_OK;
