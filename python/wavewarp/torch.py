@@ -72,6 +72,33 @@ class _Batch(_torch.autograd.Function):
         return tuple(out)
 
 
+class _Dense(_torch.autograd.Function):
+    """values[b] = sdtw(x[b], y[b]) for (B, N, D) and (B, M, D) tensors, in one batched call."""
+
+    @staticmethod
+    def forward(ctx: Any, spec: Any, x: "_torch.Tensor", y: "_torch.Tensor") -> "_torch.Tensor":  # type: ignore[override]
+        is_f32 = x.dtype == _torch.float32 and y.dtype == _torch.float32
+        npdt = np.float32 if is_f32 else np.float64
+        xh = np.ascontiguousarray(_host_array(x), dtype=npdt)
+        yh = np.ascontiguousarray(_host_array(y), dtype=npdt)
+        B, N, D = xh.shape
+        M = yh.shape[1]
+        xp = _arrays.Pack(xh, None, None, B, N, D, is_f32)
+        yp = _arrays.Pack(yh, None, None, B, M, D, is_f32)
+        want = x.requires_grad or y.requires_grad
+        values, gx, gy = _softdtw_batch(xp, yp, spec, "cpu", None, want)
+        if want:
+            ctx.save_for_backward(_torch.from_numpy(gx.reshape(x.shape)).to(device=x.device, dtype=x.dtype),
+                                  _torch.from_numpy(gy.reshape(y.shape)).to(device=y.device, dtype=y.dtype))
+        return _torch.from_numpy(np.asarray(values)).to(device=x.device, dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, grad_output: "_torch.Tensor") -> Any:  # type: ignore[override]
+        gx, gy = ctx.saved_tensors
+        scale = grad_output.reshape(-1, 1, 1)
+        return None, gx * scale.to(gx.dtype), gy * scale.to(gy.dtype)
+
+
 class SoftDTW(_torch.nn.Module):
     """Soft-DTW of aligned pairs of series, differentiable.
 
@@ -110,7 +137,13 @@ class SoftDTW(_torch.nn.Module):
                                  f"{tuple(y.shape)}")
             if x.shape[0] != y.shape[0]:
                 raise ValueError(f"x and y must hold as many series, got {x.shape[0]} and {y.shape[0]}")
-            xs, ys = list(x.unbind(0)), list(y.unbind(0))
+            if x.shape[0] == 0 or x.shape[1] == 0 or y.shape[1] == 0:
+                raise ValueError(f"x and y must be non-empty, got shapes {tuple(x.shape)} and {tuple(y.shape)}")
+            x3 = x if x.dim() == 3 else x.unsqueeze(-1)
+            y3 = y if y.dim() == 3 else y.unsqueeze(-1)
+            if x3.shape[2] != y3.shape[2]:
+                raise ValueError(f"x has dim {x3.shape[2]} but y has dim {y3.shape[2]}")
+            return _Dense.apply(self._spec, x3, y3)
         else:
             xs, ys = list(x), list(y)
             if len(xs) != len(ys):
