@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef WW_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
+
 /* ------------------------------------------------------------------ plain references */
 
 /* The band as a boolean n x m matrix (wavewarp.h, "Window"); r = SIZE_MAX: every cell. */
@@ -499,4 +503,127 @@ void test_softdtw_bad_input(void)
     const ww_dataset none = ww_dataset_f64(a, NULL, NULL, 0, 3, 2);
     CHECK_STATUS(ww_softdtw_batch(ctx, &m, &none, &none, vals, NULL, NULL), WW_ERR_EMPTY);
     ww_ctx_destroy(ctx);
+}
+
+/* ------------------------------------------------------------------ GPU */
+
+#ifdef WW_TEST_CUDA
+/* One batch on the GPU (device arrays, outputs poisoned with NaN first) against the CPU. */
+static void sd_gpu_batch_case(ww_ctx *gpu, ww_ctx *cpu, const ww_measure *m, int f32, size_t count, size_t dim,
+                              const size_t *ox, const size_t *oy, const double *x, const double *y)
+{
+    const size_t nx = ox[count] * dim, ny = oy[count] * dim, es = f32 ? sizeof(float) : sizeof(double);
+    void *hx = malloc(nx * es), *hy = malloc(ny * es), *hv = malloc(count * es), *hgx = malloc(nx * es),
+         *hgy = malloc(ny * es), *cv = malloc(count * es), *cgx = malloc(nx * es), *cgy = malloc(ny * es);
+    for (size_t k = 0; k < nx; k++)
+        f32 ? (void)(((float *)hx)[k] = (float)x[k]) : (void)(((double *)hx)[k] = x[k]);
+    for (size_t k = 0; k < ny; k++)
+        f32 ? (void)(((float *)hy)[k] = (float)y[k]) : (void)(((double *)hy)[k] = y[k]);
+    void *dx, *dy, *dv, *dgx, *dgy;
+    CHECK(cudaMalloc(&dx, nx * es) == cudaSuccess && cudaMalloc(&dy, ny * es) == cudaSuccess &&
+          cudaMalloc(&dv, count * es) == cudaSuccess && cudaMalloc(&dgx, nx * es) == cudaSuccess &&
+          cudaMalloc(&dgy, ny * es) == cudaSuccess);
+    cudaMemcpy(dx, hx, nx * es, cudaMemcpyHostToDevice);
+    cudaMemcpy(dy, hy, ny * es, cudaMemcpyHostToDevice);
+    cudaMemset(dv, 0xff, count * es); /* NaN */
+    cudaMemset(dgx, 0xff, nx * es);
+    cudaMemset(dgy, 0xff, ny * es);
+    ww_dataset gx = f32 ? ww_dataset_f32(dx, NULL, ox, count, 0, dim) : ww_dataset_f64(dx, NULL, ox, count, 0, dim);
+    ww_dataset gy = f32 ? ww_dataset_f32(dy, NULL, oy, count, 0, dim) : ww_dataset_f64(dy, NULL, oy, count, 0, dim);
+    gx.memory = gy.memory = WW_DEVICE;
+    CHECK_STATUS(ww_softdtw_batch(gpu, m, &gx, &gy, dv, dgx, dgy), WW_OK);
+    cudaMemcpy(hv, dv, count * es, cudaMemcpyDeviceToHost);
+    cudaMemcpy(hgx, dgx, nx * es, cudaMemcpyDeviceToHost);
+    cudaMemcpy(hgy, dgy, ny * es, cudaMemcpyDeviceToHost);
+    const ww_dataset hxd = f32 ? ww_dataset_f32(hx, NULL, ox, count, 0, dim) : ww_dataset_f64(hx, NULL, ox, count, 0, dim);
+    const ww_dataset hyd = f32 ? ww_dataset_f32(hy, NULL, oy, count, 0, dim) : ww_dataset_f64(hy, NULL, oy, count, 0, dim);
+    CHECK_STATUS(ww_softdtw_batch(cpu, m, &hxd, &hyd, cv, cgx, cgy), WW_OK);
+    /* float32: the stated budget, 1e-5 relative on the values; gradients to 1e-3 of their scale */
+    const double vtol = f32 ? 1e-5 : 1e-10, gtol = f32 ? 1e-3 : 1e-9;
+    int bad = 0;
+    for (size_t b = 0; b < count && bad < 5; b++) {
+        const double g = f32 ? ((float *)hv)[b] : ((double *)hv)[b], w = f32 ? ((float *)cv)[b] : ((double *)cv)[b];
+        if (!(fabs(g - w) <= vtol * (fabs(w) > 1 ? fabs(w) : 1)))
+            fprintf(stderr, "  value %zu: gpu %.9g cpu %.9g\n", b, g, w), bad++;
+    }
+    double scale = 0;
+    for (size_t k = 0; k < nx; k++)
+        scale = fmax(scale, fabs(f32 ? ((float *)cgx)[k] : ((double *)cgx)[k]));
+    for (size_t k = 0; k < nx && bad < 5; k++) {
+        const double g = f32 ? ((float *)hgx)[k] : ((double *)hgx)[k], w = f32 ? ((float *)cgx)[k] : ((double *)cgx)[k];
+        if (!(fabs(g - w) <= gtol * (scale > 1 ? scale : 1)))
+            fprintf(stderr, "  grad_x %zu: gpu %.9g cpu %.9g\n", k, g, w), bad++;
+    }
+    for (size_t k = 0; k < ny && bad < 5; k++) {
+        const double g = f32 ? ((float *)hgy)[k] : ((double *)hgy)[k], w = f32 ? ((float *)cgy)[k] : ((double *)cgy)[k];
+        if (!(fabs(g - w) <= gtol * (scale > 1 ? scale : 1)))
+            fprintf(stderr, "  grad_y %zu: gpu %.9g cpu %.9g\n", k, g, w), bad++;
+    }
+    CHECK(bad == 0);
+    cudaFree(dx), cudaFree(dy), cudaFree(dv), cudaFree(dgx), cudaFree(dgy);
+    free(hx), free(hy), free(hv), free(hgx), free(hgy), free(cv), free(cgx), free(cgy);
+}
+#endif
+
+/* The GPU batch (device data, F64 and F32, mixed lengths up to 1,500, windows, the divergence)
+ * against the CPU's, on fresh random inputs with poisoned outputs; one pair of device series
+ * through ww_gradient; NaN on the device. */
+void test_cuda_softdtw_batch(void)
+{
+#ifndef WW_TEST_CUDA
+    SKIP("test built without the CUDA runtime headers");
+#else
+    if (!ww_cuda_available())
+        SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CUDA;
+    ww_ctx *gpu = NULL, *cpu = sd_ctx(WW_ENGINE_AUTO, 0);
+    CHECK_STATUS(ww_ctx_create(&gpu, &o), WW_OK);
+    if (gpu == NULL)
+        return;
+    ww_rng rng = {0xc0dau};
+    const size_t count = 24, dim = 2;
+    size_t ox[25], oy[25];
+    ox[0] = oy[0] = 0;
+    for (size_t i = 0; i < count; i++) {
+        const size_t big = i % 6 == 0 ? 1500 : 300;
+        ox[i + 1] = ox[i] + (i == 3 ? 1 : 1 + (size_t)(ww_rng_uniform(&rng) * big));
+        oy[i + 1] = oy[i] + 1 + (size_t)(ww_rng_uniform(&rng) * big);
+    }
+    double *x = malloc(ox[count] * dim * sizeof(double)), *y = malloc(oy[count] * dim * sizeof(double));
+    sd_fill(&rng, x, ox[count] * dim);
+    sd_fill(&rng, y, oy[count] * dim);
+    for (int f32 = 0; f32 < 2; f32++)
+        for (int variant = 0; variant < 3; variant++) {
+            ww_measure m = ww_measure_softdtw(variant == 2 ? 0.1 : 1.0);
+            if (variant == 1)
+                ww_measure_set_window(&m, 20);
+            if (variant == 2)
+                ww_measure_set_divergence(&m, 1);
+            sd_gpu_batch_case(gpu, cpu, &m, f32, count, dim, ox, oy, x, y);
+        }
+    /* one F64 pair through ww_gradient */
+    const size_t na = ox[2] - ox[1], nb = oy[2] - oy[1];
+    double *da, *db, *dga, *dgb, v = NAN, w = NAN;
+    cudaMalloc((void **)&da, na * dim * 8), cudaMalloc((void **)&db, nb * dim * 8);
+    cudaMalloc((void **)&dga, na * dim * 8), cudaMalloc((void **)&dgb, nb * dim * 8);
+    cudaMemcpy(da, x + ox[1] * dim, na * dim * 8, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, y + oy[1] * dim, nb * dim * 8, cudaMemcpyHostToDevice);
+    ww_series sa = ww_series_f64(da, NULL, na, dim), sb = ww_series_f64(db, NULL, nb, dim);
+    sa.memory = sb.memory = WW_DEVICE;
+    const ww_measure m = ww_measure_softdtw(1.0);
+    CHECK_STATUS(ww_gradient(gpu, &m, &sa, &sb, &v, dga, dgb), WW_OK);
+    const ww_series ha = ww_series_f64(x + ox[1] * dim, NULL, na, dim), hb = ww_series_f64(y + oy[1] * dim, NULL, nb, dim);
+    CHECK_STATUS(ww_gradient(cpu, &m, &ha, &hb, &w, NULL, NULL), WW_OK);
+    CHECK_CLOSE(v, w, 1e-10);
+    /* NaN on the device; device data on a CPU context */
+    const double nan = NAN;
+    cudaMemcpy(da + 1, &nan, sizeof nan, cudaMemcpyHostToDevice);
+    CHECK_STATUS(ww_gradient(gpu, &m, &sa, &sb, &v, dga, dgb), WW_ERR_NONFINITE);
+    CHECK_STATUS(ww_gradient(cpu, &m, &sa, &sb, &v, dga, dgb), WW_ERR_MEMORY_KIND);
+    cudaFree(da), cudaFree(db), cudaFree(dga), cudaFree(dgb);
+    free(x), free(y);
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+#endif
 }

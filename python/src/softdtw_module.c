@@ -60,14 +60,16 @@ static PyObject *like_pack(const dataset_input *d)
     return PyArray_SimpleNew(2, dims, d->ds.dtype == WW_F32 ? NPY_FLOAT32 : NPY_FLOAT64);
 }
 
-/* softdtw_batch(xpack, ypack, spec, backend, threads, grads) -> (values, grad_x, grad_y): values
- * (count,) and, with grads true, the gradients as (samples, dim) arrays of the packs' dtype
- * (None otherwise). */
+/* softdtw_batch(xpack, ypack, spec, backend, threads, grads[, values, grad_x, grad_y]) ->
+ * (values, grad_x, grad_y): values (count,) and, with grads true, the gradients as (samples, dim)
+ * arrays of the packs' dtype (None otherwise). With the three output arguments (GPU arrays for GPU
+ * packs, e.g. torch tensors: C-contiguous, the packs' dtype, large enough; grad_x and grad_y may be
+ * None without grads) the results are written there and those objects returned. */
 static PyObject *py_softdtw_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "_wavewarp.softdtw_batch takes 6 positional arguments");
+    if (nargs != 6 && nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.softdtw_batch takes 6 or 9 positional arguments");
         return NULL;
     }
     ww_measure measure;
@@ -91,6 +93,28 @@ static PyObject *py_softdtw_batch(PyObject *self, PyObject *const *args, Py_ssiz
         return NULL;
     }
     backend = backend_for_memory(backend, x.ds.memory == WW_DEVICE || y.ds.memory == WW_DEVICE);
+    if (nargs == 9 && args[6] != Py_None) { /* caller's outputs */
+        const int is_f32 = x.ds.dtype == WW_F32;
+        size_t sx, sy;
+        const void *pv = NULL, *px = NULL, *py = NULL;
+        ww_memory mem;
+        if (dataset_sizes(&x.ds, "X", &sx) != 0 || dataset_sizes(&y.ds, "Y", &sy) != 0 ||
+            pack_array(args[6], "values", is_f32, x.ds.count, &pv, &mem) != 0 ||
+            (grads && pack_array(args[7], "grad_x", is_f32, sx * x.ds.dim, &px, &mem) != 0) ||
+            (grads && pack_array(args[8], "grad_y", is_f32, sy * y.ds.dim, &py, &mem) != 0))
+            return NULL;
+        ww_ctx *ctx = ctx_acquire(backend, threads);
+        if (ctx == NULL)
+            return NULL;
+        ww_status status;
+        Py_BEGIN_ALLOW_THREADS
+        status = ww_softdtw_batch(ctx, &measure, &x.ds, &y.ds, (void *)pv, (void *)px, (void *)py);
+        Py_END_ALLOW_THREADS
+        ctx_release(ctx, backend, threads);
+        if (status != WW_OK)
+            return status == WW_ERR_NONFINITE ? raise_nonfinite("X", &x.ds, "Y", &y.ds) : raise_status(status);
+        return Py_BuildValue("(OOO)", args[6], args[7], args[8]);
+    }
     npy_intp count = (npy_intp)x.ds.count;
     PyObject *values = PyArray_SimpleNew(1, &count, x.ds.dtype == WW_F32 ? NPY_FLOAT32 : NPY_FLOAT64);
     PyObject *gx = grads ? like_pack(&x) : Py_None, *gy = grads ? like_pack(&y) : Py_None;

@@ -4,7 +4,8 @@ of batches of series, differentiable through wavewarp's exact backward pass.
 A drop-in replacement for pytorch-softdtw-cuda's ``SoftDTW`` (same argument names where they
 exist: ``gamma``, ``normalize``): forward takes ``(B, N, D)`` and ``(B, M, D)`` tensors (or two
 lists of B tensors ``(n_b, D)`` of different lengths) and returns the ``(B,)`` values. Needs
-torch (``pip install torch``); the rest of wavewarp does not.
+torch (``pip install torch``); the rest of wavewarp does not. (B, N, D) CUDA tensors are computed on their GPU in place (wavewarp
+built with CUDA); lists of tensors on the CPU engines.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 import numpy as np
 
 from ._functions import _spec_of
+from ._wavewarp import cuda_available as _cuda_available
 from ._wavewarp import softdtw_batch as _softdtw_batch
 from . import _arrays
 
@@ -31,9 +33,32 @@ TensorOrList = Union["_torch.Tensor", Sequence["_torch.Tensor"]]
 
 
 def _host_array(t: "_torch.Tensor") -> np.ndarray:
-    # soft-DTW runs on the CPU engines in this version: CUDA tensors are copied to the host (and
-    # the gradients back to their device)
+    # lists of tensors, and CUDA tensors where wavewarp has no GPU, run on the CPU engines: copied to
+    # the host (and the gradients back to their device)
     return t.detach().to("cpu").contiguous().numpy()
+
+
+def _on_gpu(x: "_torch.Tensor", y: "_torch.Tensor") -> bool:
+    return x.is_cuda and y.is_cuda and x.device == y.device and _cuda_available()
+
+
+def _gpu_batch(spec: Any, x: "_torch.Tensor", y: "_torch.Tensor", want: bool) -> Any:
+    """The batch on the tensors' GPU, in place: no copy to the host. The library waits for the
+    producer's stream (the tensors' __cuda_array_interface__) and synchronises its own before it
+    returns, so the results are complete on PyTorch's current stream."""
+    dtype = _torch.float32 if x.dtype == _torch.float32 and y.dtype == _torch.float32 else _torch.float64
+    xc = x.detach().to(dtype).contiguous()
+    yc = y.detach().to(dtype).contiguous()
+    B, N, D = xc.shape
+    M = yc.shape[1]
+    is_f32 = dtype == _torch.float32
+    values = _torch.empty(B, device=x.device, dtype=dtype)
+    gx = _torch.empty_like(xc) if want else None
+    gy = _torch.empty_like(yc) if want else None
+    with _torch.cuda.device(x.device):
+        _softdtw_batch(_arrays.Pack(xc, None, None, B, N, D, is_f32), _arrays.Pack(yc, None, None, B, M, D, is_f32),
+                       spec, "cuda", None, want, values, gx, gy)
+    return values, gx, gy
 
 
 class _Batch(_torch.autograd.Function):
@@ -77,6 +102,12 @@ class _Dense(_torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, spec: Any, x: "_torch.Tensor", y: "_torch.Tensor") -> "_torch.Tensor":  # type: ignore[override]
+        want = x.requires_grad or y.requires_grad
+        if _on_gpu(x, y):
+            values, gx, gy = _gpu_batch(spec, x, y, want)
+            if want:
+                ctx.save_for_backward(gx.to(x.dtype), gy.to(y.dtype))
+            return values.to(x.dtype)
         is_f32 = x.dtype == _torch.float32 and y.dtype == _torch.float32
         npdt = np.float32 if is_f32 else np.float64
         xh = np.ascontiguousarray(_host_array(x), dtype=npdt)
@@ -85,7 +116,6 @@ class _Dense(_torch.autograd.Function):
         M = yh.shape[1]
         xp = _arrays.Pack(xh, None, None, B, N, D, is_f32)
         yp = _arrays.Pack(yh, None, None, B, M, D, is_f32)
-        want = x.requires_grad or y.requires_grad
         values, gx, gy = _softdtw_batch(xp, yp, spec, "cpu", None, want)
         if want:
             ctx.save_for_backward(_torch.from_numpy(gx.reshape(x.shape)).to(device=x.device, dtype=x.dtype),

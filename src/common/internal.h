@@ -223,6 +223,14 @@ double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_
  * the compact table) or about sqrt(na + nb) (checkpoints). */
 size_t ww_softdtw_keep_rows(size_t budget_bytes, size_t na, size_t nb);
 
+/* Soft-DTW on the GPU (src/cuda/softdtw.cu): a batch of device data (values and gradients on the
+ * device, in the data's dtype), and one pair of F64 device series (value to the host, gradients
+ * on the device). Checked shapes; the values are checked on the device. */
+ww_status ww_cuda_softdtw_batch(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
+                                void *values, void *grad_x, void *grad_y);
+ww_status ww_cuda_softdtw_gradient(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b,
+                                   double *value, double *grad_a, double *grad_b);
+
 /* ---- the registry (src/common/registry.c): what runs where ---- */
 typedef enum ww_op { WW_OP_DISTANCE = 0, WW_OP_PAIRWISE = 1, WW_OP_INDEX = 2 } ww_op;
 /* WW_OK when the backend (CPU or CUDA) has an engine for the measure and operation (with its

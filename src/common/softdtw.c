@@ -109,6 +109,14 @@ static ww_status pair_gradient(ww_cpu_scratch *sc, size_t budget, const ww_measu
     return WW_OK;
 }
 
+/* Device data: the GPU's batch engine, on a CUDA context, with every array on the device. */
+static ww_status ww_softdtw_route_device(const ww_ctx *ctx, int all_on_device)
+{
+    if (ctx->backend != WW_BACKEND_CUDA)
+        return WW_ERR_MEMORY_KIND;
+    return all_on_device ? WW_OK : WW_ERR_MEMORY_KIND;
+}
+
 static ww_status check_pair(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b)
 {
     ww_status st = ww_measure_check(m);
@@ -125,11 +133,11 @@ static ww_status check_pair(ww_ctx *ctx, const ww_measure *m, const ww_series *a
     const size_t longest = a->length > b->length ? a->length : b->length;
     if (ww_measure_has_window(m) && longest >= WW_WINDOW_MAX_LENGTH)
         return WW_ERR_OVERFLOW;
-    ww_backend backend;
     const int on_device = a->memory == WW_DEVICE || b->memory == WW_DEVICE;
-    if ((st = ww_registry_route(ctx, m, WW_OP_DISTANCE, on_device, 0.0, longest, &backend)) != WW_OK)
-        return on_device && st == WW_ERR_UNSUPPORTED ? WW_ERR_UNSUPPORTED : st;
-    return WW_OK;
+    if (on_device)
+        return ww_softdtw_route_device(ctx, a->memory == WW_DEVICE && b->memory == WW_DEVICE);
+    ww_backend backend;
+    return ww_registry_route(ctx, m, WW_OP_DISTANCE, 0, 0.0, longest, &backend);
 }
 
 ww_status ww_gradient(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b, double *value,
@@ -140,6 +148,10 @@ ww_status ww_gradient(ww_ctx *ctx, const ww_measure *m, const ww_series *a, cons
     ww_status st = check_pair(ctx, m, a, b);
     if (st != WW_OK)
         return st;
+    if (a->memory == WW_DEVICE) {
+        ctx->last_backend = WW_BACKEND_CUDA;
+        return ww_cuda_softdtw_gradient(ctx, m, a, b, value, grad_a, grad_b);
+    }
     if ((st = ww_check_values_host(a->values, NULL, a->length, a->dim, a->dtype)) != WW_OK ||
         (st = ww_check_values_host(b->values, NULL, b->length, b->dim, b->dtype)) != WW_OK)
         return st;
@@ -175,9 +187,15 @@ ww_status ww_softdtw_batch(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x
         return WW_ERR_SHAPE;
     if (x->dtype != y->dtype)
         return WW_ERR_DTYPE;
-    ww_backend backend;
     const int on_device = x->memory == WW_DEVICE || y->memory == WW_DEVICE;
-    if ((st = ww_registry_route(ctx, m, WW_OP_DISTANCE, on_device, 0.0, 0, &backend)) != WW_OK)
+    if (on_device) {
+        if ((st = ww_softdtw_route_device(ctx, x->memory == WW_DEVICE && y->memory == WW_DEVICE)) != WW_OK)
+            return st;
+        ctx->last_backend = WW_BACKEND_CUDA;
+        return ww_cuda_softdtw_batch(ctx, m, x, y, values, grad_x, grad_y);
+    }
+    ww_backend backend;
+    if ((st = ww_registry_route(ctx, m, WW_OP_DISTANCE, 0, 0.0, 0, &backend)) != WW_OK)
         return st;
     /* every value is checked before anything is written */
     if ((st = ww_check_dataset_values(x)) != WW_OK || (st = ww_check_dataset_values(y)) != WW_OK)
