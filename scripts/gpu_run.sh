@@ -5,7 +5,7 @@
 # short table last. Logs and tables go to $OUT (or ./gpu-out).
 # Usage: scripts/gpu_run.sh [max_log2_n]     (default 20, i.e. up to n = 1,048,576)
 # Environment:
-#   WW_PHASES      the steps, any of "build tests python checksums bench-twed bench-dtw after-pair profile"
+#   WW_PHASES      the steps, any of "build tests python checksums bench-twed bench-dtw after-pair softdtw profile"
 #                  (default: all but profile; a step needs the builds, which are kept between calls)
 #   WW_OLD_TREE    source tree of the old commit (default: `git archive $WW_OLD_COMMIT`, 283e189, when
 #                  this is a git checkout); without one, the old-vs-new steps are skipped
@@ -15,7 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-phases=${WW_PHASES:-"build tests python checksums bench-twed bench-dtw after-pair"}
+phases=${WW_PHASES:-"build tests python checksums bench-twed bench-dtw after-pair softdtw"}
 [ -n "${WW_PROFILE:-}" ] && phases="$phases profile"
 has() { case " $phases " in *" $1 "*) return 0 ;; esac; return 1; }
 jobs=$(nproc)
@@ -141,6 +141,24 @@ if has after-pair && [ -x build-gpu/bench/ww_bench_gpu_after_pair ]; then
   done | tee "$out/after_pair.txt"
   stamp
 fi
+if has softdtw; then
+  # soft-DTW (issue 14): its GPU test, its Python tests (torch CUDA tensors included) and the
+  # benchmark against pytorch-softdtw-cuda in the same process (the machine's PyTorch and Numba)
+  echo "== soft-DTW: GPU test, Python tests, benchmark"
+  build-gpu/tests/ww_tests softdtw >"$out/softdtw_tests.log" 2>&1
+  tail -3 "$out/softdtw_tests.log"
+  if ls build-gpu-py/python/_wavewarp*.so >/dev/null 2>&1; then
+    rm -rf build-gpu-py/pkg && mkdir -p build-gpu-py/pkg && cp -r python/wavewarp build-gpu-py/pkg/ &&
+      cp build-gpu-py/python/_wavewarp*.so build-gpu-py/pkg/wavewarp/ 2>/dev/null
+    (cd python/tests && PYTHONPATH="$PWD/../../build-gpu-py/pkg" python3 -m pytest -q -rs -p no:cacheprovider \
+       test_softdtw.py 2>&1 | tail -15) | tee "$out/softdtw_py_tests.log"
+    PYTHONPATH="$PWD/build-gpu-py/pkg" timeout 900 python3 bench/bench_softdtw.py --gpu --rounds 5 \
+      --shared "${WW_SHARED_DIR:-../shared}" 2>&1 | tee "$out/gpu_softdtw.md"
+  else
+    echo "skipped: no Python extension built (python3 lacks numpy)" | tee "$out/softdtw_py_tests.log"
+  fi
+  stamp
+fi
 if has profile && command -v ncu >/dev/null; then
   echo "== profile (ncu, one wavefront launch)"
   timeout 300 ncu --clock-control none -k regex:wavefront_kernel --launch-skip "${WW_PROFILE_SKIP:-60}" --launch-count 1 \
@@ -154,6 +172,9 @@ echo
 echo "== summary"
 [ -f "$out/tests.log" ] && echo "C tests: $(tail -1 "$out/tests.log")"
 [ -f "$out/py_tests.log" ] && echo "Python: $(tail -1 "$out/py_tests.log")"
+[ -f "$out/softdtw_tests.log" ] && echo "soft-DTW C tests: $(tail -1 "$out/softdtw_tests.log")"
+[ -f "$out/softdtw_py_tests.log" ] && echo "soft-DTW Python: $(tail -1 "$out/softdtw_py_tests.log")"
+[ -f "$out/gpu_softdtw.md" ] && grep -E "^\| [0-9]+ \| [0-9]+ \|" "$out/gpu_softdtw.md"
 [ -f "$out/checksums.txt" ] && cat "$out/checksums.txt"
 [ -f "$out/gpu_twed_old_new.md" ] && echo "TWED old/new: $(grep -h 'largest new/old' "$out/gpu_twed_old_new.md" | tr '\n' ' ')"
 for f in "$out/gpu_dtw_pair.md" "$out/gpu_dtw_batch.md"; do

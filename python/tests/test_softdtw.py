@@ -244,3 +244,30 @@ def test_torch_softdtw_gradcheck_and_values():
         SoftDTW()(torch.zeros(2, 3, 1), torch.zeros(3, 3, 1))
     with pytest.raises(ValueError):
         SoftDTW(gamma=0.0)
+
+
+def test_torch_softdtw_cuda_tensors_match_cpu():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or not wavewarp.cuda_available():
+        pytest.skip("GPU test: no CUDA device for torch, or wavewarp built without CUDA")
+    from wavewarp.torch import SoftDTW
+
+    gen = torch.Generator().manual_seed(3)
+    for dtype, rtol in ((torch.float64, 1e-9), (torch.float32, 1e-5)):
+        for normalize in (False, True):
+            x = torch.randn(16, 300, 2, generator=gen, dtype=dtype)
+            y = torch.randn(16, 257, 2, generator=gen, dtype=dtype)
+            layer = SoftDTW(gamma=1.0, normalize=normalize)
+            xc, yc = x.cuda().requires_grad_(True), y.cuda().requires_grad_(True)
+            out = layer(xc, yc)
+            out.sum().backward()
+            xh, yh = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
+            ref = layer(xh, yh)
+            ref.sum().backward()
+            assert out.device.type == "cuda"
+            np.testing.assert_allclose(out.detach().cpu().numpy(), ref.detach().numpy(), rtol=rtol)
+            np.testing.assert_allclose(xc.grad.cpu().numpy(), xh.grad.numpy(), rtol=1e-3, atol=1e-3)
+            np.testing.assert_allclose(yc.grad.cpu().numpy(), yh.grad.numpy(), rtol=1e-3, atol=1e-3)
+    x = torch.randn(2, 6, 2, dtype=torch.float64, device="cuda", requires_grad=True)
+    y = torch.randn(2, 5, 2, dtype=torch.float64, device="cuda", requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a, b: SoftDTW(gamma=0.5)(a, b), (x, y), eps=1e-6, atol=1e-6)
