@@ -65,11 +65,17 @@ static ww_status run_pass(ww_cuda_state *s, const ww_measure *m, const ww_datase
         WW_CUDA_TRY(cudaMemcpyAsync(dpairs, pairs.data(), pairs.size() * sizeof(sdtw_pair), cudaMemcpyHostToDevice,
                                     s->stream));
         const unsigned blocks = (unsigned)pairs.size();
-        sdtw_forward_kernel<T><<<blocks, SDTW_THREADS, 0, s->stream>>>(
+        /* threads per block: the longest diagonal of the chunk (the shorter series), in warps, at most
+         * SDTW_THREADS */
+        int diagonal = 1;
+        for (const sdtw_pair &q : pairs)
+            diagonal = (q.n < q.m ? q.n : q.m) > diagonal ? (q.n < q.m ? q.n : q.m) : diagonal;
+        const int threads = diagonal >= SDTW_THREADS ? SDTW_THREADS : (diagonal + 31) / 32 * 32;
+        sdtw_forward_kernel<T><<<blocks, threads, 0, s->stream>>>(
             dpairs, (const T *)a->values, (const T *)b->values, (int)a->dim, c, table, values + begin, scale);
         WW_CUDA_TRY(cudaGetLastError());
         if (grads) {
-            sdtw_backward_kernel<T><<<blocks, SDTW_THREADS, 0, s->stream>>>(
+            sdtw_backward_kernel<T><<<blocks, threads, 0, s->stream>>>(
                 dpairs, (const T *)a->values, (const T *)b->values, (int)a->dim, c.inv_gamma, table, table, ga, gb, scale);
             WW_CUDA_TRY(cudaGetLastError());
         }

@@ -36,6 +36,16 @@ __device__ __forceinline__ float sdtw_weight(float q, float here, float inv_gamm
 
 template <typename T> __device__ __forceinline__ T sdtw_inf() { return (T)INFINITY; }
 
+/* Thread t of the block owns rows 1 + t, 1 + t + blockDim, ... on every diagonal: the first of its
+ * rows at or past ilo (so that a row's gradient is only ever touched by its owner). */
+__device__ __forceinline__ int sdtw_first_row(int ilo)
+{
+    int i = 1 + (int)threadIdx.x;
+    if (i < ilo)
+        i += (ilo - i + (int)blockDim.x - 1) / (int)blockDim.x * (int)blockDim.x;
+    return i;
+}
+
 template <typename T>
 __device__ __forceinline__ T sdtw_cost(const T *X, const T *Y, const sdtw_pair &p, int i, int j, int dim)
 {
@@ -74,7 +84,7 @@ __global__ void sdtw_forward_kernel(const sdtw_pair *pairs, const T *X, const T 
     __syncthreads();
     for (int t = 2; t <= n + m; t++) {
         const int ilo = t - m > 1 ? t - m : 1, ihi = t - 1 < n ? t - 1 : n;
-        for (int i = ilo + (int)threadIdx.x; i <= ihi; i += blockDim.x) {
+        for (int i = sdtw_first_row(ilo); i <= ihi; i += blockDim.x) {
             const int j = t - i;
             T v = sdtw_inf<T>();
             if (sdtw_in_window<T>(p, i, j))
@@ -88,8 +98,9 @@ __global__ void sdtw_forward_kernel(const sdtw_pair *pairs, const T *X, const T 
         values[blockIdx.x] += scale * R[(long long)n * w + m];
 }
 
-/* Backward: E by anti-diagonals from the last cell, the gradients added (atomically: a pair of a
- * series with itself updates one array from two cells of a diagonal) scaled by `scale`. */
+/* Backward: E by anti-diagonals from the last cell, the gradients added, scaled by `scale`: a row's
+ * by its owning thread, a column's atomically (and both atomically when GX and GY are one array: a
+ * pair of a series with itself). */
 template <typename T>
 __global__ void sdtw_backward_kernel(const sdtw_pair *pairs, const T *X, const T *Y, int dim, T inv_gamma,
                                      const T *R_all, T *scratch_all, T *GX, T *GY, T scale)
@@ -112,7 +123,7 @@ __global__ void sdtw_backward_kernel(const sdtw_pair *pairs, const T *X, const T
         const int ilo = t - m > 1 ? t - m : 1, ihi = t - 1 < n ? t - 1 : n;
         T *e0 = E[t % 3], *q0 = Q[t % 3];
         const T *e1 = E[(t + 1) % 3], *q1 = Q[(t + 1) % 3], *e2 = E[(t + 2) % 3], *q2 = Q[(t + 2) % 3];
-        for (int i = ilo + (int)threadIdx.x; i <= ihi; i += blockDim.x) {
+        for (int i = sdtw_first_row(ilo); i <= ihi; i += blockDim.x) {
             const int j = t - i;
             const T here = R[i * w + j];
             T e;
@@ -127,8 +138,10 @@ __global__ void sdtw_backward_kernel(const sdtw_pair *pairs, const T *X, const T
                 const T *x = X + (p.x0 + i - 1) * (long long)dim, *y = Y + (p.y0 + j - 1) * (long long)dim;
                 for (int k = 0; k < dim; k++) {
                     const T g = (T)2 * scale * e * (x[k] - y[k]);
-                    if (GX)
+                    if (GX && GX == GY)
                         atomicAdd(&GX[(p.x0 + i - 1) * (long long)dim + k], g);
+                    else if (GX)
+                        GX[(p.x0 + i - 1) * (long long)dim + k] += g;
                     if (GY)
                         atomicAdd(&GY[(p.y0 + j - 1) * (long long)dim + k], -g);
                 }
