@@ -229,7 +229,7 @@ static int parse_measure(PyObject *spec, ww_measure *out)
             return -1;
         }
     } else {
-        PyErr_Format(PyExc_ValueError, "measure must be 'twed', 'dtw' or 'softdtw', not %R", name);
+        PyErr_Format(PyExc_ValueError, "measure must be 'twed' or 'dtw' or 'softdtw', not %R", name);
         return -1;
     }
     if (parse_window(PyTuple_GET_ITEM(spec, 4), PyTuple_GET_ITEM(spec, 5), out) != 0)
