@@ -34,7 +34,7 @@ static inline long sd_base(const sd_shape *s, long t) { return t == 0 ? 0 : sd_i
 /* The local costs of diagonal t's cells, cost[i - ilo]: the squared Euclidean norm summed over the
  * components in order (as ww_squared_euclidean), component by component across the diagonal so
  * that the loops vectorise for any dim. */
-static inline void diagonal_costs(const sd_shape *s, const ww_prepared *a, const ww_prepared *b, long t,
+static WW_ALWAYS_INLINE void diagonal_costs(const sd_shape *s, const ww_prepared *a, const ww_prepared *b, long t,
                                   double *restrict cost)
 {
     const long ilo = sd_ilo(s, t), ihi = sd_ihi(s, t);
@@ -58,7 +58,7 @@ static inline void diagonal_costs(const sd_shape *s, const ww_prepared *a, const
 
 /* Diagonal t of R from t - 1 and t - 2 (each pointing at its first stored entry); cost: scratch of
  * the diagonal's length. Inlined into each instruction-set version of the engine below. */
-static inline void forward_diagonal(const sd_shape *s, const ww_prepared *a, const ww_prepared *b, const ww_coef_f64 *c,
+static WW_ALWAYS_INLINE void forward_diagonal(const sd_shape *s, const ww_prepared *a, const ww_prepared *b, const ww_coef_f64 *c,
                                     const ww_pair_window *w, long t, const double *restrict d1,
                                     const double *restrict d2, double *restrict d0, double *restrict cost)
 {
