@@ -74,15 +74,31 @@ static ww_status pair_scratch(ww_cpu_scratch *sc, size_t budget, const ww_series
 static ww_status pair_gradient(ww_cpu_scratch *sc, size_t budget, const ww_measure *m, const ww_series *a,
                                const ww_series *b, double *value, double *grad_a, double *grad_b)
 {
-    size_t keep;
+    size_t keep = 0;
     ww_prepared pa, pb;
     double *work, *ga, *gb;
-    ww_status st = pair_scratch(sc, budget, a, b, &keep, &pa, &pb, &work, &ga, &gb);
-    if (st != WW_OK)
+    ww_status st;
+    if (grad_a == NULL && grad_b == NULL) { /* the value engine's work only */
+        const size_t longer = a->length > b->length ? a->length : b->length;
+        if ((st = ww_buffer_reserve(&sc->a, (ww_prepared_doubles(a->length, a->dim) +
+                                             ww_prepared_doubles(b->length, b->dim)) * sizeof(double))) != WW_OK ||
+            (st = ww_buffer_reserve(&sc->work, 4 * (longer + 3) * sizeof(double))) != WW_OK)
+            return st;
+        work = (double *)sc->work.ptr;
+    } else if ((st = pair_scratch(sc, budget, a, b, &keep, &pa, &pb, &work, &ga, &gb)) != WW_OK) {
         return st;
+    }
     double *storage = (double *)sc->a.ptr;
     ww_prepare(a, m, 0, storage, &pa);
     ww_prepare(b, m, 0, storage + ww_prepared_doubles(a->length, a->dim), &pb);
+    if (grad_a == NULL && grad_b == NULL) { /* values only: the forward pass on three diagonals */
+        double v = ww_cpu_softdtw_value(m, &pa, &pb, work);
+        if (m->params.softdtw.divergence)
+            v -= (ww_cpu_softdtw_value(m, &pa, &pa, work) + ww_cpu_softdtw_value(m, &pb, &pb, work)) / 2;
+        if (value)
+            *value = v;
+        return WW_OK;
+    }
     if (grad_a)
         memset(grad_a, 0, a->length * a->dim * sizeof(double));
     if (grad_b)
