@@ -5,8 +5,6 @@
 #define WW_FABS fabs
 #define WW_SQRT sqrt
 #define WW_POW pow
-#define WW_EXP exp
-#define WW_LOG log
 #define WW_REAL_MAX DBL_MAX
 #define WW_REAL_INF ((double)INFINITY)
 #include WW_MEASURE_HEADER
@@ -15,8 +13,6 @@
 #undef WW_FABS
 #undef WW_SQRT
 #undef WW_POW
-#undef WW_EXP
-#undef WW_LOG
 #undef WW_REAL_MAX
 #undef WW_REAL_INF
 
@@ -25,8 +21,6 @@
 #define WW_FABS fabsf
 #define WW_SQRT sqrtf
 #define WW_POW powf
-#define WW_EXP expf
-#define WW_LOG logf
 #define WW_REAL_MAX FLT_MAX
 #define WW_REAL_INF INFINITY
 #include WW_MEASURE_HEADER
@@ -35,7 +29,5 @@
 #undef WW_FABS
 #undef WW_SQRT
 #undef WW_POW
-#undef WW_EXP
-#undef WW_LOG
 #undef WW_REAL_MAX
 #undef WW_REAL_INF
