@@ -193,7 +193,10 @@ def softdtw_barycenter(
     numpy.ndarray
         The barycenter, ``(length, dim)`` float64.
     """
-    from scipy.optimize import minimize
+    try:
+        from scipy.optimize import minimize
+    except ImportError as error:
+        raise ImportError("softdtw_barycenter needs SciPy (scipy.optimize): pip install scipy") from error
 
     if isinstance(X, np.ndarray) and X.dtype != object:
         arr = np.asarray(X, dtype=np.float64)
