@@ -59,6 +59,7 @@ typedef enum ww_status {
     WW_ERR_TREE = 21,          /* a malformed tree: parents not in preorder or not one root, or tree
                                 * text that does not parse (brackets, X-TED files) */
     WW_ERR_TREE_SIZE = 22,     /* a pair of trees needs more memory than the limit (ww_ted_memory_limit) */
+    WW_ERR_NOT_DIFFERENTIABLE = 25, /* a gradient was asked of a measure that has none (soft-DTW has) */
 } ww_status;
 
 /* A static, human-readable sentence for a status code (never NULL). */
@@ -248,6 +249,7 @@ WW_API ww_status ww_dataset_check(const ww_dataset *x);
 typedef enum ww_measure_kind {
     WW_MEASURE_TWED = 1,
     WW_MEASURE_DTW = 2,
+    WW_MEASURE_SOFTDTW = 3, /* soft-DTW, see the section "Soft-DTW" at the end */
 } ww_measure_kind;
 
 #define WW_NO_WINDOW SIZE_MAX
@@ -259,6 +261,12 @@ typedef struct ww_twed_params {
     int degree;    /* p of the L_p norm, >= 1 (2 = Euclidean) */
 } ww_twed_params;
 
+/* The parameters of soft-DTW (section "Soft-DTW" at the end). */
+typedef struct ww_softdtw_params {
+    double gamma;   /* smoothing, > 0 */
+    int divergence; /* non-zero: the soft-DTW divergence instead of the value */
+} ww_softdtw_params;
+
 typedef struct ww_measure {
     ww_measure_kind kind;
     size_t window; /* Sakoe-Chiba radius in samples; WW_NO_WINDOW: no window */
@@ -267,6 +275,7 @@ typedef struct ww_measure {
     double window_fraction;
     union {
         ww_twed_params twed;
+        ww_softdtw_params softdtw; /* soft-DTW (section "Soft-DTW" below) */
         double reserved[8]; /* room for the parameters of later measures */
     } params;
 } ww_measure;
@@ -535,6 +544,49 @@ WW_API ww_status ww_image_knn(ww_ctx *ctx, const ww_image *queries, size_t nq, c
 WW_API size_t ww_image_map_capacity(const ww_image *a, const ww_image *b);
 WW_API ww_status ww_image_map(ww_ctx *ctx, const ww_image *a, const ww_image *b, const ww_image_params *p,
                               double *distance, size_t *matches, size_t capacity, size_t *count);
+/* Soft-DTW (issue 14): values, divergences, gradients, batches                                */
+/* ------------------------------------------------------------------------------------------ */
+/* Soft-DTW (Cuturi and Blondel 2017), squared Euclidean local cost, smoothing gamma > 0:
+ *   R[0][0] = 0, R[i][0] = R[0][j] = +inf,
+ *   R[i][j] = ||A_i - B_j||_2^2 + softmin(R[i-1][j-1], R[i-1][j], R[i][j-1]),
+ *   softmin(a, b, c) = -gamma log(e^{-a/gamma} + e^{-b/gamma} + e^{-c/gamma}),  value R[nA][nB]
+ * (tslearn's soft_dtw). It tends to DTW as gamma -> 0, is not 0 for a series against itself (it
+ * may be negative), and is symmetric. The window applies as for every measure (cells outside are
+ * +inf and drop out of the soft minimum). Stamps are neither read nor checked. With divergence set
+ * (ww_measure_set_divergence), every call gives the soft-DTW divergence (Blondel, Mensch and Vert
+ * 2021) D(a, b) = sdtw(a, b) - (sdtw(a, a) + sdtw(b, b)) / 2, which is >= 0 and 0 for a = b, and
+ * its gradient. ww_distance, ww_pairwise (the diagonal of a self matrix is sdtw(x_i, x_i), or 0 for
+ * the divergence), ww_knn and indexes take the measure; they run on the CPU (a CUDA context with
+ * backend AUTO sends them there; backend CUDA: WW_ERR_UNSUPPORTED). Parameters: WW_ERR_PARAM
+ * unless gamma is finite and > 0. */
+WW_API ww_measure ww_measure_softdtw(double gamma);
+/* Turns the divergence on (non-zero) or off. WW_ERR_MEASURE for a measure other than soft-DTW. */
+WW_API ww_status ww_measure_set_divergence(ww_measure *m, int on);
+
+/* The value of a differentiable measure (soft-DTW) for a and b and its exact gradient with respect
+ * to each series (the backward recursion of the expected alignment E, then
+ * grad_a[i] = sum_j E[i][j] 2 (a_i - b_j), and the same for b). grad_a and grad_b hold
+ * length x dim doubles each (row-major like the values); either may be NULL, value may be NULL.
+ * Host memory (device series: WW_ERR_UNSUPPORTED in this version). The table R of the forward pass
+ * is kept whole when it fits the memory budget (ww_softdtw_set_memory_budget), else one row in
+ * about sqrt(nA) is kept and the rows between recomputed (O(nB sqrt(nA)) memory, about twice the
+ * work): both give the same bits. WW_ERR_NOT_DIFFERENTIABLE for TWED and DTW. */
+WW_API ww_status ww_gradient(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b, double *value,
+                             double *grad_a, double *grad_b);
+
+/* B aligned pairs (x_b, y_b), b = 0 .. count - 1, for training: x and y are datasets of the same
+ * count, dim and dtype (their series may have any lengths, each pair its own). values: count
+ * numbers of the data's dtype; grad_x, grad_y (either or both may be NULL): arrays of the data's
+ * dtype laid out like x's and y's values (the gradient of values[b] with respect to x_b, y_b). All
+ * in the data's memory (host only in this version: device data is WW_ERR_UNSUPPORTED). The pairs
+ * are shared among the context's threads. F32 data is computed in double and rounded once. */
+WW_API ww_status ww_softdtw_batch(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
+                                  void *values, void *grad_x, void *grad_y);
+
+/* Bytes of stored table a gradient may use per pair before the backward pass switches to
+ * checkpointing (default 256 MiB; the env. variable WW_SOFTDTW_MEMORY, in bytes, sets the default
+ * of new contexts). 0 forces checkpointing; SIZE_MAX forces the whole table. Tests use both. */
+WW_API ww_status ww_softdtw_set_memory_budget(ww_ctx *ctx, size_t bytes);
 
 #ifdef __cplusplus
 }

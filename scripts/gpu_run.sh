@@ -6,8 +6,8 @@
 # Usage: scripts/gpu_run.sh [max_log2_n]     (default 20, i.e. up to n = 1,048,576)
 # Environment:
 #   WW_PHASES      the steps, any of "build tests python checksums bench-twed bench-dtw after-pair profile
-#                  bench-ted image" (default: all but profile; a step needs the builds, which are kept
-#                  between calls); bench-ted: the CPU tree edit distance beside X-TED's CPU code, host threads
+#                  bench-ted image softdtw" (default: all but profile; a step needs the builds, which are
+#                  kept between calls); bench-ted: the CPU tree edit distance beside X-TED's CPU code, host threads
 #   WW_OLD_TREE    source tree of the old commit (default: `git archive $WW_OLD_COMMIT`, 283e189, when
 #                  this is a git checkout); without one, the old-vs-new steps are skipped
 #   WW_ALLPAIRS_N  series in the all-pairs benchmark (default 60000; 0 skips it)
@@ -16,7 +16,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-phases=${WW_PHASES:-"build tests python checksums bench-twed bench-dtw after-pair bench-ted image"}
+phases=${WW_PHASES:-"build tests python checksums bench-twed bench-dtw after-pair bench-ted image softdtw"}
 [ -n "${WW_PROFILE:-}" ] && phases="$phases profile"
 has() { case " $phases " in *" $1 "*) return 0 ;; esac; return 1; }
 jobs=$(nproc)
@@ -150,6 +150,24 @@ if has image; then
   build-gpu/bench/ww_bench_image --stored 60000 >"$out/image_cpu.md" 2>&1
   stamp
 fi
+if has softdtw; then
+  # soft-DTW (issue 14): its GPU test, its Python tests (torch CUDA tensors included) and the
+  # benchmark against pytorch-softdtw-cuda in the same process (the machine's PyTorch and Numba)
+  echo "== soft-DTW: GPU test, Python tests, benchmark"
+  build-gpu/tests/ww_tests softdtw >"$out/softdtw_tests.log" 2>&1
+  tail -3 "$out/softdtw_tests.log"
+  if ls build-gpu-py/python/_wavewarp*.so >/dev/null 2>&1; then
+    rm -rf build-gpu-py/pkg && mkdir -p build-gpu-py/pkg && cp -r python/wavewarp build-gpu-py/pkg/ &&
+      cp build-gpu-py/python/_wavewarp*.so build-gpu-py/pkg/wavewarp/ 2>/dev/null
+    (cd python/tests && PYTHONPATH="$PWD/../../build-gpu-py/pkg" python3 -m pytest -q -rs -p no:cacheprovider \
+       test_softdtw.py 2>&1 | tail -15) | tee "$out/softdtw_py_tests.log"
+    PYTHONPATH="$PWD/build-gpu-py/pkg" timeout 900 python3 bench/bench_softdtw.py --gpu --rounds 5 \
+      --shared "${WW_SHARED_DIR:-../shared}" 2>&1 | tee "$out/gpu_softdtw.md"
+  else
+    echo "skipped: no Python extension built (python3 lacks numpy)" | tee "$out/softdtw_py_tests.log"
+  fi
+  stamp
+fi
 if has profile && command -v ncu >/dev/null; then
   echo "== profile (ncu, one wavefront launch)"
   timeout 300 ncu --clock-control none -k regex:wavefront_kernel --launch-skip "${WW_PROFILE_SKIP:-60}" --launch-count 1 \
@@ -174,6 +192,9 @@ echo
 echo "== summary"
 [ -f "$out/tests.log" ] && echo "C tests: $(tail -1 "$out/tests.log")"
 [ -f "$out/py_tests.log" ] && echo "Python: $(tail -1 "$out/py_tests.log")"
+[ -f "$out/softdtw_tests.log" ] && echo "soft-DTW C tests: $(tail -1 "$out/softdtw_tests.log")"
+[ -f "$out/softdtw_py_tests.log" ] && echo "soft-DTW Python: $(tail -1 "$out/softdtw_py_tests.log")"
+[ -f "$out/gpu_softdtw.md" ] && grep -E "^\| [0-9]+ \| [0-9]+ \|" "$out/gpu_softdtw.md"
 [ -f "$out/checksums.txt" ] && cat "$out/checksums.txt"
 [ -f "$out/image_gpu.md" ] && grep -E "^\| (28|all)" "$out/image_gpu.md"
 [ -f "$out/gpu_twed_old_new.md" ] && echo "TWED old/new: $(grep -h 'largest new/old' "$out/gpu_twed_old_new.md" | tr '\n' ' ')"

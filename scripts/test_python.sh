@@ -30,7 +30,9 @@ pip_quiet=(--quiet --disable-pip-version-check)
 # reason in pytest's summary (-rs).
 "$py" -m pip install "${pip_quiet[@]}" --upgrade pip >/dev/null
 "$py" -m pip install "${pip_quiet[@]}" "numpy>=1.23" "pytest>=7" "aeon>=1.0,<2" "scikit-learn>=1.3" "hypothesis>=6.80"
-for rival in "tslearn>=0.6,<1" "dtaidistance>=2.3,<3" "apted>=1.0,<2" "zss>=1.2,<2"; do
+# torch (PyPI, ~5 GB with its CUDA libraries; a fresh install took 96 s here, pip's cache helps
+# later runs) for wavewarp.torch's CPU tests; without it they skip.
+for rival in "tslearn>=0.6,<1" "dtaidistance>=2.3,<3" "apted>=1.0,<2" "zss>=1.2,<2" "torch>=2.0"; do
   "$py" -m pip install "${pip_quiet[@]}" "$rival" || echo "== could not install $rival: its parity tests will skip"
 done
 

@@ -240,17 +240,17 @@ void test_twed_cell_groupings(void)
                               : floor(ww_rng_uniform(&r) * 8.0) / 4.0; /* coarse: many ties */
         if (it % 97 == 5)
             in[5] = NAN; /* a match part between padding samples */
-        const double want = ww_twed_cell_f64(in[0], in[1], in[2], in[3], in[4], in[5], in[6]);
-        const double up_last = ww_twed_cell_up_last_f64(in[0], in[1], in[2], in[3], in[4], in[5], in[6]);
-        const double left_last = ww_twed_cell_left_last_f64(in[0], in[1], in[2], in[3], in[4], in[5], in[6]);
+        const double want = ww_twed_cell_f64(in[0], in[1], in[2], in[3], in[4], in[5], in[6], NULL);
+        const double up_last = ww_twed_cell_up_last_f64(in[0], in[1], in[2], in[3], in[4], in[5], in[6], NULL);
+        const double left_last = ww_twed_cell_left_last_f64(in[0], in[1], in[2], in[3], in[4], in[5], in[6], NULL);
         CHECK(memcmp(&want, &up_last, sizeof want) == 0);
         CHECK(memcmp(&want, &left_last, sizeof want) == 0);
         float f[7];
         for (int k = 0; k < 7; k++)
             f[k] = (float)in[k];
-        const float wantf = ww_twed_cell_f32(f[0], f[1], f[2], f[3], f[4], f[5], f[6]);
-        const float upf = ww_twed_cell_up_last_f32(f[0], f[1], f[2], f[3], f[4], f[5], f[6]);
-        const float leftf = ww_twed_cell_left_last_f32(f[0], f[1], f[2], f[3], f[4], f[5], f[6]);
+        const float wantf = ww_twed_cell_f32(f[0], f[1], f[2], f[3], f[4], f[5], f[6], NULL);
+        const float upf = ww_twed_cell_up_last_f32(f[0], f[1], f[2], f[3], f[4], f[5], f[6], NULL);
+        const float leftf = ww_twed_cell_left_last_f32(f[0], f[1], f[2], f[3], f[4], f[5], f[6], NULL);
         CHECK(memcmp(&wantf, &upf, sizeof wantf) == 0);
         CHECK(memcmp(&wantf, &leftf, sizeof wantf) == 0);
     }

@@ -66,6 +66,7 @@ static PyObject *raise_status(ww_status status)
     case WW_ERR_OVERFLOW:
     case WW_ERR_MEASURE:
     case WW_ERR_TREE:
+    case WW_ERR_NOT_DIFFERENTIABLE:
         type = PyExc_ValueError;
         break;
     case WW_ERR_MEMORY:
@@ -215,8 +216,22 @@ static int parse_measure(PyObject *spec, ww_measure *out)
             return -1;
         }
         *out = ww_measure_dtw();
+    } else if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "softdtw") == 0) {
+        /* soft-DTW's spec: (name, gamma, divergence, None, radius, window) */
+        const double gamma = PyFloat_AsDouble(nu);
+        if (gamma == -1.0 && PyErr_Occurred())
+            return -1;
+        const int divergence = PyObject_IsTrue(lmbda);
+        if (divergence < 0)
+            return -1;
+        *out = ww_measure_softdtw(gamma);
+        ww_measure_set_divergence(out, divergence);
+        if (ww_measure_check(out) == WW_ERR_PARAM) {
+            PyErr_Format(PyExc_ValueError, "softdtw needs a finite gamma > 0, not %R", nu);
+            return -1;
+        }
     } else {
-        PyErr_Format(PyExc_ValueError, "measure must be 'twed' or 'dtw', not %R", name);
+        PyErr_Format(PyExc_ValueError, "measure must be 'twed' or 'dtw' or 'softdtw', not %R", name);
         return -1;
     }
     if (parse_window(PyTuple_GET_ITEM(spec, 4), PyTuple_GET_ITEM(spec, 5), out) != 0)
@@ -1779,8 +1794,13 @@ static PyObject *py_contexts_created(PyObject *self, PyObject *unused)
 
 /* tree edit distance (issue 13): its functions, and WW_TED_METHODS for the table below */
 #include "ted_module.c"
+#include "softdtw_module.c"
 
 static PyMethodDef module_methods[] = {
+    {"softdtw_gradient", (PyCFunction)(void (*)(void))py_softdtw_gradient, METH_FASTCALL,
+     "softdtw_gradient(a, b, spec, backend, threads) -> (value, grad_a, grad_b)"},
+    {"softdtw_batch", (PyCFunction)(void (*)(void))py_softdtw_batch, METH_FASTCALL,
+     "softdtw_batch(xpack, ypack, spec, backend, threads, grads) -> (values, grad_x, grad_y)"},
     {"distance", (PyCFunction)(void (*)(void))py_distance, METH_FASTCALL,
      "distance(a, b, ta, tb, spec, backend, threads): see wavewarp.distance"},
     {"pairwise", (PyCFunction)(void (*)(void))py_pairwise, METH_FASTCALL,

@@ -260,7 +260,7 @@ def test_measure_object(rng):
     for measure in (m, wavewarp.Measure("dtw", radius=1)):
         assert wavewarp.distance(a, b, measure) == wavewarp.distance(
             a, b, measure.name, window=measure.window, radius=measure.radius, **measure.params)
-    assert set(wavewarp.MEASURES) == {"dtw", "twed"}
+    assert set(wavewarp.MEASURES) == {"dtw", "twed", "softdtw"}
 
 
 # ----------------------------------------------------------------------------------- misuse

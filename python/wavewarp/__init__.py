@@ -64,6 +64,7 @@ from ._image import image_distance, image_knn, image_pairwise, image_warp
 from ._index import Index, TwedIndex
 from ._measure import MEASURES, Measure
 from ._ted import Tree, read_bracket_trees, read_xted_trees, ted, ted_pairwise
+from ._softdtw import soft_dtw, soft_dtw_batch, soft_dtw_grad, softdtw_barycenter
 from ._wavewarp import WavewarpError, built_with_cuda, library_version
 from ._wavewarp import cuda_available as _cuda_available
 from ._wavewarp import describe as _describe
@@ -98,6 +99,10 @@ __all__ = [
     "image_pairwise",
     "image_knn",
     "image_warp",
+    "soft_dtw",
+    "soft_dtw_grad",
+    "soft_dtw_batch",
+    "softdtw_barycenter",
 ]
 
 

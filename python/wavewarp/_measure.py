@@ -26,6 +26,7 @@ __all__ = ["Measure", "MEASURES"]
 MEASURES: Mapping[str, Mapping[str, Any]] = MappingProxyType({
     "twed": MappingProxyType({"nu": 0.001, "lmbda": 1.0, "degree": 2}),
     "dtw": MappingProxyType({}),
+    "softdtw": MappingProxyType({"gamma": 1.0, "divergence": False}),
 })
 
 _STAMPED = frozenset({"twed"})  # the measures that read time stamps
@@ -33,7 +34,7 @@ _STAMPED = frozenset({"twed"})  # the measures that read time stamps
 
 def _check_name(name: Any) -> str:
     if not isinstance(name, str):
-        raise TypeError(f"measure must be a name ('twed' or 'dtw') or a wavewarp.Measure, not {type(name).__name__}")
+        raise TypeError(f"measure must be a name ('twed', 'dtw' or 'softdtw') or a wavewarp.Measure, not {type(name).__name__}")
     key = name.lower()
     if key not in MEASURES:
         raise ValueError(f"unknown measure {name!r}: wavewarp has " + " and ".join(repr(k) for k in MEASURES))
@@ -88,6 +89,9 @@ class Measure:
         square root at the end (aeon's ``dtw_distance``; tslearn and dtaidistance return the square
         root of this value). No parameters. ``"twed"``: the Time Warp Edit Distance, parameters
         ``nu`` (0.001), ``lmbda`` (1.0) and ``degree`` (2), as in :func:`wavewarp.twed`.
+        ``"softdtw"``: soft-DTW (Cuturi and Blondel 2017), squared Euclidean cost, parameters
+        ``gamma`` (1.0, > 0) and ``divergence`` (False; True: the soft-DTW divergence
+        ``sdtw(a, b) - (sdtw(a, a) + sdtw(b, b)) / 2``), as in :func:`wavewarp.soft_dtw`.
     window : float, optional
         aeon's Sakoe-Chiba window: a fraction in [0, 1] of the shorter series of each pair; the
         radius is ``int(window * min(n, m))`` samples, per pair. 1.0 (or None) means no window.
@@ -125,6 +129,11 @@ class Measure:
         window, radius = _check_window(window, radius)
         if key == "twed":
             spec = (key, full["nu"], full["lmbda"], full["degree"], radius, window)
+        elif key == "softdtw":
+            if isinstance(full["gamma"], bool) or not isinstance(full["gamma"], numbers.Real):
+                raise TypeError(f"gamma must be a number > 0, not {full['gamma']!r}")
+            full = {"gamma": float(full["gamma"]), "divergence": bool(full["divergence"])}
+            spec = (key, full["gamma"], full["divergence"], None, radius, window)
         else:
             spec = (key, None, None, None, radius, window)
         _measure_check(spec)  # the library's checks of the values (ValueError / TypeError)

@@ -24,7 +24,7 @@ const char *ww_strerror(ww_status status)
     case WW_ERR_SHAPE: return "invalid shape: dim is 0, offsets are inconsistent, the block lies outside the matrix, or k is out of range";
     case WW_ERR_NONFINITE: return "a series value is NaN or infinite";
     case WW_ERR_STAMPS: return "time stamps must be finite, non-decreasing and at most half the largest value of their type in magnitude";
-    case WW_ERR_PARAM: return "invalid parameter: TWED needs finite nu >= 0, lambda >= 0 and degree >= 1";
+    case WW_ERR_PARAM: return "invalid parameter: TWED needs finite nu >= 0, lambda >= 0 and degree >= 1; soft-DTW a finite gamma > 0";
     case WW_ERR_DTYPE: return "unknown dtype, or the series do not share one dtype";
     case WW_ERR_MEMORY: return "out of host memory";
     case WW_ERR_DEVICE_MEMORY: return "out of GPU memory";
@@ -41,6 +41,7 @@ const char *ww_strerror(ww_status status)
     case WW_ERR_MEASURE: return "unknown measure kind";
     case WW_ERR_TREE: return "malformed tree: parents not in preorder or not exactly one root, or tree text that does not parse (unbalanced or empty brackets, X-TED labels and adjacency that do not match)";
     case WW_ERR_TREE_SIZE: return "the pair of trees is too large: its tables need more memory than the limit (ww_ted_memory_limit)";
+    case WW_ERR_NOT_DIFFERENTIABLE: return "the measure has no gradient (only soft-DTW is differentiable)";
     }
     return "unknown wavewarp status code";
 }
@@ -182,6 +183,7 @@ ww_status ww_ctx_create(ww_ctx **out, const ww_ctx_options *opt)
         threads = 1;
     ctx->num_threads = threads;
     ctx->engine = o.engine;
+    ctx->softdtw_memory_budget = ww_softdtw_default_budget();
     ctx->device = o.device;
     ctx->requested = o.backend;
     ctx->cpu = (ww_cpu_scratch *)calloc((size_t)threads, sizeof *ctx->cpu);

@@ -45,7 +45,8 @@ ww_status ww_distance(ww_ctx *ctx, const ww_measure *m, const ww_series *a, cons
         return st;
     ctx->last_backend = backend;
     if (backend == WW_BACKEND_CPU)
-        return ww_cpu_distance(ctx, cpu_engine(ctx), m, a, b, out);
+        return m->kind == WW_MEASURE_SOFTDTW ? ww_softdtw_cpu_distance(ctx, cpu_engine(ctx), m, a, b, out)
+                                             : ww_cpu_distance(ctx, cpu_engine(ctx), m, a, b, out);
     st = ww_cuda_distance(ctx, m, a, b, out);
     if (!ww_registry_retry_on_cpu(ctx, st, on_device))
         return st;
@@ -96,7 +97,8 @@ ww_status ww_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, con
         return st;
     ctx->last_backend = backend;
     if (backend == WW_BACKEND_CPU)
-        return ww_cpu_pairwise(ctx, m, x, y, out, &o);
+        return m->kind == WW_MEASURE_SOFTDTW ? ww_softdtw_cpu_pairwise(ctx, m, x, y, out, &o)
+                                             : ww_cpu_pairwise(ctx, m, x, y, out, &o);
     st = ww_cuda_pairwise(ctx, m, x, y, out, &o);
     if (!ww_registry_retry_on_cpu(ctx, st, on_device))
         return st;

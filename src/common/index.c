@@ -91,6 +91,8 @@ ww_status ww_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_dataset *q
         return ww_cuda_index_pairwise(ctx, ix, queries, out, &o);
     if (queries->memory == WW_DEVICE)
         return WW_ERR_MEMORY_KIND;
+    if (ix->measure.kind == WW_MEASURE_SOFTDTW)
+        return ww_softdtw_cpu_pairwise(ctx, &ix->measure, queries, &ix->host, out, &o);
     return ww_cpu_pairwise(ctx, &ix->measure, queries, &ix->host, out, &o);
 }
 

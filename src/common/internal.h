@@ -132,6 +132,7 @@ struct ww_ctx {
     char *calibration_path;  /* ww_ctx_options.calibration, copied; or NULL */
     ww_backend last_backend; /* where the last computing call ran (ww_ctx_last_backend) */
     char calibration_source[4096]; /* ww_ctx_calibration() */
+    size_t softdtw_memory_budget;  /* bytes of stored table per pair (ww_softdtw_set_memory_budget) */
 };
 
 /* A prepared dataset (wavewarp.h). `host` is a private host copy, or with the CUDA backend a
@@ -192,6 +193,43 @@ static inline const void *ww_measure_stamps(const ww_measure *m, const void *sta
     const ww_measure_traits *t = ww_measure_traits_of(m->kind);
     return t && t->uses_stamps ? stamps : NULL;
 }
+
+/* ---- soft-DTW (src/common/softdtw.c, src/cpu/softdtw.c) ---- */
+/* The default table budget of a new context: $WW_SOFTDTW_MEMORY, else 256 MiB. */
+size_t ww_softdtw_default_budget(void);
+/* After a matrix of a soft-DTW measure was computed with a zero diagonal: puts sdtw(x_i, x_i) on the
+ * diagonal of a self matrix, and with the divergence subtracts the self terms from every entry. */
+ww_status ww_softdtw_complete_matrix(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
+                                     void *out, const ww_pairwise_options *o);
+/* The CPU engine of gradients: one pair of prepared series (time order, both) with the table kept
+ * in segments of `keep` anti-diagonals (all of them when keep >= na + nb): value and gradients
+ * (either may be NULL, each length x dim, added to, scaled by `scale`). Scratch from
+ * ww_cpu_softdtw_work_doubles (0: overflow). */
+size_t ww_cpu_softdtw_work_doubles(size_t na, size_t nb, size_t keep);
+double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, size_t keep,
+                               double scale, double *grad_a, double *grad_b, double *work);
+/* The CPU matrix of a soft-DTW measure: the generic engine, then ww_softdtw_complete_matrix (in
+ * double when the divergence is written as F32). */
+ww_status ww_softdtw_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
+                                  void *out, const ww_pairwise_options *o);
+/* One pair of a soft-DTW measure on the CPU: the engine's value, less the self terms with the
+ * divergence. */
+ww_status ww_softdtw_cpu_distance(ww_ctx *ctx, ww_engine engine, const ww_measure *m, const ww_series *a,
+                                  const ww_series *b, double *out);
+/* The value alone by the same anti-diagonal forward pass: work of 4 (min(na, nb) + 3) doubles,
+ * prepared series both in time order. */
+double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, double *work);
+/* The anti-diagonals per segment of the backward pass of a pair under the budget: na + nb (all:
+ * the compact table) or about sqrt(na + nb) (checkpoints). */
+size_t ww_softdtw_keep_rows(size_t budget_bytes, size_t na, size_t nb);
+
+/* Soft-DTW on the GPU (src/cuda/softdtw.cu): a batch of device data (values and gradients on the
+ * device, in the data's dtype), and one pair of F64 device series (value to the host, gradients
+ * on the device). Checked shapes; the values are checked on the device. */
+ww_status ww_cuda_softdtw_batch(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
+                                void *values, void *grad_x, void *grad_y);
+ww_status ww_cuda_softdtw_gradient(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b,
+                                   double *value, double *grad_a, double *grad_b);
 
 /* ---- the registry (src/common/registry.c): what runs where ---- */
 typedef enum ww_op { WW_OP_DISTANCE = 0, WW_OP_PAIRWISE = 1, WW_OP_INDEX = 2 } ww_op;

@@ -29,6 +29,28 @@ ww_measure ww_measure_dtw(void)
     return m;
 }
 
+ww_measure ww_measure_softdtw(double gamma)
+{
+    ww_measure m;
+    memset(&m, 0, sizeof m);
+    m.kind = WW_MEASURE_SOFTDTW;
+    m.window = WW_NO_WINDOW;
+    m.window_fraction = -1.0;
+    m.params.softdtw.gamma = gamma;
+    m.params.softdtw.divergence = 0;
+    return m;
+}
+
+ww_status ww_measure_set_divergence(ww_measure *m, int on)
+{
+    if (m == NULL)
+        return WW_ERR_NULL_POINTER;
+    if (m->kind != WW_MEASURE_SOFTDTW)
+        return WW_ERR_MEASURE;
+    m->params.softdtw.divergence = on != 0;
+    return WW_OK;
+}
+
 ww_status ww_measure_set_window(ww_measure *m, size_t radius)
 {
     if (m == NULL)
@@ -89,6 +111,11 @@ ww_status ww_measure_check(const ww_measure *m)
     switch (m->kind) {
     case WW_MEASURE_TWED: return ww_twed_params_check(&m->params.twed);
     case WW_MEASURE_DTW: return WW_OK;
+    case WW_MEASURE_SOFTDTW: {
+        const double g = m->params.softdtw.gamma;
+        /* 1 / gamma must be finite too */
+        return isfinite(g) && g > 0 && isfinite(1.0 / g) ? WW_OK : WW_ERR_PARAM;
+    }
     }
     return WW_ERR_MEASURE;
 }
@@ -124,6 +151,10 @@ ww_coef_f64 ww_measure_coef_f64(const ww_measure *m)
         c.lambda = m->params.twed.lambda;
         c.degree = m->params.twed.degree;
     }
+    if (m->kind == WW_MEASURE_SOFTDTW) {
+        c.gamma = m->params.softdtw.gamma;
+        c.inv_gamma = 1.0 / c.gamma;
+    }
     return c;
 }
 
@@ -134,6 +165,8 @@ ww_coef_f32 ww_measure_coef_f32(const ww_measure *m)
     c.nu = (float)d.nu;
     c.lambda = (float)d.lambda;
     c.degree = d.degree;
+    c.gamma = (float)d.gamma;
+    c.inv_gamma = (float)d.inv_gamma;
     return c;
 }
 

@@ -25,6 +25,8 @@ typedef struct support {
 static const support registry[] = {
     {WW_MEASURE_TWED, ALL_OPS, ALL_OPS, 1, 1, CUDA_PAIR_ALL, CUDA_PAIR_WAVEFRONT},
     {WW_MEASURE_DTW, ALL_OPS, ALL_OPS, 1, 1, CUDA_PAIR_WAVEFRONT, CUDA_PAIR_WAVEFRONT},
+    /* soft-DTW: the CPU engines (the cell reads gamma, which the GPU's generic kernels do not pass) */
+    {WW_MEASURE_SOFTDTW, ALL_OPS, 0, 1, 0, 0, 0},
 };
 
 static const support *support_of(ww_measure_kind kind)

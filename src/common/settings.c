@@ -17,6 +17,7 @@ static const char *const names[WW_SETTING_COUNT] = {
     [WW_SETTING_STAGED_LANES] = "WW_STAGED_LANES",
     [WW_SETTING_TED_THREAD_CELLS] = "WW_TED_THREAD_CELLS",
     [WW_SETTING_TED_WARP_CELLS] = "WW_TED_WARP_CELLS",
+    [WW_SETTING_SOFTDTW_MEMORY] = "WW_SOFTDTW_MEMORY",
 };
 
 const char *ww_setting_name(ww_setting s) { return s >= 0 && s < WW_SETTING_COUNT ? names[s] : ""; }

@@ -1,7 +1,7 @@
 /* CPU engines for one pair: the full-matrix reference (tests only), the paper's three-diagonal
  * band, and the strip engine that the library uses. Each is written once, in pair_engines.inc, and
  * instantiated for every measure; this file prepares the series and picks the instance. */
-#include "cpu_common.h"
+#include "pair_engine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,33 +74,12 @@ void ww_prepare(const ww_series *s, const ww_measure *m, int reversed, double *s
             p->aux[idx] = 0.0;
 }
 
-/* Rows are processed in strips of STRIP_ROWS. Inside a strip the cells are swept by anti-diagonals
- * (independent cells, so the inner loop vectorises); between strips only one row of D and of the
- * local terms is kept. The diagonal buffers are STRIP_ROWS long and stay in L1 for any n, whereas
- * the paper's full-length diagonals fall out of cache once n passes a few tens of thousands. */
-#define STRIP_ROWS 256
-
-/* The arrays of a pair of prepared series, for the engines' loops. */
-typedef struct pair_view {
-    const double *av, *at, *aaux; /* A, time order */
-    const double *bv, *bt, *baux; /* B, reversed */
-    size_t dim;
-} pair_view;
-
-static inline pair_view ww_pair_view_of(const ww_prepared *a, const ww_prepared *b)
-{
-    pair_view v = {a->values, a->stamps, a->aux, b->values, b->stamps, b->aux, a->dim};
-    return v;
-}
-
-typedef struct strip_state {
-    double *d0, *d1, *d2; /* D on diagonals t, t-1, t-2; index r = row within strip (0 = row above) */
-    double *m0, *m1, *m2; /* the local term on the same cells (measures that carry it) */
-} strip_state;
-
+#define WW_ENGINE_SOFTDTW_ELSEWHERE /* soft-DTW's instances: softdtw_engines.c */
 #define WW_ENGINE_TEMPLATE "../cpu/pair_engines.inc" /* relative to for_each_measure.h */
 #include "../measures/for_each_measure.h"
 #undef WW_ENGINE_TEMPLATE
+#undef WW_ENGINE_SOFTDTW_ELSEWHERE
+#define pair_engine_softdtw ww_cpu_pair_engine_softdtw
 
 size_t ww_cpu_pair_work_doubles(ww_engine engine, size_t na, size_t nb)
 {

@@ -49,3 +49,15 @@ ww_status ww_cuda_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, cons
     (void)ctx, (void)x, (void)nx, (void)y, (void)ny, (void)squared, (void)out, (void)opt;
     return WW_ERR_NO_CUDA;
 }
+ww_status ww_cuda_softdtw_batch(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
+                                void *values, void *grad_x, void *grad_y)
+{
+    (void)ctx, (void)m, (void)x, (void)y, (void)values, (void)grad_x, (void)grad_y;
+    return WW_ERR_NO_CUDA;
+}
+ww_status ww_cuda_softdtw_gradient(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b,
+                                   double *value, double *grad_a, double *grad_b)
+{
+    (void)ctx, (void)m, (void)a, (void)b, (void)value, (void)grad_a, (void)grad_b;
+    return WW_ERR_NO_CUDA;
+}

@@ -21,7 +21,8 @@
 /* ------------------------------------------------------------------------------------------ */
 
 /* The measure's functions (src/measures/<m>.h) for double and float, and its traits, as one struct
- * of static overloads: WW_CUDA_MEASURE_OPS(twed, TWED, WW_MEASURE_TWED) defines twed_ops. A measure
+ * of static overloads (the cell is given no coefficients: only measures whose cell reads none, TWED
+ * and DTW, are instantiated here; soft-DTW has kernels of its own, src/cuda/softdtw*.cu): WW_CUDA_MEASURE_OPS(twed, TWED, WW_MEASURE_TWED) defines twed_ops. A measure
  * that pads its series with +inf values (padding_inf_values) leaves the cells before column 1
  * infinite through its local cost; one whose padding behind the series repeats D(n, m) in the cells
  * past the end (padding_repeats_last: TWED, whose padding has zero deletion costs) may have its
@@ -74,22 +75,22 @@
         __device__ __forceinline__ static double cell(double u, double l, double d, double xa, double xb,    \
                                                       double h, double b)                                    \
         {                                                                                                    \
-            return WW_MEASURE_FN(m, cell_f64)(u, l, d, xa, xb, h, b);                                        \
+            return WW_MEASURE_FN(m, cell_f64)(u, l, d, xa, xb, h, b, NULL);                                        \
         }                                                                                                    \
         __device__ __forceinline__ static float cell(float u, float l, float d, float xa, float xb, float h, \
                                                      float b)                                                \
         {                                                                                                    \
-            return WW_MEASURE_FN(m, cell_f32)(u, l, d, xa, xb, h, b);                                        \
+            return WW_MEASURE_FN(m, cell_f32)(u, l, d, xa, xb, h, b, NULL);                                        \
         }                                                                                                    \
         __device__ __forceinline__ static double cell_up_last(double u, double l, double d, double xa,       \
                                                               double xb, double h, double b)                 \
         {                                                                                                    \
-            return WW_MEASURE_FN(m, cell_up_last_f64)(u, l, d, xa, xb, h, b);                                \
+            return WW_MEASURE_FN(m, cell_up_last_f64)(u, l, d, xa, xb, h, b, NULL);                                \
         }                                                                                                    \
         __device__ __forceinline__ static double cell_left_last(double u, double l, double d, double xa,     \
                                                                 double xb, double h, double b)               \
         {                                                                                                    \
-            return WW_MEASURE_FN(m, cell_left_last_f64)(u, l, d, xa, xb, h, b);                              \
+            return WW_MEASURE_FN(m, cell_left_last_f64)(u, l, d, xa, xb, h, b, NULL);                              \
         }                                                                                                    \
         __device__ __forceinline__ static double finish(double v) { return WW_MEASURE_FN(m, finish_f64)(v); } \
         __device__ __forceinline__ static float finish(float v) { return WW_MEASURE_FN(m, finish_f32)(v); }   \
@@ -227,6 +228,7 @@ template <class F> static inline ww_status dispatch_measure(ww_measure_kind kind
     switch (kind) {
     case WW_MEASURE_TWED: return f(twed_ops());
     case WW_MEASURE_DTW: return f(dtw_ops());
+    case WW_MEASURE_SOFTDTW: break; /* its own kernels (the registry never routes it here) */
     }
     return WW_ERR_UNSUPPORTED;
 }

@@ -51,8 +51,9 @@ WW_HD static inline WW_REAL WW_T(ww_dtw_aux)(const WW_REAL *x, const WW_REAL *x_
 }
 
 WW_HD static inline WW_REAL WW_T(ww_dtw_cell)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL aux_a, WW_REAL aux_b,
-                                              WW_REAL here, WW_REAL before)
+                                              WW_REAL here, WW_REAL before, const WW_T(ww_coef) *c)
 {
+    (void)c;
     (void)aux_a, (void)aux_b, (void)before;
     WW_REAL m = up < left ? up : left;
     m = diag < m ? diag : m;
@@ -60,8 +61,9 @@ WW_HD static inline WW_REAL WW_T(ww_dtw_cell)(WW_REAL up, WW_REAL left, WW_REAL 
 }
 
 WW_HD static inline WW_REAL WW_T(ww_dtw_cell_up_last)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL aux_a,
-                                                      WW_REAL aux_b, WW_REAL here, WW_REAL before)
+                                                      WW_REAL aux_b, WW_REAL here, WW_REAL before, const WW_T(ww_coef) *c)
 {
+    (void)c;
     (void)aux_a, (void)aux_b, (void)before;
     WW_REAL m = diag < left ? diag : left;
     m = up < m ? up : m;
@@ -69,8 +71,9 @@ WW_HD static inline WW_REAL WW_T(ww_dtw_cell_up_last)(WW_REAL up, WW_REAL left, 
 }
 
 WW_HD static inline WW_REAL WW_T(ww_dtw_cell_left_last)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL aux_a,
-                                                        WW_REAL aux_b, WW_REAL here, WW_REAL before)
+                                                        WW_REAL aux_b, WW_REAL here, WW_REAL before, const WW_T(ww_coef) *c)
 {
+    (void)c;
     (void)aux_a, (void)aux_b, (void)before;
     WW_REAL m = diag < up ? diag : up;
     m = left < m ? left : m;

@@ -8,7 +8,8 @@
  *                  and local_from_norm, the same from a norm an engine accumulated itself
  *   aux            the per-sample term of a series (TWED: the deletion cost), when has_aux
  *   cell           D[i][j] from up, left, diag, aux of row and column, local here and, when
- *                  carries_before, the local term of the diagonal neighbour; cell_up_last and
+ *                  carries_before, the local term of the diagonal neighbour, and the coefficients
+ *                  (soft-DTW's gamma); cell_up_last and
  *                  cell_left_last give the same value with that input compared last
  *   finish         the distance from D[n][m]
  * Boundary: D[0][0] = 0 and D[i][0] = D[0][j] = +inf for every measure so far; the window
@@ -21,10 +22,12 @@
 #define WW_MEASURES_H
 
 #include "dtw.h"
+#include "softdtw.h"
 #include "twed.h"
 #include "window.h"
 
 /* X(token, TOKEN, kind): every measure. */
-#define WW_FOR_EACH_MEASURE(X) X(twed, TWED, WW_MEASURE_TWED) X(dtw, DTW, WW_MEASURE_DTW)
+#define WW_FOR_EACH_MEASURE(X) X(twed, TWED, WW_MEASURE_TWED) X(dtw, DTW, WW_MEASURE_DTW) \
+    X(softdtw, SOFTDTW, WW_MEASURE_SOFTDTW)
 
 #endif

@@ -28,12 +28,14 @@
 
 /* The parameters of any measure in the computing type (each measure reads its own). */
 typedef struct ww_coef_f64 {
-    double nu, lambda; /* TWED */
-    int degree;        /* TWED: p of the L_p norm */
+    double nu, lambda;       /* TWED */
+    int degree;              /* TWED: p of the L_p norm */
+    double gamma, inv_gamma; /* soft-DTW: the smoothing and its inverse */
 } ww_coef_f64;
 typedef struct ww_coef_f32 {
     float nu, lambda;
     int degree;
+    float gamma, inv_gamma;
 } ww_coef_f32;
 
 #endif

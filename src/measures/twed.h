@@ -74,8 +74,9 @@ WW_HD static inline WW_REAL WW_T(ww_twed_aux)(const WW_REAL *x, const WW_REAL *x
 /* D[i][j] from its three neighbours. up = D[i-1][j], left = D[i][j-1], diag = D[i-1][j-1];
  * here + before = match_part(i, j) + match_part(i-1, j-1). */
 WW_HD static inline WW_REAL WW_T(ww_twed_cell)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL delete_a,
-                                               WW_REAL delete_b, WW_REAL here, WW_REAL before)
+                                               WW_REAL delete_b, WW_REAL here, WW_REAL before, const WW_T(ww_coef) *c)
 {
+    (void)c;
     WW_REAL del_a = up + delete_a;
     WW_REAL del_b = left + delete_b;
     WW_REAL match = diag + (here + before);
@@ -89,8 +90,9 @@ WW_HD static inline WW_REAL WW_T(ww_twed_cell)(WW_REAL up, WW_REAL left, WW_REAL
  * value for every input that can occur: numbers or +inf, and a NaN match part (only ever between
  * padding samples), which loses as in ww_twed_cell. (Costs are never NaN: ww_stamp_ok.) */
 WW_HD static inline WW_REAL WW_T(ww_twed_cell_up_last)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL delete_a,
-                                                       WW_REAL delete_b, WW_REAL here, WW_REAL before)
+                                                       WW_REAL delete_b, WW_REAL here, WW_REAL before, const WW_T(ww_coef) *c)
 {
+    (void)c;
     WW_REAL del_b = left + delete_b;
     WW_REAL match = diag + (here + before);
     WW_REAL del_a = up + delete_a;
@@ -100,8 +102,9 @@ WW_HD static inline WW_REAL WW_T(ww_twed_cell_up_last)(WW_REAL up, WW_REAL left,
 
 /* The same with `left` taken last. */
 WW_HD static inline WW_REAL WW_T(ww_twed_cell_left_last)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL delete_a,
-                                                         WW_REAL delete_b, WW_REAL here, WW_REAL before)
+                                                         WW_REAL delete_b, WW_REAL here, WW_REAL before, const WW_T(ww_coef) *c)
 {
+    (void)c;
     WW_REAL del_a = up + delete_a;
     WW_REAL match = diag + (here + before);
     WW_REAL del_b = left + delete_b;

@@ -1,0 +1,118 @@
+/* Soft-DTW (Cuturi and Blondel 2017) with the squared Euclidean local cost:
+ *   R[0][0] = 0, R[i][0] = R[0][j] = +inf,
+ *   R[i][j] = ||A_i - B_j||_2^2 + softmin_gamma(R[i-1][j-1], R[i-1][j], R[i][j-1]),
+ *   softmin_gamma(a, b, c) = -gamma log(e^{-a/gamma} + e^{-b/gamma} + e^{-c/gamma}),  value R[n][m].
+ * The soft minimum is computed stably: the smallest argument r is taken out, so the exponentials
+ * are of numbers <= 0 and one of them is 1: softmin = r - gamma log(1 + e^{-(s-r)/g} + e^{-(t-r)/g}).
+ * It is not idempotent like a minimum: a series against itself is not 0 (ZERO_SELF = 0), and the
+ * divergence (wavewarp.h) subtracts the self terms. `up` and `left` are summed first, so that
+ * swapping the series (transposing the table) gives the same bits: the measure is symmetric.
+ *
+ * The backward pass (the expected alignment E, Cuturi and Blondel's algorithm 2) needs, for a cell
+ * and each of its successors (below, right, diagonal), the weight
+ *   w = exp((R[succ] - R[here] - cost[succ]) / gamma),
+ * which ww_softdtw_back_weight computes, written once here for every engine. */
+#ifndef WW_REAL
+#ifndef WW_MEASURES_SOFTDTW_H
+#define WW_MEASURES_SOFTDTW_H
+#include "lp_norm.h"
+#include "softmath.h"
+
+/* Traits (see measures.h) */
+enum {
+    WW_SOFTDTW_HAS_AUX = 0,
+    WW_SOFTDTW_CARRIES_BEFORE = 0,
+    WW_SOFTDTW_USES_STAMPS = 0,
+    WW_SOFTDTW_SYMMETRIC = 1,
+    WW_SOFTDTW_ZERO_SELF = 0, /* sdtw(x, x) < 0 in general */
+    WW_SOFTDTW_NORM_ROOT = 0, /* the squared norm: no root */
+};
+
+#define WW_MEASURE_HEADER "softdtw.h"
+#include "instantiate.h"
+#undef WW_MEASURE_HEADER
+#endif
+#else
+
+WW_HD static inline int WW_T(ww_softdtw_norm_p)(const WW_T(ww_coef) *c)
+{
+    (void)c;
+    return 2;
+}
+
+WW_HD static inline WW_REAL WW_T(ww_softdtw_local_from_norm)(WW_REAL norm, WW_REAL ta, WW_REAL tb,
+                                                             const WW_T(ww_coef) *c)
+{
+    (void)ta, (void)tb, (void)c;
+    return norm;
+}
+
+WW_HD static inline WW_REAL WW_T(ww_softdtw_local)(const WW_REAL *a, const WW_REAL *b, size_t dim, WW_REAL ta,
+                                                   WW_REAL tb, const WW_T(ww_coef) *c)
+{
+    (void)ta, (void)tb, (void)c;
+    return WW_T(ww_squared_euclidean)(a, b, dim);
+}
+
+WW_HD static inline WW_REAL WW_T(ww_softdtw_aux)(const WW_REAL *x, const WW_REAL *x_prev, size_t dim, WW_REAL t,
+                                                 WW_REAL t_prev, const WW_T(ww_coef) *c)
+{
+    (void)x, (void)x_prev, (void)dim, (void)t, (void)t_prev, (void)c;
+    return 0;
+}
+
+/* softmin_gamma(up, left, diag), stably: with the three sorted, r <= mid <= top,
+ *   softmin = r - gamma log(1 + e^{(r - mid) / gamma} + e^{(r - top) / gamma}),
+ * two exponentials (the smallest's is 1). +inf when all three are (cells cut off by a window).
+ * Branch-free (the engines vectorise it): with all three infinite the sum is taken around 0 and
+ * thrown away. up and left enter only through their minimum and maximum: symmetric, bit for bit. */
+WW_HD static inline WW_REAL WW_T(ww_softmin)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
+                                             WW_REAL inv_gamma)
+{
+    const WW_REAL lo = up < left ? up : left, hi = up < left ? left : up;
+    const WW_REAL r = diag < lo ? diag : lo;
+    const WW_REAL top = diag < hi ? hi : diag;
+    const WW_REAL hi_or_diag = diag < hi ? diag : hi;
+    const WW_REAL mid = lo < hi_or_diag ? hi_or_diag : lo;
+    const int finite = r < WW_REAL_INF;
+    const WW_REAL base = finite ? r : (WW_REAL)0;
+    const WW_REAL s = ((WW_REAL)1 + WW_T(ww_softexp)((base - mid) * inv_gamma)) +
+                      WW_T(ww_softexp)((base - top) * inv_gamma);
+    return finite ? base - gamma * WW_T(ww_softlog)(s) : WW_REAL_INF;
+}
+
+WW_HD static inline WW_REAL WW_T(ww_softdtw_cell)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL aux_a,
+                                                  WW_REAL aux_b, WW_REAL here, WW_REAL before,
+                                                  const WW_T(ww_coef) *c)
+{
+    (void)aux_a, (void)aux_b, (void)before;
+    return here + WW_T(ww_softmin)(up, left, diag, c->gamma, c->inv_gamma);
+}
+
+/* The soft minimum has one grouping (the sum is symmetric in up and left): the variants are the
+ * cell. */
+WW_HD static inline WW_REAL WW_T(ww_softdtw_cell_up_last)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL aux_a,
+                                                          WW_REAL aux_b, WW_REAL here, WW_REAL before,
+                                                          const WW_T(ww_coef) *c)
+{
+    return WW_T(ww_softdtw_cell)(up, left, diag, aux_a, aux_b, here, before, c);
+}
+
+WW_HD static inline WW_REAL WW_T(ww_softdtw_cell_left_last)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL aux_a,
+                                                            WW_REAL aux_b, WW_REAL here, WW_REAL before,
+                                                            const WW_T(ww_coef) *c)
+{
+    return WW_T(ww_softdtw_cell)(up, left, diag, aux_a, aux_b, here, before, c);
+}
+
+WW_HD static inline WW_REAL WW_T(ww_softdtw_finish)(WW_REAL d) { return d; }
+
+/* The backward weight of a successor cell (see the top): 0 for a successor outside the table or
+ * the window (its R is +inf, its E is 0; the caller passes succ_in = 0). */
+WW_HD static inline WW_REAL WW_T(ww_softdtw_back_weight)(WW_REAL r_succ, WW_REAL r_here, WW_REAL cost_succ,
+                                                         WW_REAL inv_gamma, int succ_in)
+{
+    return succ_in ? WW_T(ww_softexp)((r_succ - r_here - cost_succ) * inv_gamma) : (WW_REAL)0;
+}
+
+#endif

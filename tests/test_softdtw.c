@@ -1,0 +1,629 @@
+/* Soft-DTW (issue 14): values, divergences, gradients and batches, against plain full-matrix
+ * references written here from the definitions (wavewarp.h), independently of the library. */
+#include "ww_test.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef WW_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
+
+/* ------------------------------------------------------------------ plain references */
+
+/* The band as a boolean n x m matrix (wavewarp.h, "Window"); r = SIZE_MAX: every cell. */
+static unsigned char *sd_band(size_t n, size_t m, size_t r)
+{
+    unsigned char *in = calloc(n * m, 1);
+    if (r == SIZE_MAX || r >= (n < m ? n : m)) {
+        memset(in, 1, n * m);
+        return in;
+    }
+    if (n == m) {
+        for (size_t p = 0; p < n; p++)
+            for (size_t q = 0; q < m; q++)
+                in[p * m + q] = (p > q ? p - q : q - p) <= r;
+        return in;
+    }
+    const size_t l = n > m ? n : m, s = n > m ? m : n;
+    for (size_t step = 0; step <= l; step++) {
+        const size_t L = (size_t)((unsigned long long)step * l / (l + 1));
+        const size_t S = (size_t)((unsigned long long)step * s / (l + 1));
+        const size_t k0 = S > r ? S - r : 0, k1 = S + r < s - 1 ? S + r : s - 1;
+        for (size_t k = k0; k <= k1; k++)
+            in[(n > m ? L * m + k : k * m + L)] = 1;
+    }
+    return in;
+}
+
+static double sd_cost(const double *a, const double *b, size_t i, size_t j, size_t dim)
+{
+    double c = 0;
+    for (size_t k = 0; k < dim; k++) {
+        const double d = a[(i - 1) * dim + k] - b[(j - 1) * dim + k];
+        c += d * d;
+    }
+    return c;
+}
+
+/* -gamma log sum exp(-v / gamma) of the finite values, by the max of -v / gamma. */
+static double sd_softmin(const double *v, int n, double gamma)
+{
+    double mx = -INFINITY;
+    for (int k = 0; k < n; k++)
+        if (-v[k] / gamma > mx)
+            mx = -v[k] / gamma;
+    if (mx == -INFINITY)
+        return INFINITY;
+    double s = 0;
+    for (int k = 0; k < n; k++)
+        s += exp(-v[k] / gamma - mx);
+    return -gamma * (log(s) + mx);
+}
+
+/* Value, and when ga/gb are given the gradients (Cuturi and Blondel's algorithm 2 on the padded
+ * matrices, cells outside the band excluded). */
+static double sd_plain(const double *a, size_t na, const double *b, size_t nb, size_t dim, double gamma, size_t r,
+                       double *ga, double *gb)
+{
+    unsigned char *in = sd_band(na, nb, r);
+    const size_t w = nb + 2;
+    double *R = malloc((na + 2) * w * sizeof(double)), *E = calloc((na + 2) * w, sizeof(double));
+    for (size_t k = 0; k < (na + 2) * w; k++)
+        R[k] = INFINITY;
+    R[0] = 0;
+    for (size_t i = 1; i <= na; i++)
+        for (size_t j = 1; j <= nb; j++) {
+            if (!in[(i - 1) * nb + j - 1])
+                continue;
+            const double v[3] = {R[(i - 1) * w + j - 1], R[(i - 1) * w + j], R[i * w + j - 1]};
+            R[i * w + j] = sd_cost(a, b, i, j, dim) + sd_softmin(v, 3, gamma);
+        }
+    const double value = R[na * w + nb];
+    if (ga || gb) {
+        /* successors outside the table or the band weigh 0: R = -inf there */
+        for (size_t i = 0; i <= na + 1; i++)
+            for (size_t j = 0; j <= nb + 1; j++)
+                if (i == 0 || j == 0 || i > na || j > nb || !in[(i - 1) * nb + j - 1])
+                    R[i * w + j] = -INFINITY;
+        E[na * w + nb] = 1;
+        for (size_t i = na; i >= 1; i--)
+            for (size_t j = nb; j >= 1; j--) {
+                if (!in[(i - 1) * nb + j - 1] || (i == na && j == nb))
+                    continue;
+                const double here = R[i * w + j];
+                double e = 0;
+                if (i < na)
+                    e += E[(i + 1) * w + j] * exp((R[(i + 1) * w + j] - here - sd_cost(a, b, i + 1, j, dim)) / gamma);
+                if (j < nb)
+                    e += E[i * w + j + 1] * exp((R[i * w + j + 1] - here - sd_cost(a, b, i, j + 1, dim)) / gamma);
+                if (i < na && j < nb)
+                    e += E[(i + 1) * w + j + 1] *
+                         exp((R[(i + 1) * w + j + 1] - here - sd_cost(a, b, i + 1, j + 1, dim)) / gamma);
+                E[i * w + j] = e;
+            }
+        if (ga)
+            memset(ga, 0, na * dim * sizeof(double));
+        if (gb)
+            memset(gb, 0, nb * dim * sizeof(double));
+        for (size_t i = 1; i <= na; i++)
+            for (size_t j = 1; j <= nb; j++)
+                for (size_t k = 0; k < dim; k++) {
+                    const double g = 2 * E[i * w + j] * (a[(i - 1) * dim + k] - b[(j - 1) * dim + k]);
+                    if (ga)
+                        ga[(i - 1) * dim + k] += g;
+                    if (gb)
+                        gb[(j - 1) * dim + k] -= g;
+                }
+    }
+    free(R);
+    free(E);
+    free(in);
+    return value;
+}
+
+static void sd_fill(ww_rng *r, double *x, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        x[k] = ww_rng_uniform(r) * 2.0 - 1.0;
+}
+
+static ww_ctx *sd_ctx(ww_engine engine, int threads)
+{
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CPU;
+    o.engine = engine;
+    o.num_threads = threads;
+    ww_ctx *ctx = NULL;
+    ww_ctx_create(&ctx, &o);
+    return ctx;
+}
+
+/* |got - want| <= tol (max(|want|, scale)) for every entry */
+static int sd_close_all(const double *got, const double *want, size_t n, double tol, double scale)
+{
+    for (size_t k = 0; k < n; k++) {
+        const double s = fabs(want[k]) > scale ? fabs(want[k]) : scale;
+        if (!(fabs(got[k] - want[k]) <= tol * s)) {
+            fprintf(stderr, "  entry %zu: %.17g, expected %.17g\n", k, got[k], want[k]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ values */
+
+void test_softdtw_values_every_engine(void)
+{
+    ww_rng rng = {0x5d7u};
+    const ww_engine engines[] = {WW_ENGINE_CPU_REFERENCE, WW_ENGINE_CPU_BAND, WW_ENGINE_CPU_STRIP};
+    const size_t lengths[][2] = {{1, 1}, {1, 7}, {9, 1}, {20, 20}, {37, 23}, {300, 290}, {64, 80}};
+    const double gammas[] = {0.01, 0.1, 1.0, 10.0};
+    const size_t radii[] = {SIZE_MAX, 0, 3, 17};
+    for (size_t e = 0; e < 3; e++) {
+        ww_ctx *ctx = sd_ctx(engines[e], 1);
+        CHECK(ctx != NULL);
+        for (size_t L = 0; L < sizeof lengths / sizeof lengths[0]; L++)
+            for (size_t dim = 1; dim <= 3; dim += 2) {
+                const size_t na = lengths[L][0], nb = lengths[L][1];
+                double *a = malloc(na * dim * sizeof(double)), *b = malloc(nb * dim * sizeof(double));
+                sd_fill(&rng, a, na * dim);
+                sd_fill(&rng, b, nb * dim);
+                const ww_series sa = ww_series_f64(a, NULL, na, dim), sb = ww_series_f64(b, NULL, nb, dim);
+                for (size_t g = 0; g < 4; g++)
+                    for (size_t ri = 0; ri < 4; ri++) {
+                        ww_measure m = ww_measure_softdtw(gammas[g]);
+                        ww_measure_set_window(&m, radii[ri]);
+                        double got = NAN;
+                        CHECK_STATUS(ww_distance(ctx, &m, &sa, &sb, &got), WW_OK);
+                        CHECK_CLOSE(got, sd_plain(a, na, b, nb, dim, gammas[g], radii[ri], NULL, NULL), 1e-12);
+                    }
+                free(a);
+                free(b);
+            }
+        ww_ctx_destroy(ctx);
+    }
+}
+
+/* Matrices (the lane engine), ragged, self and not, F64 and F32, kNN and an index. */
+void test_softdtw_pairwise_knn(void)
+{
+    ww_rng rng = {0x77u};
+    const size_t count = 37, dim = 2;
+    size_t offsets[38];
+    offsets[0] = 0;
+    for (size_t i = 0; i < count; i++)
+        offsets[i + 1] = offsets[i] + 1 + (size_t)(ww_rng_uniform(&rng) * 40);
+    double *v = malloc(offsets[count] * dim * sizeof(double));
+    sd_fill(&rng, v, offsets[count] * dim);
+    const ww_dataset x = ww_dataset_f64(v, NULL, offsets, count, 0, dim);
+    ww_ctx *ctx = sd_ctx(WW_ENGINE_AUTO, 2);
+    for (int div = 0; div < 2; div++)
+        for (size_t radius = 4; radius != 0; radius = radius == 4 ? SIZE_MAX : 0) {
+            ww_measure m = ww_measure_softdtw(0.5);
+            ww_measure_set_divergence(&m, div);
+            ww_measure_set_window(&m, radius);
+            double *out = malloc(count * count * sizeof(double));
+            float *outf = malloc(count * count * sizeof(float));
+            CHECK_STATUS(ww_pairwise(ctx, &m, &x, NULL, out, NULL), WW_OK);
+            ww_pairwise_options o = ww_pairwise_options_default();
+            o.out_dtype = WW_F32;
+            CHECK_STATUS(ww_pairwise(ctx, &m, &x, &x, outf, &o), WW_OK);
+            int bad = 0;
+            for (size_t i = 0; i < count && bad < 3; i++)
+                for (size_t j = 0; j < count && bad < 3; j++) {
+                    const double *a = v + offsets[i] * dim, *b = v + offsets[j] * dim;
+                    const size_t na = offsets[i + 1] - offsets[i], nb = offsets[j + 1] - offsets[j];
+                    double want = sd_plain(a, na, b, nb, dim, 0.5, radius, NULL, NULL);
+                    if (div)
+                        want -= (sd_plain(a, na, a, na, dim, 0.5, radius, NULL, NULL) +
+                                 sd_plain(b, nb, b, nb, dim, 0.5, radius, NULL, NULL)) / 2;
+                    const double s = fabs(want) > 1 ? fabs(want) : 1;
+                    if (!(fabs(out[i * count + j] - want) <= 1e-12 * s) ||
+                        !(fabs(outf[i * count + j] - want) <= 1e-6 * s)) {
+                        fprintf(stderr, "  div %d r %zu (%zu,%zu): %.17g / %.9g, expected %.17g\n", div, radius, i, j,
+                                out[i * count + j], (double)outf[i * count + j], want);
+                        bad++;
+                    }
+                    if (div && i == j && out[i * count + j] != 0.0)
+                        bad++;
+                }
+            CHECK(bad == 0);
+            /* kNN and an index give the matrix's order */
+            size_t idx[3 * 37];
+            double dist[3 * 37];
+            CHECK_STATUS(ww_knn(ctx, &m, &x, &x, 3, idx, dist, NULL), WW_OK);
+            for (size_t q = 0; q < count; q++) {
+                CHECK_CLOSE(dist[q * 3], out[q * count + idx[q * 3]], 1e-15);
+                for (size_t j = 0; j < count; j++)
+                    CHECK(out[q * count + j] >= dist[q * 3]);
+            }
+            ww_index *ix = NULL;
+            CHECK_STATUS(ww_index_create(ctx, &x, &m, &ix), WW_OK);
+            double *rows = malloc(count * count * sizeof(double));
+            CHECK_STATUS(ww_index_pairwise(ctx, ix, &x, rows, NULL), WW_OK);
+            CHECK(sd_close_all(rows, out, count * count, 1e-12, 1.0));
+            free(rows);
+            ww_index_destroy(ix);
+            free(out);
+            free(outf);
+        }
+    ww_ctx_destroy(ctx);
+    free(v);
+}
+
+/* Divergence: 0 (exactly) for x = y, >= 0 on random data; gamma -> 0 gives DTW. */
+void test_softdtw_divergence_and_limit(void)
+{
+    ww_rng rng = {0x99u};
+    ww_ctx *ctx = sd_ctx(WW_ENGINE_AUTO, 1);
+    for (int t = 0; t < 40; t++) {
+        const size_t na = 1 + (size_t)(ww_rng_uniform(&rng) * 60), nb = 1 + (size_t)(ww_rng_uniform(&rng) * 60);
+        const size_t dim = 1 + (size_t)t % 3;
+        double *a = malloc(na * dim * sizeof(double)), *b = malloc(nb * dim * sizeof(double));
+        sd_fill(&rng, a, na * dim);
+        sd_fill(&rng, b, nb * dim);
+        const ww_series sa = ww_series_f64(a, NULL, na, dim), sb = ww_series_f64(b, NULL, nb, dim);
+        ww_measure m = ww_measure_softdtw(0.05 + ww_rng_uniform(&rng) * 2);
+        CHECK_STATUS(ww_measure_set_divergence(&m, 1), WW_OK);
+        double d = NAN, self = NAN;
+        CHECK_STATUS(ww_distance(ctx, &m, &sa, &sb, &d), WW_OK);
+        CHECK_STATUS(ww_distance(ctx, &m, &sa, &sa, &self), WW_OK);
+        CHECK(d >= -1e-12 * (1 + fabs(d)));
+        CHECK(self == 0.0);
+        double gsa[200], gsb[200], v = NAN;
+        CHECK_STATUS(ww_gradient(ctx, &m, &sa, &sa, &v, gsa, gsb), WW_OK);
+        CHECK(v == 0.0);
+        /* gamma -> 0: DTW (|sdtw - dtw| <= gamma log(3) per step of the path) */
+        const ww_measure dtw = ww_measure_dtw();
+        double want = NAN, got = NAN;
+        CHECK_STATUS(ww_distance(ctx, &dtw, &sa, &sb, &want), WW_OK);
+        const ww_measure small = ww_measure_softdtw(1e-6);
+        CHECK_STATUS(ww_distance(ctx, &small, &sa, &sb, &got), WW_OK);
+        CHECK(fabs(got - want) <= 1e-6 * log(3.0) * (double)(na + nb));
+        free(a);
+        free(b);
+    }
+    ww_ctx_destroy(ctx);
+}
+
+/* ------------------------------------------------------------------ gradients */
+
+void test_softdtw_gradient_reference_and_fd(void)
+{
+    ww_rng rng = {0x123u};
+    ww_ctx *ctx = sd_ctx(WW_ENGINE_AUTO, 1);
+    const size_t lengths[][2] = {{1, 1}, {1, 5}, {6, 1}, {12, 12}, {25, 17}, {40, 53}};
+    const size_t radii[] = {SIZE_MAX, 0, 2, 6};
+    for (size_t L = 0; L < 6; L++)
+        for (size_t dim = 1; dim <= 2; dim++)
+            for (size_t ri = 0; ri < 4; ri++)
+                for (int div = 0; div < 2; div++) {
+                    const size_t na = lengths[L][0], nb = lengths[L][1];
+                    double *a = malloc(na * dim * sizeof(double)), *b = malloc(nb * dim * sizeof(double));
+                    double *ga = malloc(na * dim * sizeof(double)), *gb = malloc(nb * dim * sizeof(double));
+                    double *wa = malloc(na * dim * sizeof(double)), *wb = malloc(nb * dim * sizeof(double));
+                    double *t1 = malloc(na * dim * sizeof(double)), *t2 = malloc(nb * dim * sizeof(double));
+                    sd_fill(&rng, a, na * dim);
+                    sd_fill(&rng, b, nb * dim);
+                    const double gamma = 0.3 + ri * 0.2;
+                    ww_measure m = ww_measure_softdtw(gamma);
+                    ww_measure_set_window(&m, radii[ri]);
+                    ww_measure_set_divergence(&m, div);
+                    const ww_series sa = ww_series_f64(a, NULL, na, dim), sb = ww_series_f64(b, NULL, nb, dim);
+                    double v = NAN, d = NAN;
+                    CHECK_STATUS(ww_gradient(ctx, &m, &sa, &sb, &v, ga, gb), WW_OK);
+                    CHECK_STATUS(ww_distance(ctx, &m, &sa, &sb, &d), WW_OK);
+                    CHECK_CLOSE(v, d, 1e-12);
+                    double want = sd_plain(a, na, b, nb, dim, gamma, radii[ri], wa, wb);
+                    if (div) {
+                        want -= (sd_plain(a, na, a, na, dim, gamma, radii[ri], t1, NULL) +
+                                 sd_plain(b, nb, b, nb, dim, gamma, radii[ri], t2, NULL)) / 2;
+                        /* d/da sdtw(a, a) = 2 ga(a, a) by symmetry */
+                        for (size_t k = 0; k < na * dim; k++)
+                            wa[k] -= t1[k];
+                        for (size_t k = 0; k < nb * dim; k++)
+                            wb[k] -= t2[k];
+                    }
+                    CHECK_CLOSE(v, want, 1e-12);
+                    CHECK(sd_close_all(ga, wa, na * dim, 1e-10, 1e-3));
+                    CHECK(sd_close_all(gb, wb, nb * dim, 1e-10, 1e-3));
+                    /* central finite differences of the library's own value */
+                    const double h = 1e-6;
+                    for (size_t k = 0; k < na * dim; k += 1 + na * dim / 7) {
+                        const double keep = a[k];
+                        double up, down;
+                        a[k] = keep + h;
+                        ww_distance(ctx, &m, &sa, &sb, &up);
+                        a[k] = keep - h;
+                        ww_distance(ctx, &m, &sa, &sb, &down);
+                        a[k] = keep;
+                        CHECK_CLOSE(ga[k], (up - down) / (2 * h), 1e-6);
+                    }
+                    for (size_t k = 0; k < nb * dim; k += 1 + nb * dim / 7) {
+                        const double keep = b[k];
+                        double up, down;
+                        b[k] = keep + h;
+                        ww_distance(ctx, &m, &sa, &sb, &up);
+                        b[k] = keep - h;
+                        ww_distance(ctx, &m, &sa, &sb, &down);
+                        b[k] = keep;
+                        CHECK_CLOSE(gb[k], (up - down) / (2 * h), 1e-6);
+                    }
+                    free(a), free(b), free(ga), free(gb), free(wa), free(wb), free(t1), free(t2);
+                }
+    ww_ctx_destroy(ctx);
+}
+
+/* The checkpointed backward pass (budget 0) equals the compact table (no limit) to the bit; the
+ * environment setting of the default is read. */
+void test_softdtw_checkpoint_equals_compact(void)
+{
+    ww_rng rng = {0x4242u};
+    ww_ctx *ctx = sd_ctx(WW_ENGINE_AUTO, 1);
+    const size_t lengths[][2] = {{300, 257}, {97, 400}, {1, 50}, {50, 1}, {2, 2}};
+    for (size_t L = 0; L < 5; L++)
+        for (size_t ri = 0; ri < 2; ri++) {
+            const size_t na = lengths[L][0], nb = lengths[L][1], dim = 2;
+            double *a = malloc(na * dim * sizeof(double)), *b = malloc(nb * dim * sizeof(double));
+            double *g1 = malloc((na + nb) * dim * sizeof(double)), *g2 = malloc((na + nb) * dim * sizeof(double));
+            sd_fill(&rng, a, na * dim);
+            sd_fill(&rng, b, nb * dim);
+            ww_measure m = ww_measure_softdtw(0.7);
+            if (ri)
+                ww_measure_set_window(&m, 9);
+            const ww_series sa = ww_series_f64(a, NULL, na, dim), sb = ww_series_f64(b, NULL, nb, dim);
+            double v1 = NAN, v2 = NAN;
+            CHECK_STATUS(ww_softdtw_set_memory_budget(ctx, SIZE_MAX), WW_OK);
+            CHECK_STATUS(ww_gradient(ctx, &m, &sa, &sb, &v1, g1, g1 + na * dim), WW_OK);
+            CHECK_STATUS(ww_softdtw_set_memory_budget(ctx, 0), WW_OK);
+            CHECK_STATUS(ww_gradient(ctx, &m, &sa, &sb, &v2, g2, g2 + na * dim), WW_OK);
+            CHECK(v1 == v2);
+            CHECK(memcmp(g1, g2, (na + nb) * dim * sizeof(double)) == 0);
+            free(a), free(b), free(g1), free(g2);
+        }
+    ww_ctx_destroy(ctx);
+    CHECK(ww_softdtw_set_memory_budget(NULL, 0) == WW_ERR_NULL_POINTER);
+}
+
+/* ------------------------------------------------------------------ batches */
+
+void test_softdtw_batch_mixed_lengths(void)
+{
+    ww_rng rng = {0xbeefu};
+    ww_ctx *ctx = sd_ctx(WW_ENGINE_AUTO, 2);
+    const size_t count = 23, dim = 3;
+    size_t ox[24], oy[24];
+    ox[0] = oy[0] = 0;
+    for (size_t i = 0; i < count; i++) {
+        ox[i + 1] = ox[i] + 1 + (size_t)(ww_rng_uniform(&rng) * 30);
+        oy[i + 1] = oy[i] + 1 + (size_t)(ww_rng_uniform(&rng) * 30);
+    }
+    const size_t nx = ox[count] * dim, ny = oy[count] * dim;
+    double *x = malloc(nx * sizeof(double)), *y = malloc(ny * sizeof(double));
+    double *gx = malloc(nx * sizeof(double)), *gy = malloc(ny * sizeof(double)), vals[23];
+    float *xf = malloc(nx * sizeof(float)), *yf = malloc(ny * sizeof(float));
+    float *gxf = malloc(nx * sizeof(float)), *gyf = malloc(ny * sizeof(float)), valsf[23];
+    sd_fill(&rng, x, nx);
+    sd_fill(&rng, y, ny);
+    for (size_t k = 0; k < nx; k++)
+        xf[k] = (float)x[k];
+    for (size_t k = 0; k < ny; k++)
+        yf[k] = (float)y[k];
+    for (int div = 0; div < 2; div++) {
+        ww_measure m = ww_measure_softdtw(1.0);
+        ww_measure_set_divergence(&m, div);
+        const ww_dataset dx = ww_dataset_f64(x, NULL, ox, count, 0, dim), dy = ww_dataset_f64(y, NULL, oy, count, 0, dim);
+        CHECK_STATUS(ww_softdtw_batch(ctx, &m, &dx, &dy, vals, gx, gy), WW_OK);
+        const ww_dataset fx = ww_dataset_f32(xf, NULL, ox, count, 0, dim), fy = ww_dataset_f32(yf, NULL, oy, count, 0, dim);
+        CHECK_STATUS(ww_softdtw_batch(ctx, &m, &fx, &fy, valsf, gxf, gyf), WW_OK);
+        for (size_t p = 0; p < count; p++) {
+            ww_series a, b;
+            ww_dataset_series(&dx, p, &a);
+            ww_dataset_series(&dy, p, &b);
+            double v = NAN, ga[100], gb[100];
+            CHECK_STATUS(ww_gradient(ctx, &m, &a, &b, &v, ga, gb), WW_OK);
+            CHECK(v == vals[p]);
+            CHECK(memcmp(ga, gx + ox[p] * dim, a.length * dim * sizeof(double)) == 0);
+            CHECK(memcmp(gb, gy + oy[p] * dim, b.length * dim * sizeof(double)) == 0);
+            /* F32: the same computation on the rounded inputs, rounded once */
+            CHECK_CLOSE(valsf[p], v, 1e-5);
+            for (size_t k = 0; k < a.length * dim; k++)
+                CHECK_CLOSE(gxf[ox[p] * dim + k], ga[k], 1e-4);
+        }
+        /* values only */
+        CHECK_STATUS(ww_softdtw_batch(ctx, &m, &dx, &dy, vals, NULL, NULL), WW_OK);
+    }
+    /* equal lengths without offsets */
+    ww_measure m = ww_measure_softdtw(0.1);
+    const ww_dataset ex = ww_dataset_f64(x, NULL, NULL, 4, 5, dim), ey = ww_dataset_f64(y, NULL, NULL, 4, 6, dim);
+    CHECK_STATUS(ww_softdtw_batch(ctx, &m, &ex, &ey, vals, gx, NULL), WW_OK);
+    for (size_t p = 0; p < 4; p++)
+        CHECK_CLOSE(vals[p], sd_plain(x + p * 5 * dim, 5, y + p * 6 * dim, 6, dim, 0.1, SIZE_MAX, NULL, NULL), 1e-12);
+    free(x), free(y), free(gx), free(gy), free(xf), free(yf), free(gxf), free(gyf);
+    ww_ctx_destroy(ctx);
+}
+
+/* ------------------------------------------------------------------ errors */
+
+void test_softdtw_bad_input(void)
+{
+    ww_ctx *ctx = sd_ctx(WW_ENGINE_AUTO, 1);
+    double a[6] = {0, 1, 2, 3, 4, 5}, b[4] = {1, 2, 3, 4}, v, g[6];
+    const ww_series sa = ww_series_f64(a, NULL, 3, 2), sb = ww_series_f64(b, NULL, 2, 2);
+    const double bad_gammas[] = {0.0, -1.0, NAN, INFINITY, 1e-320};
+    for (int k = 0; k < 5; k++) {
+        const ww_measure m = ww_measure_softdtw(bad_gammas[k]);
+        CHECK_STATUS(ww_measure_check(&m), WW_ERR_PARAM);
+        CHECK_STATUS(ww_distance(ctx, &m, &sa, &sb, &v), WW_ERR_PARAM);
+        CHECK_STATUS(ww_gradient(ctx, &m, &sa, &sb, &v, g, NULL), WW_ERR_PARAM);
+    }
+    const ww_measure m = ww_measure_softdtw(1.0);
+    CHECK(strcmp(ww_measure_name(&m), "softdtw") == 0);
+    /* NaN and inf values */
+    double nan_a[6] = {0, 1, NAN, 3, 4, 5}, inf_b[4] = {1, INFINITY, 3, 4};
+    const ww_series na_ = ww_series_f64(nan_a, NULL, 3, 2), ib = ww_series_f64(inf_b, NULL, 2, 2);
+    CHECK_STATUS(ww_gradient(ctx, &m, &na_, &sb, &v, g, NULL), WW_ERR_NONFINITE);
+    CHECK_STATUS(ww_gradient(ctx, &m, &sa, &ib, &v, NULL, NULL), WW_ERR_NONFINITE);
+    CHECK_STATUS(ww_distance(ctx, &m, &na_, &sb, &v), WW_ERR_NONFINITE);
+    /* empty, dims, dtypes, NULL */
+    const ww_series empty = ww_series_f64(a, NULL, 0, 2), d3 = ww_series_f64(a, NULL, 2, 3);
+    CHECK_STATUS(ww_gradient(ctx, &m, &empty, &sb, &v, NULL, NULL), WW_ERR_EMPTY);
+    CHECK_STATUS(ww_gradient(ctx, &m, &sa, &d3, &v, NULL, NULL), WW_ERR_SHAPE);
+    float af[6] = {0};
+    const ww_series fa = ww_series_f32(af, NULL, 3, 2);
+    CHECK_STATUS(ww_gradient(ctx, &m, &fa, &sb, &v, NULL, NULL), WW_ERR_DTYPE);
+    CHECK_STATUS(ww_gradient(NULL, &m, &sa, &sb, &v, NULL, NULL), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_gradient(ctx, NULL, &sa, &sb, &v, NULL, NULL), WW_ERR_NULL_POINTER);
+    /* not differentiable */
+    const ww_measure dtw = ww_measure_dtw();
+    CHECK_STATUS(ww_gradient(ctx, &dtw, &sa, &sb, &v, g, NULL), WW_ERR_NOT_DIFFERENTIABLE);
+    ww_measure dtw2 = dtw;
+    CHECK_STATUS(ww_measure_set_divergence(&dtw2, 1), WW_ERR_MEASURE);
+    CHECK(strlen(ww_strerror(WW_ERR_NOT_DIFFERENTIABLE)) > 10);
+    /* batches: count, dim, dtype, values */
+    size_t o2[3] = {0, 1, 3}, o3[4] = {0, 1, 2, 3};
+    const ww_dataset x2 = ww_dataset_f64(a, NULL, o2, 2, 0, 2), x3 = ww_dataset_f64(a, NULL, o3, 3, 0, 2);
+    const ww_dataset x2d1 = ww_dataset_f64(a, NULL, o2, 2, 0, 1), x2f = ww_dataset_f32(af, NULL, o2, 2, 0, 2);
+    double vals[3];
+    CHECK_STATUS(ww_softdtw_batch(ctx, &m, &x2, &x3, vals, NULL, NULL), WW_ERR_SHAPE);
+    CHECK_STATUS(ww_softdtw_batch(ctx, &m, &x2, &x2d1, vals, NULL, NULL), WW_ERR_SHAPE);
+    CHECK_STATUS(ww_softdtw_batch(ctx, &m, &x2, &x2f, vals, NULL, NULL), WW_ERR_DTYPE);
+    CHECK_STATUS(ww_softdtw_batch(ctx, &m, &x2, &x2, NULL, NULL, NULL), WW_ERR_NULL_POINTER);
+    CHECK_STATUS(ww_softdtw_batch(ctx, &dtw, &x2, &x2, vals, NULL, NULL), WW_ERR_NOT_DIFFERENTIABLE);
+    size_t o_bad[3] = {0, 2, 1};
+    const ww_dataset xbad = ww_dataset_f64(a, NULL, o_bad, 2, 0, 2);
+    CHECK(ww_softdtw_batch(ctx, &m, &x2, &xbad, vals, NULL, NULL) != WW_OK);
+    const ww_dataset xnan = ww_dataset_f64(nan_a, NULL, o2, 2, 0, 2);
+    vals[0] = vals[1] = 7.0;
+    CHECK_STATUS(ww_softdtw_batch(ctx, &m, &x2, &xnan, vals, NULL, NULL), WW_ERR_NONFINITE);
+    CHECK(vals[0] == 7.0 && vals[1] == 7.0); /* nothing written */
+    const ww_dataset none = ww_dataset_f64(a, NULL, NULL, 0, 3, 2);
+    CHECK_STATUS(ww_softdtw_batch(ctx, &m, &none, &none, vals, NULL, NULL), WW_ERR_EMPTY);
+    ww_ctx_destroy(ctx);
+}
+
+/* ------------------------------------------------------------------ GPU */
+
+#ifdef WW_TEST_CUDA
+/* One batch on the GPU (device arrays, outputs poisoned with NaN first) against the CPU. */
+static void sd_gpu_batch_case(ww_ctx *gpu, ww_ctx *cpu, const ww_measure *m, int f32, size_t count, size_t dim,
+                              const size_t *ox, const size_t *oy, const double *x, const double *y)
+{
+    const size_t nx = ox[count] * dim, ny = oy[count] * dim, es = f32 ? sizeof(float) : sizeof(double);
+    void *hx = malloc(nx * es), *hy = malloc(ny * es), *hv = malloc(count * es), *hgx = malloc(nx * es),
+         *hgy = malloc(ny * es), *cv = malloc(count * es), *cgx = malloc(nx * es), *cgy = malloc(ny * es);
+    for (size_t k = 0; k < nx; k++)
+        f32 ? (void)(((float *)hx)[k] = (float)x[k]) : (void)(((double *)hx)[k] = x[k]);
+    for (size_t k = 0; k < ny; k++)
+        f32 ? (void)(((float *)hy)[k] = (float)y[k]) : (void)(((double *)hy)[k] = y[k]);
+    void *dx, *dy, *dv, *dgx, *dgy;
+    CHECK(cudaMalloc(&dx, nx * es) == cudaSuccess && cudaMalloc(&dy, ny * es) == cudaSuccess &&
+          cudaMalloc(&dv, count * es) == cudaSuccess && cudaMalloc(&dgx, nx * es) == cudaSuccess &&
+          cudaMalloc(&dgy, ny * es) == cudaSuccess);
+    cudaMemcpy(dx, hx, nx * es, cudaMemcpyHostToDevice);
+    cudaMemcpy(dy, hy, ny * es, cudaMemcpyHostToDevice);
+    cudaMemset(dv, 0xff, count * es); /* NaN */
+    cudaMemset(dgx, 0xff, nx * es);
+    cudaMemset(dgy, 0xff, ny * es);
+    ww_dataset gx = f32 ? ww_dataset_f32(dx, NULL, ox, count, 0, dim) : ww_dataset_f64(dx, NULL, ox, count, 0, dim);
+    ww_dataset gy = f32 ? ww_dataset_f32(dy, NULL, oy, count, 0, dim) : ww_dataset_f64(dy, NULL, oy, count, 0, dim);
+    gx.memory = gy.memory = WW_DEVICE;
+    CHECK_STATUS(ww_softdtw_batch(gpu, m, &gx, &gy, dv, dgx, dgy), WW_OK);
+    cudaMemcpy(hv, dv, count * es, cudaMemcpyDeviceToHost);
+    cudaMemcpy(hgx, dgx, nx * es, cudaMemcpyDeviceToHost);
+    cudaMemcpy(hgy, dgy, ny * es, cudaMemcpyDeviceToHost);
+    const ww_dataset hxd = f32 ? ww_dataset_f32(hx, NULL, ox, count, 0, dim) : ww_dataset_f64(hx, NULL, ox, count, 0, dim);
+    const ww_dataset hyd = f32 ? ww_dataset_f32(hy, NULL, oy, count, 0, dim) : ww_dataset_f64(hy, NULL, oy, count, 0, dim);
+    CHECK_STATUS(ww_softdtw_batch(cpu, m, &hxd, &hyd, cv, cgx, cgy), WW_OK);
+    /* float32: the stated budget, 1e-5 relative on the values; gradients to 1e-3 of their scale */
+    const double vtol = f32 ? 1e-5 : 1e-10, gtol = f32 ? 1e-3 : 1e-9;
+    int bad = 0;
+    for (size_t b = 0; b < count && bad < 5; b++) {
+        const double g = f32 ? ((float *)hv)[b] : ((double *)hv)[b], w = f32 ? ((float *)cv)[b] : ((double *)cv)[b];
+        if (!(fabs(g - w) <= vtol * (fabs(w) > 1 ? fabs(w) : 1)))
+            fprintf(stderr, "  value %zu: gpu %.9g cpu %.9g\n", b, g, w), bad++;
+    }
+    double scale = 0;
+    for (size_t k = 0; k < nx; k++)
+        scale = fmax(scale, fabs(f32 ? ((float *)cgx)[k] : ((double *)cgx)[k]));
+    for (size_t k = 0; k < nx && bad < 5; k++) {
+        const double g = f32 ? ((float *)hgx)[k] : ((double *)hgx)[k], w = f32 ? ((float *)cgx)[k] : ((double *)cgx)[k];
+        if (!(fabs(g - w) <= gtol * (scale > 1 ? scale : 1)))
+            fprintf(stderr, "  grad_x %zu: gpu %.9g cpu %.9g\n", k, g, w), bad++;
+    }
+    for (size_t k = 0; k < ny && bad < 5; k++) {
+        const double g = f32 ? ((float *)hgy)[k] : ((double *)hgy)[k], w = f32 ? ((float *)cgy)[k] : ((double *)cgy)[k];
+        if (!(fabs(g - w) <= gtol * (scale > 1 ? scale : 1)))
+            fprintf(stderr, "  grad_y %zu: gpu %.9g cpu %.9g\n", k, g, w), bad++;
+    }
+    CHECK(bad == 0);
+    cudaFree(dx), cudaFree(dy), cudaFree(dv), cudaFree(dgx), cudaFree(dgy);
+    free(hx), free(hy), free(hv), free(hgx), free(hgy), free(cv), free(cgx), free(cgy);
+}
+#endif
+
+/* The GPU batch (device data, F64 and F32, mixed lengths up to 1,500, windows, the divergence)
+ * against the CPU's, on fresh random inputs with poisoned outputs; one pair of device series
+ * through ww_gradient; NaN on the device. */
+void test_cuda_softdtw_batch(void)
+{
+#ifndef WW_TEST_CUDA
+    SKIP("test built without the CUDA runtime headers");
+#else
+    if (!ww_cuda_available())
+        SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CUDA;
+    ww_ctx *gpu = NULL, *cpu = sd_ctx(WW_ENGINE_AUTO, 0);
+    CHECK_STATUS(ww_ctx_create(&gpu, &o), WW_OK);
+    if (gpu == NULL)
+        return;
+    ww_rng rng = {0xc0dau};
+    const size_t count = 24, dim = 2;
+    size_t ox[25], oy[25];
+    ox[0] = oy[0] = 0;
+    for (size_t i = 0; i < count; i++) {
+        const size_t big = i % 6 == 0 ? 1500 : 300;
+        ox[i + 1] = ox[i] + (i == 3 ? 1 : 1 + (size_t)(ww_rng_uniform(&rng) * big));
+        oy[i + 1] = oy[i] + 1 + (size_t)(ww_rng_uniform(&rng) * big);
+    }
+    double *x = malloc(ox[count] * dim * sizeof(double)), *y = malloc(oy[count] * dim * sizeof(double));
+    sd_fill(&rng, x, ox[count] * dim);
+    sd_fill(&rng, y, oy[count] * dim);
+    for (int f32 = 0; f32 < 2; f32++)
+        for (int variant = 0; variant < 3; variant++) {
+            ww_measure m = ww_measure_softdtw(variant == 2 ? 0.1 : 1.0);
+            if (variant == 1)
+                ww_measure_set_window(&m, 20);
+            if (variant == 2)
+                ww_measure_set_divergence(&m, 1);
+            sd_gpu_batch_case(gpu, cpu, &m, f32, count, dim, ox, oy, x, y);
+        }
+    /* one F64 pair through ww_gradient */
+    const size_t na = ox[2] - ox[1], nb = oy[2] - oy[1];
+    double *da, *db, *dga, *dgb, v = NAN, w = NAN;
+    cudaMalloc((void **)&da, na * dim * 8), cudaMalloc((void **)&db, nb * dim * 8);
+    cudaMalloc((void **)&dga, na * dim * 8), cudaMalloc((void **)&dgb, nb * dim * 8);
+    cudaMemcpy(da, x + ox[1] * dim, na * dim * 8, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, y + oy[1] * dim, nb * dim * 8, cudaMemcpyHostToDevice);
+    ww_series sa = ww_series_f64(da, NULL, na, dim), sb = ww_series_f64(db, NULL, nb, dim);
+    sa.memory = sb.memory = WW_DEVICE;
+    const ww_measure m = ww_measure_softdtw(1.0);
+    CHECK_STATUS(ww_gradient(gpu, &m, &sa, &sb, &v, dga, dgb), WW_OK);
+    const ww_series ha = ww_series_f64(x + ox[1] * dim, NULL, na, dim), hb = ww_series_f64(y + oy[1] * dim, NULL, nb, dim);
+    CHECK_STATUS(ww_gradient(cpu, &m, &ha, &hb, &w, NULL, NULL), WW_OK);
+    CHECK_CLOSE(v, w, 1e-10);
+    /* NaN on the device; device data on a CPU context */
+    const double nan = NAN;
+    cudaMemcpy(da + 1, &nan, sizeof nan, cudaMemcpyHostToDevice);
+    CHECK_STATUS(ww_gradient(gpu, &m, &sa, &sb, &v, dga, dgb), WW_ERR_NONFINITE);
+    CHECK_STATUS(ww_gradient(cpu, &m, &sa, &sb, &v, dga, dgb), WW_ERR_MEMORY_KIND);
+    cudaFree(da), cudaFree(db), cudaFree(dga), cudaFree(dgb);
+    free(x), free(y);
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+#endif
+}
