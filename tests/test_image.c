@@ -723,8 +723,8 @@ void test_image_cuda_matches_cpu(void)
     o.progress = count_progress;
     o.progress_user = seen;
     CHECK_STATUS(ww_image_pairwise(gpu, set, 1, set, MANY, NULL, gm, &o), WW_ERR_CANCELLED);
-    float *wide = calloc(2 * 150, sizeof(float));
-    ww_image w[2] = {ww_image_make(wide, 2, 150, 1, WW_F32), ww_image_make(wide + 150, 2, 150, 1, WW_F32)};
+    float *wide = calloc(4 * 150, sizeof(float)); /* two images of 2 x 150 */
+    ww_image w[2] = {ww_image_make(wide, 2, 150, 1, WW_F32), ww_image_make(wide + 300, 2, 150, 1, WW_F32)};
     double wd[4];
     CHECK_STATUS(ww_image_pairwise(gpu, w, 2, w, 2, NULL, wd, NULL), WW_ERR_UNSUPPORTED); /* backend CUDA: no CPU */
     ww_ctx *any = ww_test_ctx(WW_BACKEND_AUTO, WW_ENGINE_AUTO, 0);
