@@ -56,12 +56,15 @@ static ww_status run_pass(ww_cuda_state *s, const ww_measure *m, const ww_datase
         }
         if (bytes > budget)
             return WW_ERR_DEVICE_MEMORY;
+        /* the pairs' metadata after the tables, at an offset aligned for its 8-byte fields (the
+         * tables of float data end on any multiple of 4 bytes) */
+        const size_t tables = (bytes + 255) & ~(size_t)255;
         const size_t meta = (pairs.size() * sizeof(sdtw_pair) + 255) & ~(size_t)255;
-        ww_status st = ww_device_reserve(&s->work, bytes + meta);
+        ww_status st = ww_device_reserve(&s->work, tables + meta);
         if (st != WW_OK)
             return st;
         T *table = (T *)s->work.ptr;
-        sdtw_pair *dpairs = (sdtw_pair *)((char *)s->work.ptr + bytes);
+        sdtw_pair *dpairs = (sdtw_pair *)((char *)s->work.ptr + tables);
         WW_CUDA_TRY(cudaMemcpyAsync(dpairs, pairs.data(), pairs.size() * sizeof(sdtw_pair), cudaMemcpyHostToDevice,
                                     s->stream));
         const unsigned blocks = (unsigned)pairs.size();
