@@ -52,20 +52,20 @@ void launch_staged(int rows, int lanes, dim3 blocks, unsigned threads, size_t by
 #define STAGED_SPLIT_PAIRS_PER_SM 1024
 template <class M> static int staged_lanes(const M &m, size_t pairs, int rows)
 {
-    const int knob = staged_knob(WW_SETTING_STAGED_LANES, 0);
     if (rows != 2 || (m.norm_p() != 1 && m.norm_p() != 2))
         return 1;
+    const int knob = staged_knob(WW_SETTING_STAGED_LANES, 0);
     if (knob == 1 || knob == 2)
         return knob;
+    /* the cheap tests first: no runtime call for float data or two row buffers */
+    if (sizeof(typename M::real) != sizeof(double) || M::carries_before)
+        return 1;
     int device = 0, sms = 0;
     if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
         cudaGetLastError();
         return 1;
     }
-    return sizeof(typename M::real) == sizeof(double) && !M::carries_before &&
-                   pairs < (size_t)sms * STAGED_SPLIT_PAIRS_PER_SM
-               ? 2
-               : 1;
+    return pairs < (size_t)sms * STAGED_SPLIT_PAIRS_PER_SM ? 2 : 1;
 }
 
 /* One thread per pair: the staged kernel when the shared series and the row buffers fit in shared
