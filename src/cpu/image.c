@@ -5,13 +5,11 @@
 #include "cpu_common.h"
 #include "../common/image_internal.h"
 #include "../measures/dpa.h"
+#include "work_queue.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #define LANES 16      /* rows of y per step: two AVX2 vectors of floats (8 lanes were slower: gcc unrolls them whole) */
 #define COLS_PER_ITEM LANES /* pairs of one row of the matrix per work item: a group's worth */
@@ -239,6 +237,62 @@ static void store(const image_job *job, size_t i, size_t j, double v)
         ((double *)job->out)[at] = v;
 }
 
+/* A matrix of images as work items: item = (row, chunk of COLS_PER_ITEM columns); a thread's
+ * scratch holds the lanes' work, the row distances and the outer DP. */
+typedef struct image_matrix_run {
+    const image_job *job;
+    size_t chunks, r_elems, per_thread;
+} image_matrix_run;
+
+static ww_status image_thread_start(void *run_, ww_cpu_scratch *sc)
+{
+    const image_matrix_run *run = (const image_matrix_run *)run_;
+    ww_status s = ww_buffer_reserve(&sc->work, run->per_thread);
+    if (s != WW_OK)
+        return s;
+    if (run->job->wide)
+        image_lanes_reset_f64((double *)sc->work.ptr, run->job->wcap);
+    else
+        image_lanes_reset_f32((float *)sc->work.ptr, run->job->wcap);
+    return WW_OK;
+}
+
+static ww_status image_matrix_item(void *run_, size_t item, ww_cpu_scratch *sc, uint64_t *cells)
+{
+    const image_matrix_run *run = (const image_matrix_run *)run_;
+    const image_job *job = run->job;
+    const ww_pairwise_options *o = job->o;
+    char *work = (char *)sc->work.ptr, *r = work + job->work_elems * job->elem, *outer = r + run->r_elems * job->elem;
+    double group_result[LANES];
+    const size_t i = o->row_begin + item / run->chunks, j0 = o->col_begin + (item % run->chunks) * COLS_PER_ITEM;
+    const size_t j1 = j0 + COLS_PER_ITEM < o->col_end ? j0 + COLS_PER_ITEM : o->col_end;
+    for (size_t j = j0; j < j1; j++) {
+        const long g = job->group_of[j - o->col_begin];
+        if (g >= 0) { /* the whole group at its first column, if any of it is needed */
+            const size_t first = job->group_first[g], count = job->group_count[g];
+            if (j != first)
+                continue;
+            int any = 0;
+            for (size_t l = 0; l < count; l++)
+                any |= entry_needed(job, i, first + l);
+            if (!any)
+                continue;
+            job_group(job, i, (size_t)g, work, r, outer, group_result);
+            for (size_t l = 0; l < count; l++)
+                if (entry_needed(job, i, first + l)) {
+                    store(job, i, first + l, group_result[l]);
+                    *cells += ww_image_pair_cells(&job->x[i], &job->y[first + l]);
+                }
+            continue;
+        }
+        if (!entry_needed(job, i, j))
+            continue;
+        store(job, i, j, job_pair(job, i, j, work, r, outer));
+        *cells += ww_image_pair_cells(&job->x[i], &job->y[j]);
+    }
+    return WW_OK;
+}
+
 ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *y, size_t ny, int squared,
                                 void *out, const ww_pairwise_options *o)
 {
@@ -272,103 +326,10 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
 
     /* a group's row distances: LANES x h1 x h2 with h1 < 2 GROUP_MAX_HEIGHT */
     const size_t group_r = job.groups ? (size_t)LANES * 2 * GROUP_MAX_HEIGHT * GROUP_MAX_HEIGHT : 0;
-    const size_t r_elems = job.r_elems > group_r ? job.r_elems : group_r, outer_elems = r_elems;
-    const size_t per_thread = (job.work_elems + r_elems + outer_elems) * job.elem;
-    size_t next_item = 0;
-    uint64_t done = 0;
-    int stop = 0;
-    ww_status failure = WW_OK;
-    int threads = ctx->num_threads;
-    if ((size_t)threads > items)
-        threads = items ? (int)items : 1;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-#endif
-    {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        ww_cpu_scratch *sc = &ctx->cpu[tid];
-        ww_status s = ww_buffer_reserve(&sc->work, per_thread);
-        if (s != WW_OK) {
-#ifdef _OPENMP
-#pragma omp critical(ww_image_failure)
-#endif
-            failure = s;
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-            stop = 1;
-        }
-        char *work = (char *)sc->work.ptr, *r = work + job.work_elems * job.elem, *outer = r + r_elems * job.elem;
-        double group_result[LANES];
-        if (s == WW_OK) {
-            if (job.wide)
-                image_lanes_reset_f64((double *)work, job.wcap);
-            else
-                image_lanes_reset_f32((float *)work, job.wcap);
-        }
-        for (;;) {
-            int stopped;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-            stopped = stop;
-            if (stopped)
-                break;
-            size_t item;
-#ifdef _OPENMP
-#pragma omp atomic capture
-#endif
-            item = next_item++;
-            if (item >= items)
-                break;
-            const size_t i = o->row_begin + item / chunks, j0 = o->col_begin + (item % chunks) * COLS_PER_ITEM;
-            const size_t j1 = j0 + COLS_PER_ITEM < o->col_end ? j0 + COLS_PER_ITEM : o->col_end;
-            uint64_t cells = 0;
-            for (size_t j = j0; j < j1; j++) {
-                const long g = job.group_of[j - o->col_begin];
-                if (g >= 0) { /* the whole group at its first column, if any of it is needed */
-                    const size_t first = job.group_first[g], count = job.group_count[g];
-                    if (j != first)
-                        continue;
-                    int any = 0;
-                    for (size_t l = 0; l < count; l++)
-                        any |= entry_needed(&job, i, first + l);
-                    if (!any)
-                        continue;
-                    job_group(&job, i, (size_t)g, work, r, outer, group_result);
-                    for (size_t l = 0; l < count; l++)
-                        if (entry_needed(&job, i, first + l)) {
-                            store(&job, i, first + l, group_result[l]);
-                            cells += ww_image_pair_cells(&x[i], &job.y[first + l]);
-                        }
-                    continue;
-                }
-                if (!entry_needed(&job, i, j))
-                    continue;
-                store(&job, i, j, job_pair(&job, i, j, work, r, outer));
-                cells += ww_image_pair_cells(&x[i], &job.y[j]);
-            }
-            uint64_t now;
-#ifdef _OPENMP
-#pragma omp atomic capture
-#endif
-            now = done += cells;
-            /* only the calling thread talks to the user's callback */
-            if (tid == 0 && o->progress && o->progress(now, total, o->progress_user)) {
-#ifdef _OPENMP
-#pragma omp critical(ww_image_failure)
-#endif
-                failure = WW_ERR_CANCELLED;
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                stop = 1;
-            }
-        }
-    }
+    image_matrix_run run = {&job, chunks, job.r_elems > group_r ? job.r_elems : group_r, 0};
+    run.per_thread = (job.work_elems + 2 * run.r_elems) * job.elem; /* work, row distances, outer DP */
+    const ww_status failure =
+        ww_cpu_run_items(ctx, ctx->num_threads, items, total, o, image_thread_start, image_matrix_item, &run);
     job_free(&job);
     if (failure != WW_OK)
         return failure;

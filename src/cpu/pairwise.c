@@ -11,13 +11,11 @@
  * at the lane's own length (cells past it never feed the cells before). Work items (group, chunk of
  * rows) are shared among threads dynamically. */
 #include "pairwise_lanes.h"
+#include "work_queue.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #define ROWS_PER_ITEM 8
 
@@ -231,6 +229,11 @@ static ww_status run_item(const pairwise_job *job, size_t item, ww_cpu_scratch *
     return WW_OK;
 }
 
+static ww_status pairwise_item(void *job, size_t item, ww_cpu_scratch *sc, uint64_t *cells)
+{
+    return run_item((const pairwise_job *)job, item, sc, cells);
+}
+
 static int compare_column_keys(const void *a, const void *b)
 {
     const column_key *p = (const column_key *)a, *q = (const column_key *)b;
@@ -374,68 +377,7 @@ ww_status ww_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x,
         total += (uint64_t)ww_dataset_length(x, i) * cols;
     }
 
-    size_t next_item = 0;
-    uint64_t done = 0;
-    int stop = 0;       /* set on cancel or error */
-    ww_status failure = WW_OK;
-    int threads = ctx->num_threads;
-    if ((size_t)threads > items)
-        threads = (int)items;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-#endif
-    {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        ww_cpu_scratch *sc = &ctx->cpu[tid];
-        for (;;) {
-            int stopped;
-            size_t item;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-            stopped = stop;
-            if (stopped)
-                break;
-#ifdef _OPENMP
-#pragma omp atomic capture
-#endif
-            item = next_item++;
-            if (item >= items)
-                break;
-            uint64_t cells;
-            ww_status s = run_item(&job, item, sc, &cells);
-            if (s != WW_OK) {
-#ifdef _OPENMP
-#pragma omp critical(ww_pairwise_failure)
-#endif
-                failure = s;
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                stop = 1;
-                break;
-            }
-            uint64_t now;
-#ifdef _OPENMP
-#pragma omp atomic capture
-#endif
-            now = done += cells;
-            /* only the calling thread talks to the user's callback */
-            if (tid == 0 && o->progress && o->progress(now, total, o->progress_user)) {
-#ifdef _OPENMP
-#pragma omp critical(ww_pairwise_failure)
-#endif
-                failure = WW_ERR_CANCELLED;
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                stop = 1;
-            }
-        }
-    }
+    const ww_status failure = ww_cpu_run_items(ctx, ctx->num_threads, items, total, o, NULL, pairwise_item, &job);
     if (failure != WW_OK)
         return failure;
 

@@ -9,6 +9,7 @@
  * per thread. */
 #include "../common/ted_internal.h"
 #include "../measures/ted.h"
+#include "work_queue.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -391,109 +392,68 @@ static uint64_t pair_cells(size_t na, size_t nb)
     return c > 0 ? c : 1;
 }
 
+/* A matrix of trees as work items: entry e of the block (row-major). */
+typedef struct ted_matrix_job {
+    const ww_tree *x, *y;
+    const ww_ted_params *p;
+    const ww_pairwise_options *o;
+    void *out;
+    int self, mirror;
+} ted_matrix_job;
+
+static ww_status ted_matrix_item(void *job_, size_t e, ww_cpu_scratch *sc, uint64_t *cells)
+{
+    const ted_matrix_job *job = (const ted_matrix_job *)job_;
+    const ww_pairwise_options *o = job->o;
+    const size_t width = o->col_end - o->col_begin;
+    const size_t i = o->row_begin + e / width, j = o->col_begin + e % width;
+    if (!entry_computed(o, job->self, job->mirror, i, j))
+        return WW_OK;
+    const ww_tree *a = &job->x[i], *b = &job->y[j];
+    const ww_ted_params *p = job->p;
+    double d;
+    if (a->count == 0 || b->count == 0) {
+        d = a->count == 0 ? empty_side(b->count, p->insert_cost) : empty_side(a->count, p->delete_cost);
+    } else {
+        ww_status s = ww_buffer_reserve(&sc->b, pair_ints(a->count, b->count) * sizeof(int32_t));
+        if (s == WW_OK)
+            s = ww_buffer_reserve(&sc->a, a->count * b->count * sizeof(double));
+        if (s == WW_OK)
+            s = ww_buffer_reserve(&sc->work, (a->count + 1) * (b->count + 1) * sizeof(double));
+        if (s != WW_OK)
+            return s;
+        ted_job J;
+        prepare_pair(&J, a, b, p, (int32_t *)sc->b.ptr);
+        J.td = (double *)sc->a.ptr;
+        d = pair_distance_serial(&J, (double *)sc->work.ptr);
+    }
+    const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
+    if (o->out_dtype == WW_F32)
+        ((float *)job->out)[at] = (float)d;
+    else
+        ((double *)job->out)[at] = d;
+    *cells = pair_cells(a->count, b->count);
+    return WW_OK;
+}
+
 ww_status ww_cpu_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww_tree *y, size_t ny,
                               const ww_ted_params *p, void *out, const ww_pairwise_options *o, int threads)
 {
     const int self = y == NULL;
-    const ww_tree *cols_trees = self ? x : y;
     (void)nx;
     (void)ny;
+    ted_matrix_job job = {x, self ? x : y, p, o, out, self, self && p->delete_cost == p->insert_cost};
     /* mirrored entries only when the matrix is symmetric */
-    const int mirror = self && p->delete_cost == p->insert_cost;
-    const size_t rows = o->row_end - o->row_begin, width = o->col_end - o->col_begin, entries = rows * width;
+    const int mirror = job.mirror;
+    const size_t width = o->col_end - o->col_begin, entries = (o->row_end - o->row_begin) * width;
     uint64_t total = 0;
     for (size_t i = o->row_begin; i < o->row_end; i++)
         for (size_t j = o->col_begin; j < o->col_end; j++)
             if (entry_computed(o, self, mirror, i, j))
-                total += pair_cells(x[i].count, cols_trees[j].count);
+                total += pair_cells(x[i].count, job.y[j].count);
     if (threads < 1)
         threads = 1;
-    if ((size_t)threads > entries)
-        threads = (int)entries;
-    size_t next = 0;
-    uint64_t done = 0;
-    int stop = 0;
-    ww_status failure = WW_OK;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-#endif
-    {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        ww_cpu_scratch *sc = &ctx->cpu[tid];
-        for (;;) {
-            int stopped;
-            size_t e;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-            stopped = stop;
-            if (stopped)
-                break;
-#ifdef _OPENMP
-#pragma omp atomic capture
-#endif
-            e = next++;
-            if (e >= entries)
-                break;
-            const size_t i = o->row_begin + e / width, j = o->col_begin + e % width;
-            if (!entry_computed(o, self, mirror, i, j))
-                continue;
-            const ww_tree *a = &x[i], *b = &cols_trees[j];
-            double d;
-            ww_status s = WW_OK;
-            if (a->count == 0 || b->count == 0) {
-                d = a->count == 0 ? empty_side(b->count, p->insert_cost) : empty_side(a->count, p->delete_cost);
-            } else {
-                s = ww_buffer_reserve(&sc->b, pair_ints(a->count, b->count) * sizeof(int32_t));
-                if (s == WW_OK)
-                    s = ww_buffer_reserve(&sc->a, a->count * b->count * sizeof(double));
-                if (s == WW_OK)
-                    s = ww_buffer_reserve(&sc->work, (a->count + 1) * (b->count + 1) * sizeof(double));
-                d = 0;
-                if (s == WW_OK) {
-                    ted_job J;
-                    prepare_pair(&J, a, b, p, (int32_t *)sc->b.ptr);
-                    J.td = (double *)sc->a.ptr;
-                    d = pair_distance_serial(&J, (double *)sc->work.ptr);
-                }
-            }
-            if (s != WW_OK) {
-#ifdef _OPENMP
-#pragma omp critical(ww_ted_failure)
-#endif
-                failure = s;
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                stop = 1;
-                break;
-            }
-            const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
-            if (o->out_dtype == WW_F32)
-                ((float *)out)[at] = (float)d;
-            else
-                ((double *)out)[at] = d;
-            uint64_t now;
-#ifdef _OPENMP
-#pragma omp atomic capture
-#endif
-            now = done += pair_cells(a->count, b->count);
-            /* only the calling thread talks to the user's callback */
-            if (tid == 0 && o->progress && o->progress(now, total, o->progress_user)) {
-#ifdef _OPENMP
-#pragma omp critical(ww_ted_failure)
-#endif
-                failure = WW_ERR_CANCELLED;
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                stop = 1;
-            }
-        }
-    }
+    const ww_status failure = ww_cpu_run_items(ctx, threads, entries, total, o, NULL, ted_matrix_item, &job);
     if (failure != WW_OK)
         return failure;
     if (self) {
