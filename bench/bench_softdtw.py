@@ -45,6 +45,10 @@ def load_rival(shared: Path):
     path = shared / "rivals" / "pytorch-softdtw-cuda" / "soft_dtw_cuda.py"
     if not path.is_file():
         return None
+    # numba-cuda versions still name np.row_stack, an alias NumPy 2.4 removed (AttributeError on the
+    # GPU machine's image): give it back before the rival's kernels compile
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
     spec = importlib.util.spec_from_file_location("soft_dtw_cuda", path)
     module = importlib.util.module_from_spec(spec)
     try:
@@ -199,7 +203,7 @@ def gpu(args, rival):
                 layer = rival.SoftDTW(use_cuda=True, gamma=1.0)
                 rf, rb = f"{timed(layer, False):.2f}", f"{timed(layer, True):.2f}"
             except Exception as error:  # the rival's documented failure past 1024
-                rf = rb = f"fails ({type(error).__name__})"
+                rf = rb = f"fails ({type(error).__name__}: {error})"
         ours = SoftDTW(gamma=1.0)
         try:
             of, ob = f"{timed(ours, False):.2f}", f"{timed(ours, True):.2f}"
