@@ -1566,6 +1566,8 @@ void test_cli_measure_pairwise(void)
     ww_measure_set_window(&dtw0, 0);
     ww_measure_set_window_fraction(&dtwf, 0.15);
     ww_measure twed2 = ww_measure_twed(0.5, 0.25, 1), twedf = ww_measure_twed(0.001, 1, 2);
+    ww_measure sd = ww_measure_softdtw(0.5), sd3 = ww_measure_softdtw(1.0);
+    ww_measure_set_window(&sd3, 3);
     ww_measure_set_window(&twed2, 2);
     ww_measure_set_window_fraction(&twedf, 0.3);
     const struct {
@@ -1588,6 +1590,8 @@ void test_cli_measure_pairwise(void)
         {"sc.tsv other.csv", "--nu 0.5 --lambda 0.25 --degree 1 --window 2", &twed2, &sc, &other, 0,
          "twed (nu = 0.5, lambda = 0.25, degree = 1), window radius 2"},
         {"r.tsv", "--measure twed --window-fraction 0.3", &twedf, &r, NULL, 0, "window fraction 0.3"},
+        {"sc.tsv", "--measure softdtw --gamma 0.5", &sd, &sc, NULL, 0, "softdtw (gamma = 0.5), no window"},
+        {"sc.tsv other.csv", "--measure softdtw --window 3", &sd3, &sc, &other, 0, "softdtw (gamma = 1), window radius 3"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t rows = cases[c].x->count, cols = cases[c].y ? cases[c].y->count : rows;
@@ -1807,7 +1811,14 @@ void test_cli_measure_usage_errors(void)
         {"knn ok.tsv ok.tsv -o o.csv --measure dtw --lambda 2", "--lambda is a TWED parameter"},
         {"classify ok.tsv ok.tsv -o o.csv --measure dtw --degree 1", "--degree is a TWED parameter"},
         {"demo --measure dtw --nu 0.001", "--nu is a TWED parameter"},
-        {"pairwise ok.tsv -o o.npy --measure euclid", "--measure: unknown measure 'euclid' (expected twed or dtw)"},
+        {"pairwise ok.tsv -o o.npy --measure euclid", "--measure: unknown measure 'euclid' (expected twed, dtw or softdtw)"},
+        {"pairwise ok.tsv -o o.npy --measure dtw --gamma 0.5", "--gamma is a soft-DTW parameter; --measure dtw does not take it"},
+        {"pairwise ok.tsv -o o.npy --divergence", "--divergence is a soft-DTW parameter; --measure twed does not take it"},
+        {"knn ok.tsv ok.tsv -o o.csv --measure softdtw --nu 1", "--nu is a TWED parameter; --measure softdtw takes --gamma and --divergence"},
+        {"pairwise ok.tsv -o o.npy --measure softdtw --gamma 0", "--gamma must be greater than 0 (got 0)"},
+        {"pairwise ok.tsv -o o.npy --measure softdtw --gamma -1", "--gamma must be greater than 0 (got -1)"},
+        {"pairwise ok.tsv -o o.npy --measure softdtw --gamma nan", "--gamma: 'nan' is not a finite number"},
+        {"demo --measure softdtw --gamma", "option '--gamma' needs a value"},
         {"pairwise ok.tsv -o o.npy --measure DTW", "unknown measure 'DTW'"},
         {"pairwise ok.tsv -o o.npy --measure ''", "unknown measure ''"},
         {"demo --measure", "option '--measure' needs a value"},
@@ -2103,5 +2114,43 @@ void test_cli_ts_errors(void)
     CHECK(read_dataset(&b, "x.ts", CLI_LABELS_AUTO, &d) == 0);
     CHECK(d.count == 2 && d.ragged && cli_series_length(&d, 1) == 2);
     cli_dataset_free(&d);
+    sandbox_close(&b);
+}
+
+/* soft-DTW from the command line: `distance` equals the library's value (with and without the
+ * divergence, which is 0 between a series and itself), and the summary names the measure. */
+void test_cli_softdtw(void)
+{
+    sandbox b;
+    if (sandbox_open(&b) != 0)
+        SKIP("cannot create a temporary directory");
+    run_ok(&b, "generate -o sc.tsv --per-class 2 --length 25 --quiet");
+    cli_dataset x;
+    CHECK(read_dataset(&b, "sc.tsv", CLI_LABELS_AUTO, &x) == 0);
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    ww_series s3 = ww_series_f64(x.values + 3 * 25, NULL, 25, 1), s10 = ww_series_f64(x.values + 10 * 25, NULL, 25, 1);
+    for (int divergence = 0; divergence < 2; divergence++) {
+        ww_measure m = ww_measure_softdtw(0.25);
+        CHECK_STATUS(ww_measure_set_divergence(&m, divergence), WW_OK);
+        double want = NAN;
+        CHECK_STATUS(ww_distance(ctx, &m, &s3, &s10, &want), WW_OK);
+        cli_result r = run_cli(&b, "distance sc.tsv sc.tsv --row 3 --row-b 10 --measure softdtw --gamma 0.25%s",
+                               divergence ? " --divergence" : "");
+        CHECK(r.code == 0);
+        CHECK_CLOSE(strtod(r.out, NULL), want, 1e-15);
+        cli_result_free(&r);
+        if (divergence) {
+            r = run_cli(&b, "distance sc.tsv sc.tsv --row 3 --row-b 3 --measure softdtw --divergence");
+            CHECK(r.code == 0 && strtod(r.out, NULL) == 0.0);
+            cli_result_free(&r);
+        }
+    }
+    cli_result r = run_cli(&b, "classify sc.tsv sc.tsv --measure softdtw --gamma 0.1 --divergence --backend cpu");
+    CHECK(r.code == 0 && strstr(r.out, "softdtw (gamma = 0.1, divergence)") != NULL);
+    if (r.code != 0 || strstr(r.out, "softdtw (gamma = 0.1, divergence)") == NULL)
+        fprintf(stderr, "  classify: exit %d, stdout:\n%s\nstderr:\n%s", r.code, r.out, r.err);
+    cli_result_free(&r);
+    cli_dataset_free(&x);
+    ww_ctx_destroy(ctx);
     sandbox_close(&b);
 }

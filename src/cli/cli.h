@@ -43,6 +43,9 @@ typedef struct cli_settings {
     ww_measure_kind measure_kind;
     ww_twed_params twed;
     const char *twed_option;   /* the first TWED-only option given ("--nu"), or NULL */
+    double gamma;              /* --gamma (soft-DTW), default 1 */
+    int divergence;            /* --divergence (soft-DTW) */
+    const char *softdtw_option; /* the first soft-DTW-only option given, or NULL */
     size_t window;             /* --window radius; WW_NO_WINDOW when not given */
     double window_fraction;    /* --window-fraction; negative when not given */
     ww_measure measure;

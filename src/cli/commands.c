@@ -133,6 +133,9 @@ static const char *describe_measure(const ww_measure *m, char *buf, size_t size)
     int used = m->kind == WW_MEASURE_TWED
                    ? snprintf(buf, size, "twed (nu = %g, lambda = %g, degree = %d)", m->params.twed.nu,
                               m->params.twed.lambda, m->params.twed.degree)
+               : m->kind == WW_MEASURE_SOFTDTW
+                   ? snprintf(buf, size, "softdtw (gamma = %g%s)", m->params.softdtw.gamma,
+                              m->params.softdtw.divergence ? ", divergence" : "")
                    : snprintf(buf, size, "%s", ww_measure_name(m));
     size_t at = used > 0 && (size_t)used < size ? (size_t)used : 0;
     if (m->window != WW_NO_WINDOW)

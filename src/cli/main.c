@@ -142,7 +142,9 @@ typedef enum option_id {
     OPT_INSERT_COST,
     OPT_RELABEL_COST,
     OPT_MAPPING,
-    OPT_SQUARED
+    OPT_SQUARED,
+    OPT_GAMMA,
+    OPT_DIVERGENCE
 } option_id;
 
 #define ON(c) (1u << (c))
@@ -176,7 +178,7 @@ static const option_spec options[] = {
      "matrix memory, suffix K, M or G; more: blocks of rows (default: half the RAM)"},
     {OPT_ROW, "row", 0, "I", ON(CLI_CMD_DISTANCE), "take series I (0-based) of A"},
     {OPT_ROW_B, "row-b", 0, "J", ON(CLI_CMD_DISTANCE), "take series J (0-based) of B"},
-    {OPT_MEASURE, "measure", 0, "M", COMPUTING, "twed or dtw (default twed)"},
+    {OPT_MEASURE, "measure", 0, "M", COMPUTING, "twed, dtw or softdtw (default twed)"},
     {OPT_WINDOW, "window", 0, "R", COMPUTING,
      "Sakoe-Chiba window: radius in samples, integer >= 0 (default: none)"},
     {OPT_WINDOW_FRACTION, "window-fraction", 0, "F", COMPUTING,
@@ -184,6 +186,9 @@ static const option_spec options[] = {
     {OPT_NU, "nu", 0, "X", COMPUTING, "twed only: stiffness, >= 0 (default 0.001)"},
     {OPT_LAMBDA, "lambda", 0, "X", COMPUTING, "twed only: deletion penalty, >= 0 (default 1)"},
     {OPT_DEGREE, "degree", 0, "P", COMPUTING, "twed only: L_p norm between samples, integer >= 1 (default 2)"},
+    {OPT_GAMMA, "gamma", 0, "X", COMPUTING, "softdtw only: smoothing, > 0 (default 1)"},
+    {OPT_DIVERGENCE, "divergence", 0, NULL, COMPUTING,
+     "softdtw only: the divergence sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2"},
     {OPT_BACKEND, "backend", 0, "B", COMPUTING | TREES | ON(CLI_CMD_IMAGE_PAIRWISE) | ON(CLI_CMD_IMAGE_CLASSIFY),
      "auto, cpu or cuda (default auto: a GPU when one is usable)"},
     {OPT_THREADS, "threads", 0, "N", COMPUTING | TREES | IMAGE_COMMANDS, "CPU threads, 0 = all cores (default 0)"},
@@ -267,7 +272,10 @@ static const char measures_help[] =
     "  dtw   dynamic time warping with the squared Euclidean cost between samples and no\n"
     "        square root at the end (aeon's dtw_distance; tslearn and dtaidistance report its\n"
     "        square root); it has no parameters: --nu, --lambda, --degree are errors with it\n"
-    "  Either takes a Sakoe-Chiba window: --window R keeps the cells within R samples of the\n"
+    "  softdtw  soft-DTW (Cuturi and Blondel 2017), squared Euclidean cost, smoothed by --gamma\n"
+    "        (default 1; as gamma -> 0 it tends to dtw); --divergence gives the soft-DTW\n"
+    "        divergence instead (0 for equal series). Values may be negative. Computed on the CPU.\n"
+    "  Each takes a Sakoe-Chiba window: --window R keeps the cells within R samples of the\n"
     "  diagonal (0 still leaves a path from corner to corner; series of different lengths\n"
     "  follow the stretched diagonal, as aeon 1.6 does), --window-fraction F the radius\n"
     "  floor(F * shorter length) for each pair (aeon's window=F; 1 is no window). Only the\n"
@@ -443,8 +451,10 @@ static int apply_option(cli_settings *s, const option_spec *o, const char *value
             s->measure_kind = WW_MEASURE_TWED;
         else if (strcmp(value, "dtw") == 0)
             s->measure_kind = WW_MEASURE_DTW;
+        else if (strcmp(value, "softdtw") == 0)
+            s->measure_kind = WW_MEASURE_SOFTDTW;
         else
-            return cli_usage_error(s, "--measure: unknown measure '%s' (expected twed or dtw)", value);
+            return cli_usage_error(s, "--measure: unknown measure '%s' (expected twed, dtw or softdtw)", value);
         return CLI_EXIT_OK;
     case OPT_WINDOW:
         /* a radius of 2^32 or more is no window for any series the library can window */
@@ -452,6 +462,25 @@ static int apply_option(cli_settings *s, const option_spec *o, const char *value
             s->window = (size_t)n;
         return rc;
     case OPT_WINDOW_FRACTION: return parse_fraction_value(s, flag, value, &s->window_fraction);
+    case OPT_GAMMA:
+    case OPT_DIVERGENCE:
+        if (s->softdtw_option == NULL)
+            s->softdtw_option = o->name;
+        if (o->id == OPT_DIVERGENCE) {
+            s->divergence = 1;
+            return CLI_EXIT_OK;
+        }
+        {
+            char *end = NULL;
+            errno = 0;
+            const double v = strtod(value, &end);
+            if (*value == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+                return cli_usage_error(s, "%s: '%s' is not a finite number", flag, value);
+            if (!(v > 0))
+                return cli_usage_error(s, "%s must be greater than 0 (got %s)", flag, value);
+            s->gamma = v;
+            return CLI_EXIT_OK;
+        }
     case OPT_NU:
     case OPT_LAMBDA:
     case OPT_DEGREE:
@@ -563,6 +592,7 @@ static void default_settings(cli_settings *s, cli_command c)
     s->command = c;
     s->measure_kind = WW_MEASURE_TWED;
     s->twed = ww_twed_params_default();
+    s->gamma = 1.0;
     s->window = WW_NO_WINDOW;
     s->window_fraction = -1.0;
     s->measure = ww_measure_twed(s->twed.nu, s->twed.lambda, s->twed.degree);
@@ -588,14 +618,27 @@ static int build_measure(cli_settings *s)
     if (s->window != WW_NO_WINDOW && s->window_fraction >= 0)
         return cli_usage_error(s, "--window and --window-fraction exclude each other (a radius in samples, or a "
                                   "fraction of the shorter series)");
+    if (s->measure_kind != WW_MEASURE_SOFTDTW && s->softdtw_option != NULL)
+        return cli_usage_error(s, "--%s is a soft-DTW parameter; --measure %s does not take it (drop --%s, or use "
+                                  "--measure softdtw)",
+                               s->softdtw_option, s->measure_kind == WW_MEASURE_TWED ? "twed" : "dtw",
+                               s->softdtw_option);
     if (s->measure_kind == WW_MEASURE_TWED) {
         s->measure = ww_measure_twed(s->twed.nu, s->twed.lambda, s->twed.degree);
     } else {
         if (s->twed_option != NULL)
-            return cli_usage_error(s, "--%s is a TWED parameter; --measure dtw takes none (drop --%s, or use "
+            return cli_usage_error(s, "--%s is a TWED parameter; --measure %s takes %s (drop --%s, or use "
                                       "--measure twed)",
-                                   s->twed_option, s->twed_option);
-        s->measure = ww_measure_dtw();
+                                   s->twed_option, s->measure_kind == WW_MEASURE_DTW ? "dtw" : "softdtw",
+                                   s->measure_kind == WW_MEASURE_DTW ? "none" : "--gamma and --divergence",
+                                   s->twed_option);
+        if (s->measure_kind == WW_MEASURE_DTW) {
+            s->measure = ww_measure_dtw();
+        } else {
+            s->measure = ww_measure_softdtw(s->gamma);
+            if (s->divergence && ww_measure_set_divergence(&s->measure, 1) != WW_OK)
+                return cli_usage_error(s, "--divergence: not available");
+        }
     }
     ww_status st = s->window_fraction >= 0 ? ww_measure_set_window_fraction(&s->measure, s->window_fraction)
                                            : ww_measure_set_window(&s->measure, s->window);
