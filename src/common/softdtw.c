@@ -227,6 +227,7 @@ ww_status ww_softdtw_batch(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x
     ctx->last_backend = WW_BACKEND_CPU;
     const size_t budget = ctx->softdtw_memory_budget;
     const int threads = ctx->num_threads > 0 ? ctx->num_threads : 1;
+    (void)threads; /* read by OpenMP only: unused in a build without it */
     ww_status failed = WW_OK;
     const long long count = (long long)x->count;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
@@ -284,6 +285,7 @@ static ww_status self_values(ww_ctx *ctx, const ww_measure *m, const ww_dataset 
                              double *self)
 {
     const int threads = ctx->num_threads > 0 ? ctx->num_threads : 1;
+    (void)threads; /* read by OpenMP only: unused in a build without it */
     ww_status failed = WW_OK;
     const long long first = (long long)begin, last = (long long)end;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
