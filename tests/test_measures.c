@@ -12,39 +12,11 @@
 
 /* ------------------------------------------------------------------ plain references */
 
-/* The band of lengths n, m and radius r as a boolean n x m matrix, from the definition: every step
- * of the long series against the short one, +- r. r = SIZE_MAX: every cell. */
-static unsigned char *band_cells(size_t n, size_t m, size_t r)
-{
-    unsigned char *in = calloc(n * m, 1);
-    if (r == SIZE_MAX || (n == m && r >= n)) {
-        memset(in, 1, n * m);
-        return in;
-    }
-    if (n == m) {
-        for (size_t p = 0; p < n; p++)
-            for (size_t q = 0; q < m; q++)
-                in[p * m + q] = (p > q ? p - q : q - p) <= r;
-        return in;
-    }
-    const size_t l = n > m ? n : m, s = n > m ? m : n;
-    for (size_t step = 0; step <= l; step++) {
-        const size_t L = (size_t)((unsigned long long)step * l / (l + 1));
-        const size_t S = (size_t)((unsigned long long)step * s / (l + 1));
-        const size_t k0 = S > r ? S - r : 0, k1 = S + r < s - 1 ? S + r : s - 1;
-        for (size_t k = k0; k <= k1; k++) {
-            const size_t p = n > m ? L : k, q = n > m ? k : L;
-            in[p * m + q] = 1;
-        }
-    }
-    return in;
-}
-
 /* DTW, the full matrix: squared Euclidean cost, D[i][j] for i, j >= 1 inside the band of the
  * samples (i - 1, j - 1). */
 static double dtw_plain(const double *a, size_t na, const double *b, size_t nb, size_t dim, size_t r)
 {
-    unsigned char *in = band_cells(na, nb, r);
+    unsigned char *in = ww_test_band_cells(na, nb, r);
     double *D = malloc((na + 1) * (nb + 1) * sizeof(double));
     const size_t w = nb + 1;
     for (size_t k = 0; k < (na + 1) * w; k++)
@@ -87,7 +59,7 @@ static double lp(const double *x, const double *y, size_t dim, int p)
 static double twed_plain(const double *a, const double *ta, size_t na, const double *b, const double *tb, size_t nb,
                          size_t dim, double nu, double lambda, int degree, size_t r)
 {
-    unsigned char *in = band_cells(na, nb, r);
+    unsigned char *in = ww_test_band_cells(na, nb, r);
     const size_t w = nb + 1;
     double *D = malloc((na + 1) * w * sizeof(double));
     double *A = calloc((na + 1) * dim, sizeof(double)), *B = calloc((nb + 1) * dim, sizeof(double));
@@ -209,7 +181,7 @@ void test_window_band_rows(void)
     for (size_t n = 1; n <= 23; n++)
         for (size_t m = 1; m <= 23; m++)
             for (size_t r = 0; r <= 25; r += (r < 6 ? 1 : 7)) {
-                unsigned char *in = band_cells(n, m, r);
+                unsigned char *in = ww_test_band_cells(n, m, r);
                 size_t prev_lo = 0, prev_hi = 0;
                 for (size_t p = 0; p < n; p++) {
                     size_t lo, hi;

@@ -12,31 +12,6 @@
 
 /* ------------------------------------------------------------------ plain references */
 
-/* The band as a boolean n x m matrix (wavewarp.h, "Window"); r = SIZE_MAX: every cell. */
-static unsigned char *sd_band(size_t n, size_t m, size_t r)
-{
-    unsigned char *in = calloc(n * m, 1);
-    if (r == SIZE_MAX || r >= (n < m ? n : m)) {
-        memset(in, 1, n * m);
-        return in;
-    }
-    if (n == m) {
-        for (size_t p = 0; p < n; p++)
-            for (size_t q = 0; q < m; q++)
-                in[p * m + q] = (p > q ? p - q : q - p) <= r;
-        return in;
-    }
-    const size_t l = n > m ? n : m, s = n > m ? m : n;
-    for (size_t step = 0; step <= l; step++) {
-        const size_t L = (size_t)((unsigned long long)step * l / (l + 1));
-        const size_t S = (size_t)((unsigned long long)step * s / (l + 1));
-        const size_t k0 = S > r ? S - r : 0, k1 = S + r < s - 1 ? S + r : s - 1;
-        for (size_t k = k0; k <= k1; k++)
-            in[(n > m ? L * m + k : k * m + L)] = 1;
-    }
-    return in;
-}
-
 static double sd_cost(const double *a, const double *b, size_t i, size_t j, size_t dim)
 {
     double c = 0;
@@ -67,7 +42,7 @@ static double sd_softmin(const double *v, int n, double gamma)
 static double sd_plain(const double *a, size_t na, const double *b, size_t nb, size_t dim, double gamma, size_t r,
                        double *ga, double *gb)
 {
-    unsigned char *in = sd_band(na, nb, r);
+    unsigned char *in = ww_test_band_cells(na, nb, r);
     const size_t w = nb + 2;
     double *R = malloc((na + 2) * w * sizeof(double)), *E = calloc((na + 2) * w, sizeof(double));
     for (size_t k = 0; k < (na + 2) * w; k++)

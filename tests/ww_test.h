@@ -5,6 +5,10 @@
 
 #include "wavewarp.h"
 
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <math.h>
 #include <stdio.h>
 
@@ -72,5 +76,35 @@ const char *ww_test_shared_dir(void);
 #define X(name) void name(void);
 #include "test_list.h"
 #undef X
+
+/* The band of lengths n, m and radius r as a boolean n x m matrix, from the definition: every step
+ * of the long series against the short one, +- r. r = SIZE_MAX: every cell. Shared by the tests of
+ * every measure's window (test_measures.c, test_softdtw.c); the caller frees it. */
+static inline unsigned char *ww_test_band_cells(size_t n, size_t m, size_t r)
+{
+    unsigned char *in = calloc(n * m, 1);
+    if (r == SIZE_MAX || (n == m && r >= n)) {
+        memset(in, 1, n * m);
+        return in;
+    }
+    if (n == m) {
+        for (size_t p = 0; p < n; p++)
+            for (size_t q = 0; q < m; q++)
+                in[p * m + q] = (p > q ? p - q : q - p) <= r;
+        return in;
+    }
+    const size_t l = n > m ? n : m, s = n > m ? m : n;
+    for (size_t step = 0; step <= l; step++) {
+        const size_t L = (size_t)((unsigned long long)step * l / (l + 1));
+        const size_t S = (size_t)((unsigned long long)step * s / (l + 1));
+        const size_t k0 = S > r ? S - r : 0, k1 = S + r < s - 1 ? S + r : s - 1;
+        for (size_t k = k0; k <= k1; k++) {
+            const size_t p = n > m ? L : k, q = n > m ? k : L;
+            in[p * m + q] = 1;
+        }
+    }
+    return in;
+}
+
 
 #endif
