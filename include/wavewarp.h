@@ -567,10 +567,11 @@ WW_API ww_status ww_measure_set_divergence(ww_measure *m, int on);
  * to each series (the backward recursion of the expected alignment E, then
  * grad_a[i] = sum_j E[i][j] 2 (a_i - b_j), and the same for b). grad_a and grad_b hold
  * length x dim doubles each (row-major like the values); either may be NULL, value may be NULL.
- * Host memory (device series: WW_ERR_UNSUPPORTED in this version). The table R of the forward pass
- * is kept whole when it fits the memory budget (ww_softdtw_set_memory_budget), else one row in
- * about sqrt(nA) is kept and the rows between recomputed (O(nB sqrt(nA)) memory, about twice the
- * work): both give the same bits. WW_ERR_NOT_DIFFERENTIABLE for TWED and DTW. */
+ * Host memory, or device memory when both series are on the device (float64 there; float32 device
+ * series go through ww_softdtw_batch). The table R of the forward pass is kept whole when it fits
+ * the memory budget (ww_softdtw_set_memory_budget), else one row in about sqrt(nA) (on the GPU: the
+ * first row of each band of up to 2,048 rows) is kept and the rows between recomputed (about twice
+ * the work): both give the same bits. WW_ERR_NOT_DIFFERENTIABLE for TWED and DTW. */
 WW_API ww_status ww_gradient(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b, double *value,
                              double *grad_a, double *grad_b);
 
@@ -578,8 +579,12 @@ WW_API ww_status ww_gradient(ww_ctx *ctx, const ww_measure *m, const ww_series *
  * count, dim and dtype (their series may have any lengths, each pair its own). values: count
  * numbers of the data's dtype; grad_x, grad_y (either or both may be NULL): arrays of the data's
  * dtype laid out like x's and y's values (the gradient of values[b] with respect to x_b, y_b). All
- * in the data's memory (host only in this version: device data is WW_ERR_UNSUPPORTED). The pairs
- * are shared among the context's threads. F32 data is computed in double and rounded once. */
+ * in the data's memory: host memory (the pairs shared among the context's threads, F32 data
+ * computed in double and rounded once) or device memory (the GPU engine, one block per pair, F32
+ * data computed in float32 with the fast exponential: values within 1e-5 relative of float64 on
+ * the tests; gradients of long pairs lose more, since R's rounding, over gamma, enters every
+ * backward weight). The forward pass alone needs memory linear in the lengths; gradients, the
+ * budget's table or its checkpoints (ww_softdtw_set_memory_budget). */
 WW_API ww_status ww_softdtw_batch(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
                                   void *values, void *grad_x, void *grad_y);
 

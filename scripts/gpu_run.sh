@@ -156,6 +156,9 @@ if has softdtw; then
   echo "== soft-DTW: GPU test, Python tests, benchmark"
   build-gpu/tests/ww_tests softdtw >"$out/softdtw_tests.log" 2>&1
   tail -3 "$out/softdtw_tests.log"
+  # the kernels alone (CUDA events, device arrays; float32, float32 checkpointed, float64)
+  { build-gpu/bench/ww_bench_softdtw_gpu && build-gpu/bench/ww_bench_softdtw_gpu --budget 0 512:512 512:4096 64:8192 &&
+      build-gpu/bench/ww_bench_softdtw_gpu --f64 512:512 512:1024 64:8192; } 2>&1 | tee "$out/gpu_softdtw_kernels.md"
   if ls build-gpu-py/python/_wavewarp*.so >/dev/null 2>&1; then
     rm -rf build-gpu-py/pkg && mkdir -p build-gpu-py/pkg && cp -r python/wavewarp build-gpu-py/pkg/ &&
       cp build-gpu-py/python/_wavewarp*.so build-gpu-py/pkg/wavewarp/ 2>/dev/null
@@ -195,6 +198,7 @@ echo "== summary"
 [ -f "$out/softdtw_tests.log" ] && echo "soft-DTW C tests: $(tail -1 "$out/softdtw_tests.log")"
 [ -f "$out/softdtw_py_tests.log" ] && echo "soft-DTW Python: $(tail -1 "$out/softdtw_py_tests.log")"
 [ -f "$out/gpu_softdtw.md" ] && grep -E "^\| [0-9]+ \| [0-9]+ \|" "$out/gpu_softdtw.md"
+[ -f "$out/gpu_softdtw_kernels.md" ] && grep -E "^\| 512 \| 512 \|" "$out/gpu_softdtw_kernels.md"
 [ -f "$out/checksums.txt" ] && cat "$out/checksums.txt"
 [ -f "$out/image_gpu.md" ] && grep -E "^\| (28|all)" "$out/image_gpu.md"
 [ -f "$out/gpu_twed_old_new.md" ] && echo "TWED old/new: $(grep -h 'largest new/old' "$out/gpu_twed_old_new.md" | tr '\n' ' ')"

@@ -483,13 +483,13 @@ void test_softdtw_bad_input(void)
 /* ------------------------------------------------------------------ GPU */
 
 #ifdef WW_TEST_CUDA
-/* One batch on the GPU (device arrays, outputs poisoned with NaN first) against the CPU. */
-static void sd_gpu_batch_case(ww_ctx *gpu, ww_ctx *cpu, const ww_measure *m, int f32, size_t count, size_t dim,
-                              const size_t *ox, const size_t *oy, const double *x, const double *y)
+/* One batch on the GPU (device arrays, outputs poisoned with NaN first): values, grad_x and grad_y
+ * one after the other in a host buffer of the data's type (free it); NULL if the call failed. */
+static void *sd_gpu_outputs(ww_ctx *gpu, const ww_measure *m, int f32, size_t count, size_t dim, const size_t *ox,
+                            const size_t *oy, const double *x, const double *y)
 {
     const size_t nx = ox[count] * dim, ny = oy[count] * dim, es = f32 ? sizeof(float) : sizeof(double);
-    void *hx = malloc(nx * es), *hy = malloc(ny * es), *hv = malloc(count * es), *hgx = malloc(nx * es),
-         *hgy = malloc(ny * es), *cv = malloc(count * es), *cgx = malloc(nx * es), *cgy = malloc(ny * es);
+    void *hx = malloc(nx * es), *hy = malloc(ny * es), *out = malloc((count + nx + ny) * es);
     for (size_t k = 0; k < nx; k++)
         f32 ? (void)(((float *)hx)[k] = (float)x[k]) : (void)(((double *)hx)[k] = x[k]);
     for (size_t k = 0; k < ny; k++)
@@ -506,10 +506,33 @@ static void sd_gpu_batch_case(ww_ctx *gpu, ww_ctx *cpu, const ww_measure *m, int
     ww_dataset gx = f32 ? ww_dataset_f32(dx, NULL, ox, count, 0, dim) : ww_dataset_f64(dx, NULL, ox, count, 0, dim);
     ww_dataset gy = f32 ? ww_dataset_f32(dy, NULL, oy, count, 0, dim) : ww_dataset_f64(dy, NULL, oy, count, 0, dim);
     gx.memory = gy.memory = WW_DEVICE;
-    CHECK_STATUS(ww_softdtw_batch(gpu, m, &gx, &gy, dv, dgx, dgy), WW_OK);
-    cudaMemcpy(hv, dv, count * es, cudaMemcpyDeviceToHost);
-    cudaMemcpy(hgx, dgx, nx * es, cudaMemcpyDeviceToHost);
-    cudaMemcpy(hgy, dgy, ny * es, cudaMemcpyDeviceToHost);
+    const ww_status st = ww_softdtw_batch(gpu, m, &gx, &gy, dv, dgx, dgy);
+    CHECK_STATUS(st, WW_OK);
+    cudaMemcpy(out, dv, count * es, cudaMemcpyDeviceToHost);
+    cudaMemcpy((char *)out + count * es, dgx, nx * es, cudaMemcpyDeviceToHost);
+    cudaMemcpy((char *)out + (count + nx) * es, dgy, ny * es, cudaMemcpyDeviceToHost);
+    cudaFree(dx), cudaFree(dy), cudaFree(dv), cudaFree(dgx), cudaFree(dgy);
+    free(hx), free(hy);
+    if (st != WW_OK)
+        free(out), out = NULL;
+    return out;
+}
+
+/* One batch on the GPU against the CPU's. */
+static void sd_gpu_batch_case(ww_ctx *gpu, ww_ctx *cpu, const ww_measure *m, int f32, size_t count, size_t dim,
+                              const size_t *ox, const size_t *oy, const double *x, const double *y)
+{
+    const size_t nx = ox[count] * dim, ny = oy[count] * dim, es = f32 ? sizeof(float) : sizeof(double);
+    char *gpu_out = sd_gpu_outputs(gpu, m, f32, count, dim, ox, oy, x, y);
+    if (gpu_out == NULL)
+        return;
+    void *hv = gpu_out, *hgx = gpu_out + count * es, *hgy = gpu_out + (count + nx) * es;
+    void *hx = malloc(nx * es), *hy = malloc(ny * es), *cv = malloc(count * es), *cgx = malloc(nx * es),
+         *cgy = malloc(ny * es);
+    for (size_t k = 0; k < nx; k++)
+        f32 ? (void)(((float *)hx)[k] = (float)x[k]) : (void)(((double *)hx)[k] = x[k]);
+    for (size_t k = 0; k < ny; k++)
+        f32 ? (void)(((float *)hy)[k] = (float)y[k]) : (void)(((double *)hy)[k] = y[k]);
     const ww_dataset hxd = f32 ? ww_dataset_f32(hx, NULL, ox, count, 0, dim) : ww_dataset_f64(hx, NULL, ox, count, 0, dim);
     const ww_dataset hyd = f32 ? ww_dataset_f32(hy, NULL, oy, count, 0, dim) : ww_dataset_f64(hy, NULL, oy, count, 0, dim);
     CHECK_STATUS(ww_softdtw_batch(cpu, m, &hxd, &hyd, cv, cgx, cgy), WW_OK);
@@ -535,8 +558,7 @@ static void sd_gpu_batch_case(ww_ctx *gpu, ww_ctx *cpu, const ww_measure *m, int
             fprintf(stderr, "  grad_y %zu: gpu %.9g cpu %.9g\n", k, g, w), bad++;
     }
     CHECK(bad == 0);
-    cudaFree(dx), cudaFree(dy), cudaFree(dv), cudaFree(dgx), cudaFree(dgy);
-    free(hx), free(hy), free(hv), free(hgx), free(hgy), free(cv), free(cgx), free(cgy);
+    free(gpu_out), free(hx), free(hy), free(cv), free(cgx), free(cgy);
 }
 #endif
 
@@ -597,6 +619,70 @@ void test_cuda_softdtw_batch(void)
     CHECK_STATUS(ww_gradient(gpu, &m, &sa, &sb, &v, dga, dgb), WW_ERR_NONFINITE);
     CHECK_STATUS(ww_gradient(cpu, &m, &sa, &sb, &v, dga, dgb), WW_ERR_MEMORY_KIND);
     cudaFree(da), cudaFree(db), cudaFree(dga), cudaFree(dgb);
+    free(x), free(y);
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+#endif
+}
+
+/* The GPU engine's shapes against the CPU: dimensions kept in registers (1, 3) and not (5), pairs
+ * of one sample, rows fewer and more than columns, pairs of several bands (more rows than a block
+ * holds: 2,600 > 2,048 rows in float, 1,100 > 1,024 in double); then the checkpointed backward pass
+ * (a budget of 0) against the compact one, bit for bit, with and without a window. */
+void test_cuda_softdtw_shapes_and_checkpoints(void)
+{
+#ifndef WW_TEST_CUDA
+    SKIP("test built without the CUDA runtime headers");
+#else
+    if (!ww_cuda_available())
+        SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CUDA;
+    ww_ctx *gpu = NULL, *cpu = sd_ctx(WW_ENGINE_AUTO, 0);
+    CHECK_STATUS(ww_ctx_create(&gpu, &o), WW_OK);
+    if (gpu == NULL)
+        return;
+    ww_rng rng = {0x5d7au};
+    enum { COUNT = 7 };
+    const size_t na[COUNT] = {1, 1, 40, 300, 700, 1100, 2600}, nb[COUNT] = {1, 9, 1, 33, 520, 1300, 2100};
+    size_t ox[COUNT + 1] = {0}, oy[COUNT + 1] = {0};
+    for (size_t i = 0; i < COUNT; i++)
+        ox[i + 1] = ox[i] + na[i], oy[i + 1] = oy[i] + nb[i];
+    const size_t dims[3] = {1, 3, 5};
+    double *x = malloc(ox[COUNT] * 5 * sizeof(double)), *y = malloc(oy[COUNT] * 5 * sizeof(double));
+    sd_fill(&rng, x, ox[COUNT] * 5);
+    sd_fill(&rng, y, oy[COUNT] * 5);
+    /* float32 tables of long pairs: R grows with the path (to about 10^3 here) and its rounding,
+     * divided by gamma, enters every backward weight; so float32 runs with small costs and a large
+     * gamma, where float32 holds the budget of sd_gpu_batch_case (gamma 0.5 and costs of order 1 put
+     * some float32 gradients of the 2,600 x 2,100 pair 2% off the CPU's, which computes in double) */
+    double *xs = malloc(ox[COUNT] * 5 * sizeof(double)), *ys = malloc(oy[COUNT] * 5 * sizeof(double));
+    for (size_t k = 0; k < ox[COUNT] * 5; k++)
+        xs[k] = 0.25 * x[k];
+    for (size_t k = 0; k < oy[COUNT] * 5; k++)
+        ys[k] = 0.25 * y[k];
+    for (int f32 = 0; f32 < 2; f32++)
+        for (size_t d = 0; d < 3; d++) {
+            ww_measure m = ww_measure_softdtw(f32 ? 4.0 : 0.5);
+            sd_gpu_batch_case(gpu, cpu, &m, f32, COUNT, dims[d], ox, oy, f32 ? xs : x, f32 ? ys : y);
+        }
+    free(xs), free(ys);
+    for (int f32 = 0; f32 < 2; f32++)
+        for (int windowed = 0; windowed < 2; windowed++) {
+            ww_measure m = ww_measure_softdtw(1.0);
+            if (windowed)
+                ww_measure_set_window(&m, 150);
+            const size_t dim = 2, es = f32 ? sizeof(float) : sizeof(double);
+            const size_t bytes = (COUNT + (ox[COUNT] + oy[COUNT]) * dim) * es;
+            CHECK_STATUS(ww_softdtw_set_memory_budget(gpu, SIZE_MAX), WW_OK);
+            void *compact = sd_gpu_outputs(gpu, &m, f32, COUNT, dim, ox, oy, x, y);
+            CHECK_STATUS(ww_softdtw_set_memory_budget(gpu, 0), WW_OK);
+            void *checkpointed = sd_gpu_outputs(gpu, &m, f32, COUNT, dim, ox, oy, x, y);
+            CHECK(compact && checkpointed && memcmp(compact, checkpointed, bytes) == 0);
+            if (windowed) /* and both against the CPU */
+                sd_gpu_batch_case(gpu, cpu, &m, f32, COUNT, dim, ox, oy, x, y);
+            free(compact), free(checkpointed);
+        }
     free(x), free(y);
     ww_ctx_destroy(gpu);
     ww_ctx_destroy(cpu);

@@ -1,14 +1,14 @@
-/* Soft-DTW batches on the GPU (device data): the pairs' metadata, the memory plan and the launches
- * of softdtw_kernels.cuh. The table of every pair is stored whole (in the data's type); a batch
- * whose tables do not fit the free device memory runs in chunks of pairs that do, and a pair whose
- * own table does not fit is WW_ERR_DEVICE_MEMORY (the device has no checkpointed backward pass in
- * this version: the CPU's has). */
+/* Soft-DTW batches on the GPU (device data): the pairs' metadata, the launch shape, the memory plan
+ * and the launches of softdtw_kernels.cuh. The value alone needs one boundary row per pair. With
+ * gradients, R is stored whole (compact) when every pair's table fits the context's soft-DTW budget
+ * per pair (ww_softdtw_set_memory_budget, as on the CPU), else the bands' boundary rows are kept and
+ * the backward pass recomputes each band (the same bits, about twice the forward's work). A batch
+ * whose memory does not fit the free device memory runs in chunks of pairs that do; a pair that
+ * does not fit alone is WW_ERR_DEVICE_MEMORY. */
 #include "cuda_common.cuh"
-#include "softdtw_kernels.cuh"
+#include "softdtw_launch.cuh"
 
 #include <vector>
-
-#define SDTW_THREADS 256
 
 template <typename T> static inline typename coef_of<T>::type coef_of_measure(const ww_measure *m);
 template <> inline ww_coef_f64 coef_of_measure<double>(const ww_measure *m) { return ww_measure_coef_f64(m); }
@@ -16,73 +16,122 @@ template <> inline ww_coef_f32 coef_of_measure<float>(const ww_measure *m) { ret
 
 static size_t first_sample(const ww_dataset *d, size_t i) { return d->offsets ? d->offsets[i] : i * d->length; }
 
-/* Bytes of device memory a pair needs: its table and its scratch. */
-static size_t pair_bytes(size_t n, size_t m, size_t elem) { return ((n + 2) * (m + 2) + 6 * (n + 2)) * elem; }
+/* The block of a launch: P threads of K rows each (a band of H = P K rows; rows are the first
+ * series' samples). A step costs a thread about as much bookkeeping (exchange, barrier, the next
+ * samples) as one cell, and the cells of its K rows are independent: so K = 4 rows per thread
+ * wherever the series have 4 rows per lane of a warp, and the threads the longest series needs, up
+ * to sdtw_max_threads (longer series: several bands). A band of H rows leaves (H - 1) / (m + H - 1)
+ * of its thread-steps idle (the ramp of the anti-diagonals), which more rows per thread also cut.
+ * Measured on an H200 (bench/results/gpu-softdtw.md): B = 512, N = 512 took 1.11 ms forward with
+ * 512 threads of one row, the first version. */
+template <typename T> static sdtw_shape choose_shape(size_t longest_rows)
+{
+    const size_t most = (size_t)sdtw_max_threads<T>();
+    if (longest_rows <= 32)
+        return {32, 1};
+    if (longest_rows <= 64)
+        return {32, 2};
+    const size_t lanes = (longest_rows + 3) / 4, warps = (lanes + 31) / 32;
+    return {(int)(warps * 32 < most ? warps * 32 : most), 4};
+}
 
-/* One pass over the pairs [begin, end) of the batch: the pairs (x_b, y_b) of a and b, forward and,
- * with gradients, backward, scaled by `scale` into values, ga and gb (device, already zeroed). */
+/* Elements of device memory a pair needs: its boundary rows, then its table (see sdtw_pair);
+ * SIZE_MAX: more than can be counted. */
+static size_t pair_rows(size_t n, size_t m, size_t band_rows, int mode)
+{
+    const size_t bands = (n + band_rows - 1) / band_rows;
+    return (mode == SDTW_CHECKPOINTS ? bands : 1) * (m + 1) + 2 * (m + 2);
+}
+static size_t pair_table(size_t n, size_t m, size_t band_rows, int mode)
+{
+    const size_t bands = (n + band_rows - 1) / band_rows;
+    size_t cells = 0;
+    if (mode == SDTW_VALUE)
+        return 0;
+    if (!ww_mul_size(mode == SDTW_COMPACT ? bands * band_rows : band_rows, m, &cells))
+        return SIZE_MAX;
+    return cells;
+}
+
+/* One pass over the pairs (x_b, y_b) of a and b: forward and, with gradients, backward, scaled by
+ * `scale` into values, ga and gb (device, already zeroed). */
 template <typename T>
-static ww_status run_pass(ww_cuda_state *s, const ww_measure *m, const ww_dataset *a, const ww_dataset *b,
-                          T scale, T *values, T *ga, T *gb, int grads)
+static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measure *m, const ww_dataset *a,
+                          const ww_dataset *b, T scale, T *values, T *ga, T *gb, int grads)
 {
     const size_t count = a->count;
+    if (count == 0)
+        return WW_OK;
     const typename coef_of<T>::type c = coef_of_measure<T>(m);
+    size_t longest = 0;
+    for (size_t k = 0; k < count; k++)
+        longest = ww_dataset_length(a, k) > longest ? ww_dataset_length(a, k) : longest;
+    const sdtw_shape shape = choose_shape<T>(longest);
+    const size_t band_rows = (size_t)shape.threads * (size_t)shape.rows_per_thread;
+    /* the mode: the tables whole when every pair's fits the budget per pair */
+    int mode = SDTW_VALUE;
+    if (grads) {
+        mode = SDTW_COMPACT;
+        for (size_t k = 0; k < count && mode == SDTW_COMPACT; k++) {
+            const size_t cells = pair_table(ww_dataset_length(a, k), ww_dataset_length(b, k), band_rows, SDTW_COMPACT);
+            if (cells == SIZE_MAX || cells > table_budget / sizeof(T))
+                mode = SDTW_CHECKPOINTS;
+        }
+    }
+    sdtw_launch_args L;
+    L.shape = shape;
+    L.dim = (int)a->dim;
+    L.mode = mode;
+    L.stream = s->stream;
     size_t begin = 0;
     std::vector<sdtw_pair> pairs;
     while (begin < count) {
         size_t free_bytes = 0, total_bytes = 0;
         WW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-        const size_t budget = free_bytes / 10 * 9 + s->work.bytes; /* the work buffer is reused */
-        /* the chunk: pairs while their tables fit */
+        const size_t budget = (free_bytes / 10 * 9 + s->work.bytes) / sizeof(T); /* the work buffer is reused */
+        /* the chunk: pairs while their memory fits */
         pairs.clear();
-        size_t bytes = 0, end = begin;
+        size_t used = 0, end = begin;
         while (end < count) {
             const size_t n = ww_dataset_length(a, end), mm = ww_dataset_length(b, end);
-            const size_t need = pair_bytes(n, mm, sizeof(T));
-            if (bytes + need > budget && end > begin)
+            const size_t rows = pair_rows(n, mm, band_rows, mode), table = pair_table(n, mm, band_rows, mode);
+            if (table == SIZE_MAX || table > SIZE_MAX / 4 - rows)
+                return WW_ERR_DEVICE_MEMORY;
+            if (used + rows + table > budget) {
+                if (end == begin)
+                    return WW_ERR_DEVICE_MEMORY;
                 break;
+            }
             sdtw_pair p;
             p.x0 = (long long)first_sample(a, end);
             p.y0 = (long long)first_sample(b, end);
             p.n = (int)n;
             p.m = (int)mm;
-            p.r0 = (long long)(bytes / sizeof(T));
-            p.s0 = p.r0 + (long long)((n + 2) * (mm + 2));
+            p.rows0 = (long long)used;
+            p.table0 = (long long)(used + rows);
             const size_t r = ww_measure_radius(m, n, mm);
             p.radius = ww_measure_windowed(m, n, mm) ? (long long)r : -1;
             pairs.push_back(p);
-            bytes += need;
+            used += rows + table;
             end++;
         }
-        if (bytes > budget)
-            return WW_ERR_DEVICE_MEMORY;
-        /* the pairs' metadata after the tables, at an offset aligned for its 8-byte fields (the
-         * tables of float data end on any multiple of 4 bytes) */
-        const size_t tables = (bytes + 255) & ~(size_t)255;
+        /* the pairs' metadata after the rows and tables, at an offset aligned for its 8-byte
+         * fields (float data ends on any multiple of 4 bytes) */
+        const size_t data = (used * sizeof(T) + 255) & ~(size_t)255;
         const size_t meta = (pairs.size() * sizeof(sdtw_pair) + 255) & ~(size_t)255;
-        ww_status st = ww_device_reserve(&s->work, tables + meta);
+        ww_status st = ww_device_reserve(&s->work, data + meta);
         if (st != WW_OK)
             return st;
-        T *table = (T *)s->work.ptr;
-        sdtw_pair *dpairs = (sdtw_pair *)((char *)s->work.ptr + tables);
+        T *work = (T *)s->work.ptr;
+        sdtw_pair *dpairs = (sdtw_pair *)((char *)s->work.ptr + data);
         WW_CUDA_TRY(cudaMemcpyAsync(dpairs, pairs.data(), pairs.size() * sizeof(sdtw_pair), cudaMemcpyHostToDevice,
                                     s->stream));
-        const unsigned blocks = (unsigned)pairs.size();
-        /* threads per block: the longest diagonal of the chunk (the shorter series), in warps, at most
-         * SDTW_THREADS */
-        int diagonal = 1;
-        for (const sdtw_pair &q : pairs)
-            diagonal = (q.n < q.m ? q.n : q.m) > diagonal ? (q.n < q.m ? q.n : q.m) : diagonal;
-        const int threads = diagonal >= SDTW_THREADS ? SDTW_THREADS : (diagonal + 31) / 32 * 32;
-        sdtw_forward_kernel<T><<<blocks, threads, 0, s->stream>>>(
-            dpairs, (const T *)a->values, (const T *)b->values, (int)a->dim, c, table, values + begin, scale);
-        WW_CUDA_TRY(cudaGetLastError());
-        if (grads) {
-            sdtw_backward_kernel<T><<<blocks, threads, 0, s->stream>>>(
-                dpairs, (const T *)a->values, (const T *)b->values, (int)a->dim, c.inv_gamma, table, table, ga, gb, scale);
-            WW_CUDA_TRY(cudaGetLastError());
-        }
-        /* the next chunk reuses the buffers: wait for this one (the host reads `pairs` again) */
+        L.blocks = (unsigned)pairs.size();
+        const T *X = (const T *)a->values, *Y = (const T *)b->values;
+        WW_CUDA_TRY(sdtw_launch<T>(L, dpairs, X, Y, c, work, values + begin, ga, gb, scale, 0));
+        if (grads)
+            WW_CUDA_TRY(sdtw_launch<T>(L, dpairs, X, Y, c, work, values + begin, ga, gb, scale, 1));
+        /* the next chunk reuses the buffers: wait for this one (the host refills `pairs`) */
         WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
         begin = end;
     }
@@ -92,7 +141,7 @@ static ww_status run_pass(ww_cuda_state *s, const ww_measure *m, const ww_datase
 static size_t samples_of(const ww_dataset *d) { return d->offsets ? d->offsets[d->count] : d->count * d->length; }
 
 template <typename T>
-static ww_status batch_typed(ww_cuda_state *s, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
+static ww_status batch_typed(ww_cuda_state *s, size_t table_budget, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
                              void *values, void *grad_x, void *grad_y)
 {
     const size_t nx = samples_of(x) * x->dim, ny = samples_of(y) * y->dim;
@@ -115,12 +164,12 @@ static ww_status batch_typed(ww_cuda_state *s, const ww_measure *m, const ww_dat
         WW_CUDA_TRY(cudaMemsetAsync(gx, 0, nx * sizeof(T), s->stream));
     if (gy)
         WW_CUDA_TRY(cudaMemsetAsync(gy, 0, ny * sizeof(T), s->stream));
-    if ((st = run_pass<T>(s, m, x, y, (T)1, v, gx, gy, grads)) != WW_OK)
+    if ((st = run_pass<T>(s, table_budget, m, x, y, (T)1, v, gx, gy, grads)) != WW_OK)
         return st;
     if (m->params.softdtw.divergence) {
         /* D = sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2: each self term's gradient lands twice in its array */
-        if ((st = run_pass<T>(s, m, x, x, (T)-0.5, v, gx, gx, grads && gx)) != WW_OK ||
-            (st = run_pass<T>(s, m, y, y, (T)-0.5, v, gy, gy, grads && gy)) != WW_OK)
+        if ((st = run_pass<T>(s, table_budget, m, x, x, (T)-0.5, v, gx, gx, grads && gx)) != WW_OK ||
+            (st = run_pass<T>(s, table_budget, m, y, y, (T)-0.5, v, gy, gy, grads && gy)) != WW_OK)
             return st;
     }
     WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
@@ -144,8 +193,8 @@ ww_status ww_cuda_softdtw_batch(ww_ctx *ctx, const ww_measure *m, const ww_datas
         if (ww_dataset_length(x, b) >= WW_CUDA_MAX_LENGTH || ww_dataset_length(y, b) >= WW_CUDA_MAX_LENGTH)
             return WW_ERR_OVERFLOW;
     ww_cuda_device_guard guard = ww_cuda_enter(s);
-    ww_status st = x->dtype == WW_F32 ? batch_typed<float>(s, m, x, y, values, grad_x, grad_y)
-                                      : batch_typed<double>(s, m, x, y, values, grad_x, grad_y);
+    ww_status st = x->dtype == WW_F32 ? batch_typed<float>(s, ctx->softdtw_memory_budget, m, x, y, values, grad_x, grad_y)
+                                      : batch_typed<double>(s, ctx->softdtw_memory_budget, m, x, y, values, grad_x, grad_y);
     ww_cuda_recover(s, st);
     ww_cuda_leave(guard);
     return st;

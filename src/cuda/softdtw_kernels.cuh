@@ -1,21 +1,56 @@
-/* Soft-DTW's batch kernels: one block per pair, the table swept by anti-diagonals (the cells of one
- * are independent: the block's threads share them, a block barrier between diagonals), R stored
- * whole in device memory for the backward pass, which walks the diagonals in reverse keeping E and
- * Q = R - cost on three rolling diagonals (per pair scratch). The cell and the backward weight are
- * the measure's (src/measures/softdtw.h), in the computing type T (float for float32 data: expf/
- * logf; double: the measure's own exp/log). Scheduling only: no policy here (softdtw.cu). */
+/* Soft-DTW's batch kernels: one block per pair, the techniques of the cuTimeWarp report done our way.
+ *
+ * The block's P threads own the rows of a band of H = P K rows, K consecutive rows each, and sweep
+ * the band by anti-diagonals: at step d a thread computes its K cells (i, d - i), which are
+ * independent of each other (instruction-level parallelism). A cell reads its left and diagonal
+ * neighbours from the thread's own registers (the values of the two steps before) and, for the
+ * thread's first row, the last row of the thread above: a warp shuffle, or shared memory across
+ * warps, one block barrier per step. Bands follow each other down the table, the last row of one
+ * being the boundary row of the next (device memory, one row per pair): any length in linear
+ * memory for the value.
+ *
+ * For gradients the forward pass stores R. Compact: every band whole, at the cell's slot
+ * ((i + j - b0 - 1) mod m) H + r P + t (row r of thread t; b0 the band's first row), which is
+ * unique in the band and makes a step's stores and loads coalesced. Checkpointed: only the boundary
+ * row of each band is kept, and the backward pass recomputes a band (into one band's table) before
+ * walking it back: about twice the forward's work in O(n m / bands + bands m) memory, with the same
+ * bits, since every cell is computed from the same operands by the same function.
+ * The backward pass walks each band in reverse with the same tiling: E and Q = R - cost of the
+ * successors come from the thread's registers or the thread below (shuffle down / shared memory /
+ * the band below's boundary row, E and Q). The gradient of a row is summed in the registers of its
+ * owner; the gradient of a column travels up the band with the wavefront (the cell (i, j) of step
+ * d and the cell (i - 1, j) of step d - 1 are neighbours), added once per column and band by the
+ * band's first thread. Series of more than SDTW_MAX_DIM dimensions (D = 0, the dimension at run
+ * time) read their samples from device memory and add every cell's gradient directly.
+ *
+ * The cell and the backward weight are the measure's (src/measures/softdtw.h), in the computing type
+ * T. Scheduling only: no policy here (softdtw.cu chooses P, K, the mode and the memory). */
 #ifndef WW_CUDA_SOFTDTW_KERNELS_CUH
 #define WW_CUDA_SOFTDTW_KERNELS_CUH
 
 #include "measure.cuh"
 
+#define SDTW_MAX_DIM 3 /* dimensions kept in registers (D = 1..3); more: D = 0 */
+#define SDTW_FULL_MASK 0xffffffffu
+
+/* What a pass over the pairs keeps of R. */
+enum sdtw_mode {
+    SDTW_VALUE = 0,       /* the value only: one boundary row per pair */
+    SDTW_COMPACT = 1,     /* every band's R, for the backward pass */
+    SDTW_CHECKPOINTS = 2, /* every band's boundary row; the backward pass recomputes the bands */
+};
+
 /* One pair of the batch. */
 struct sdtw_pair {
     long long x0, y0;  /* first sample of each series in its values array */
-    long long r0, s0;  /* offsets of the pair's table ((n + 2)(m + 2)) and scratch (6 (n + 2)) */
+    long long rows0;   /* offset of the pair's boundary rows: R ((bands or 1) x (m + 1)), then E and Q (m + 2 each) */
+    long long table0;  /* offset of the pair's stored R: every band (compact) or one band (checkpoints) */
     long long radius;  /* the window's radius, -1: none */
     int n, m;
 };
+
+/* Threads per block at most: f64 cells hold twice the registers. */
+template <typename T> __host__ __device__ constexpr int sdtw_max_threads() { return sizeof(T) == 8 ? 256 : 512; }
 
 __device__ __forceinline__ double sdtw_cell(double up, double left, double diag, double cost, const ww_coef_f64 *c)
 {
@@ -36,121 +71,450 @@ __device__ __forceinline__ float sdtw_weight(float q, float here, float inv_gamm
 
 template <typename T> __device__ __forceinline__ T sdtw_inf() { return (T)INFINITY; }
 
-/* Thread t of the block owns rows 1 + t, 1 + t + blockDim, ... on every diagonal: the first of its
- * rows at or past ilo (so that a row's gradient is only ever touched by its owner). */
-__device__ __forceinline__ int sdtw_first_row(int ilo)
-{
-    int i = 1 + (int)threadIdx.x;
-    if (i < ilo)
-        i += (ilo - i + (int)blockDim.x - 1) / (int)blockDim.x * (int)blockDim.x;
-    return i;
-}
+/* The samples of a thread's rows and of the columns its rows are at: in registers for D > 0
+ * (the columns shift by one per step: one new sample is read, one step ahead), read from device
+ * memory at each cell for D = 0. */
+template <typename T, int K, int D> struct sdtw_samples {
+    static constexpr int DD = D > 0 ? D : 1;
+    T x[K][DD], y[K][DD], next[DD];
+    const T *X, *Y;
+    int dim;
 
-template <typename T>
-__device__ __forceinline__ T sdtw_cost(const T *X, const T *Y, const sdtw_pair &p, int i, int j, int dim)
-{
-    const T *x = X + (p.x0 + i - 1) * (long long)dim, *y = Y + (p.y0 + j - 1) * (long long)dim;
-    T acc = 0;
-    for (int k = 0; k < dim; k++) {
-        const T d = x[k] - y[k];
-        acc += d * d;
+    __device__ __forceinline__ void load_column(T *to, const sdtw_pair &p, int col) const
+    {
+#pragma unroll
+        for (int k = 0; k < DD; k++)
+            to[k] = col >= 1 && col <= p.m ? Y[(p.y0 + col - 1) * D + k] : (T)0;
     }
-    return acc;
-}
-
-template <typename T>
-__device__ __forceinline__ bool sdtw_in_window(const sdtw_pair &p, int i, int j)
-{
-    if (p.radius < 0)
-        return true;
-    size_t lo, hi;
-    ww_window_row((size_t)p.n, (size_t)p.m, (size_t)p.radius, (size_t)i, &lo, &hi);
-    return (size_t)j >= lo && (size_t)j <= hi;
-}
-
-/* Forward: R of every pair, values[b] += scale R[n][m]. */
-template <typename T>
-__global__ void sdtw_forward_kernel(const sdtw_pair *pairs, const T *X, const T *Y, int dim,
-                                    typename coef_of<T>::type c, T *R_all, T *values, T scale)
-{
-    const sdtw_pair p = pairs[blockIdx.x];
-    const int n = p.n, m = p.m;
-    const long long w = m + 2;
-    T *R = R_all + p.r0;
-    for (long long k = threadIdx.x; k < w; k += blockDim.x)
-        R[k] = k == 0 ? (T)0 : sdtw_inf<T>();
-    for (long long i = threadIdx.x + 1; i <= n; i += blockDim.x)
-        R[i * w] = sdtw_inf<T>();
-    __syncthreads();
-    for (int t = 2; t <= n + m; t++) {
-        const int ilo = t - m > 1 ? t - m : 1, ihi = t - 1 < n ? t - 1 : n;
-        for (int i = sdtw_first_row(ilo); i <= ihi; i += blockDim.x) {
-            const int j = t - i;
-            T v = sdtw_inf<T>();
-            if (sdtw_in_window<T>(p, i, j))
-                v = sdtw_cell(R[(i - 1) * w + j], R[i * w + j - 1], R[(i - 1) * w + j - 1], sdtw_cost(X, Y, p, i, j, dim),
-                              &c);
-            R[i * w + j] = v;
+    /* rows i0 .. i0 + K - 1 at the first step: row r at column first_col - r. `next` is the column
+     * that enters at the next step: row 0's forward (dir +1), row K - 1's backward (dir -1). */
+    __device__ __forceinline__ void start(const sdtw_pair &p, int i0, int first_col, int dir)
+    {
+        if constexpr (D > 0) {
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+#pragma unroll
+            for (int k = 0; k < DD; k++)
+                x[r][k] = i0 + r <= p.n ? X[(p.x0 + i0 + r - 1) * D + k] : (T)0;
+            load_column(y[r], p, first_col - r);
         }
-        __syncthreads();
+        load_column(next, p, dir > 0 ? first_col + 1 : first_col - K);
+        }
     }
-    if (threadIdx.x == 0)
-        values[blockIdx.x] += scale * R[(long long)n * w + m];
+    /* to the next step, whose row 0 is at column first_col: the columns shift by one row */
+    __device__ __forceinline__ void advance(const sdtw_pair &p, int first_col, int dir)
+    {
+        if constexpr (D == 0)
+            return;
+        if (dir > 0) {
+#pragma unroll
+            for (int r = K - 1; r > 0; r--)
+#pragma unroll
+                for (int k = 0; k < DD; k++)
+                    y[r][k] = y[r - 1][k];
+#pragma unroll
+            for (int k = 0; k < DD; k++)
+                y[0][k] = next[k];
+            load_column(next, p, first_col + 1);
+        } else {
+#pragma unroll
+            for (int r = 0; r < K - 1; r++)
+#pragma unroll
+                for (int k = 0; k < DD; k++)
+                    y[r][k] = y[r + 1][k];
+#pragma unroll
+            for (int k = 0; k < DD; k++)
+                y[K - 1][k] = next[k];
+            load_column(next, p, first_col - K);
+        }
+    }
+    __device__ __forceinline__ T cost(const sdtw_pair &p, int r, int i, int j) const
+    {
+        T acc = 0;
+        if constexpr (D > 0) {
+#pragma unroll
+            for (int k = 0; k < DD; k++) {
+                const T diff = x[r][k] - y[r][k];
+                acc += diff * diff;
+            }
+        } else if (i <= p.n && j >= 1 && j <= p.m) { /* samples outside the series are not read */
+            const T *a = X + (p.x0 + i - 1) * (long long)dim, *b = Y + (p.y0 + j - 1) * (long long)dim;
+            for (int k = 0; k < dim; k++) {
+                const T diff = a[k] - b[k];
+                acc += diff * diff;
+            }
+        }
+        return acc;
+    }
+};
+
+/* The window's columns of a thread's rows ([1, m] without a window; empty for rows past n). */
+template <int K> __device__ __forceinline__ void sdtw_window_rows(const sdtw_pair &p, int i0, int *lo, int *hi)
+{
+#pragma unroll
+    for (int r = 0; r < K; r++) {
+        const int i = i0 + r;
+        lo[r] = 1, hi[r] = p.m;
+        if (i > p.n)
+            lo[r] = 1, hi[r] = 0;
+        else if (p.radius >= 0) {
+            size_t l, h;
+            ww_window_row((size_t)p.n, (size_t)p.m, (size_t)p.radius, (size_t)i, &l, &h);
+            lo[r] = (int)l, hi[r] = (int)h;
+        }
+    }
 }
 
-/* Backward: E by anti-diagonals from the last cell, the gradients added, scaled by `scale`: a row's
- * by its owning thread, a column's atomically (and both atomically when GX and GY are one array: a
- * pair of a series with itself). */
-template <typename T>
-__global__ void sdtw_backward_kernel(const sdtw_pair *pairs, const T *X, const T *Y, int dim, T inv_gamma,
-                                     const T *R_all, T *scratch_all, T *GX, T *GY, T scale)
+/* R of the boundary row above a band at column c (row b0 - 1: row 0 of the table for the first band). */
+template <typename T> __device__ __forceinline__ T sdtw_top(const T *top, int b0, int m, int c)
 {
-    const sdtw_pair p = pairs[blockIdx.x];
-    const int n = p.n, m = p.m;
-    const long long w = m + 2, len = n + 2;
-    const T *R = R_all + p.r0;
-    T *E[3], *Q[3];
-    for (int r = 0; r < 3; r++) {
-        E[r] = scratch_all + p.s0 + r * len;
-        Q[r] = scratch_all + p.s0 + (3 + r) * len;
+    if (c < 0 || c > m)
+        return sdtw_inf<T>();
+    if (b0 == 1)
+        return c == 0 ? (T)0 : sdtw_inf<T>();
+    return c == 0 ? sdtw_inf<T>() : top[c];
+}
+
+/* The forward sweep of one band (rows b0 .. b0 + H - 1 that exist): R into `table` (may be NULL),
+ * the band's last row into `bottom` (NULL for the last band), scale R[n][m] added to *value (NULL:
+ * not). xch: 2 values per warp of shared memory. Every thread of the block calls it. */
+template <typename T, int K, int D>
+__device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, const typename coef_of<T>::type &c,
+                                  int b0, const T *top, T *bottom, T *table, T *value, T scale, T *xch)
+{
+    const int P = (int)blockDim.x, t = (int)threadIdx.x, lane = t & 31, warp = t >> 5;
+    const int H = P * K, n = p.n, m = p.m, i0 = b0 + t * K;
+    const int last_row = b0 + H - 1 < n ? b0 + H - 1 : n;
+    int lo[K], hi[K];
+    sdtw_window_rows<K>(p, i0, lo, hi);
+    s.start(p, i0, 1 + b0 - i0, 1);
+    T prev[K], prev2[K];
+#pragma unroll
+    for (int r = 0; r < K; r++)
+        prev[r] = prev2[r] = sdtw_inf<T>();
+    /* the first row's neighbours above: R(i0 - 1, j) and R(i0 - 1, j - 1); thread 0 reads them
+     * from the boundary row two steps ahead */
+    T up_in = sdtw_inf<T>(), diag_in = sdtw_inf<T>(), ahead1 = sdtw_inf<T>(), ahead2 = sdtw_inf<T>();
+    if (t == 0) {
+        diag_in = sdtw_top(top, b0, m, 0);
+        up_in = sdtw_top(top, b0, m, 1);
+        ahead1 = sdtw_top(top, b0, m, 2);
+        ahead2 = sdtw_top(top, b0, m, 3);
     }
-    for (long long k = threadIdx.x; k < 3 * len; k += blockDim.x) {
-        scratch_all[p.s0 + k] = 0;
-        scratch_all[p.s0 + 3 * len + k] = -sdtw_inf<T>();
+    int slot = 0; /* (d - b0 - 1) mod m */
+    for (int d = b0 + 1; d <= last_row + m; d++) {
+        T cur[K];
+        /* the K cells are computed without branches, so that their chains interleave; a warp with
+         * no cell in the table at this step (the ramps of the anti-diagonals) skips them */
+        const int j0 = d - i0; /* row 0's column */
+        if (__any_sync(SDTW_FULL_MASK, j0 >= 1 && j0 - (K - 1) <= m && i0 <= n)) {
+#pragma unroll
+            for (int r = 0; r < K; r++) {
+                const int i = i0 + r, j = j0 - r;
+                const T up = r == 0 ? up_in : prev[r - 1], diag = r == 0 ? diag_in : prev2[r - 1];
+                const T v = sdtw_cell(up, prev[r], diag, s.cost(p, r, i, j), &c);
+                cur[r] = j >= lo[r] && j <= hi[r] ? v : sdtw_inf<T>();
+                /* the ramp's stores before column 1 land in slots that column m + j overwrites later */
+                if (table && j <= m)
+                    table[(long long)slot * H + r * P + t] = cur[r];
+            }
+        } else {
+#pragma unroll
+            for (int r = 0; r < K; r++)
+                cur[r] = sdtw_inf<T>();
+        }
+        if (bottom && t == P - 1 && j0 - (K - 1) >= 1 && j0 - (K - 1) <= m)
+            bottom[j0 - (K - 1)] = cur[K - 1];
+        /* the thread below reads this thread's last row */
+        T from = __shfl_up_sync(SDTW_FULL_MASK, cur[K - 1], 1);
+        if (lane == 31)
+            xch[2 * warp + (d & 1)] = cur[K - 1];
+        __syncthreads();
+        if (lane == 0) {
+            if (warp > 0)
+                from = xch[2 * (warp - 1) + (d & 1)];
+            else {
+                from = ahead1;
+                ahead1 = ahead2;
+                ahead2 = sdtw_top(top, b0, m, d + 3 - b0);
+            }
+        }
+        diag_in = up_in;
+        up_in = from;
+#pragma unroll
+        for (int r = 0; r < K; r++)
+            prev2[r] = prev[r], prev[r] = cur[r];
+        s.advance(p, d + 1 - i0, 1);
+        slot = slot + 1 == m ? 0 : slot + 1;
     }
-    __syncthreads();
-    for (int t = n + m; t >= 2; t--) {
-        const int ilo = t - m > 1 ? t - m : 1, ihi = t - 1 < n ? t - 1 : n;
-        T *e0 = E[t % 3], *q0 = Q[t % 3];
-        const T *e1 = E[(t + 1) % 3], *q1 = Q[(t + 1) % 3], *e2 = E[(t + 2) % 3], *q2 = Q[(t + 2) % 3];
-        for (int i = sdtw_first_row(ilo); i <= ihi; i += blockDim.x) {
-            const int j = t - i;
-            const T here = R[i * w + j];
-            T e;
-            if (t == n + m)
-                e = 1;
-            else
-                e = (e1[i + 1] * sdtw_weight(q1[i + 1], here, inv_gamma) + e1[i] * sdtw_weight(q1[i], here, inv_gamma)) +
-                    e2[i + 1] * sdtw_weight(q2[i + 1], here, inv_gamma);
-            e0[i] = e;
-            q0[i] = here < sdtw_inf<T>() ? here - sdtw_cost(X, Y, p, i, j, dim) : -sdtw_inf<T>();
-            if (e != (T)0) {
-                const T *x = X + (p.x0 + i - 1) * (long long)dim, *y = Y + (p.y0 + j - 1) * (long long)dim;
-                for (int k = 0; k < dim; k++) {
-                    const T g = (T)2 * scale * e * (x[k] - y[k]);
-                    if (GX && GX == GY)
-                        atomicAdd(&GX[(p.x0 + i - 1) * (long long)dim + k], g);
-                    else if (GX)
-                        GX[(p.x0 + i - 1) * (long long)dim + k] += g;
-                    if (GY)
-                        atomicAdd(&GY[(p.y0 + j - 1) * (long long)dim + k], -g);
+    /* R[n][m]: row n's cell of the last step */
+    if (value)
+#pragma unroll
+        for (int r = 0; r < K; r++)
+            if (i0 + r == n)
+                *value += scale * prev[r];
+}
+
+/* E and Q of the boundary row below a band at column c (the band below's first row; none: the
+ * table's end). */
+template <typename T>
+__device__ __forceinline__ void sdtw_below(const T *be, const T *bq, int m, int c, T *e, T *q)
+{
+    if (be == NULL || c < 1 || c > m)
+        *e = 0, *q = -sdtw_inf<T>();
+    else
+        *e = be[c], *q = bq[c];
+}
+
+/* R of a thread's cells at step d (slot: (d - b0 - 1) mod m), +inf outside the table. */
+template <typename T, int K>
+__device__ __forceinline__ void sdtw_load_step(const sdtw_pair &p, const T *table, int H, int i0, int d, int slot, T *out)
+{
+    const int P = (int)blockDim.x, t = (int)threadIdx.x;
+#pragma unroll
+    for (int r = 0; r < K; r++) {
+        const int i = i0 + r, j = d - i;
+        out[r] = j >= 1 && j <= p.m && i <= p.n ? table[(long long)slot * H + r * P + t] : sdtw_inf<T>();
+    }
+}
+
+/* The backward sweep of one band, its R in `table`: E cell by cell from the last, the gradients
+ * scaled by `scale` added into GX and GY (atomically when they are one array: a series against
+ * itself). be, bq: E and Q of the band below (NULL: the last band); ae, aq: where this band's first
+ * row goes for the band above (NULL: the first band). xch: (2 + D) x 2 values per warp. */
+template <typename T, int K, int D>
+__device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, T inv_gamma, int b0,
+                                   const T *table, const T *be, const T *bq, T *ae, T *aq, T *GX, T *GY, T scale,
+                                   T *xch)
+{
+    constexpr int DD = D > 0 ? D : 1, W = 2 + DD; /* values a thread passes up: E, Q, the column's partial */
+    const int P = (int)blockDim.x, t = (int)threadIdx.x, lane = t & 31, warp = t >> 5, warps = P >> 5;
+    const int H = P * K, n = p.n, m = p.m, i0 = b0 + t * K;
+    const int last_row = b0 + H - 1 < n ? b0 + H - 1 : n;
+    const bool shared_grads = GX == GY;
+    const T two_scale = (T)2 * scale;
+    int lo[K], hi[K];
+    sdtw_window_rows<K>(p, i0, lo, hi);
+    const int d_first = last_row + m;
+    s.start(p, i0, d_first - i0, -1);
+    T pe[K], pq[K], p2e[K], p2q[K], pcol[K][DD], gx[K][DD];
+#pragma unroll
+    for (int r = 0; r < K; r++) {
+        pe[r] = p2e[r] = 0, pq[r] = p2q[r] = -sdtw_inf<T>();
+#pragma unroll
+        for (int k = 0; k < DD; k++)
+            pcol[r][k] = gx[r][k] = 0;
+    }
+    /* the successors below the thread's last row: (row i0 + K, same column) of the step before and
+     * of two steps before; the band's last thread reads them from the boundary row ahead */
+    T dn_e = 0, dn_q = -sdtw_inf<T>(), dg_e = 0, dg_q = -sdtw_inf<T>(), dn_col[DD];
+    T ah1_e = 0, ah1_q = -sdtw_inf<T>(), ah2_e = 0, ah2_q = -sdtw_inf<T>();
+#pragma unroll
+    for (int k = 0; k < DD; k++)
+        dn_col[k] = 0;
+    /* the successor below the last row at step d is row b0 + H at column d - b0 - H + 1 */
+    const int below_col0 = d_first - (b0 + H);
+    if (t == P - 1) {
+        sdtw_below(be, bq, m, below_col0 + 2, &dg_e, &dg_q);
+        sdtw_below(be, bq, m, below_col0 + 1, &dn_e, &dn_q);
+        sdtw_below(be, bq, m, below_col0, &ah1_e, &ah1_q);
+        sdtw_below(be, bq, m, below_col0 - 1, &ah2_e, &ah2_q);
+    }
+    /* R of the thread's cells, read two steps ahead (the loads are off the critical path) */
+    T here_now[K], here_next[K];
+    int ahead_slot = (int)((long long)(d_first - b0 - 1) % m); /* the slot of step d - 2 in the loop */
+    sdtw_load_step<T, K>(p, table, H, i0, d_first, ahead_slot, here_now);
+    ahead_slot = ahead_slot == 0 ? m - 1 : ahead_slot - 1;
+    sdtw_load_step<T, K>(p, table, H, i0, d_first - 1, ahead_slot, here_next);
+    ahead_slot = ahead_slot == 0 ? m - 1 : ahead_slot - 1;
+    for (int d = d_first; d >= b0 + 1; d--) {
+        T ce[K], cq[K], ccol[K][DD];
+        /* without branches but for D = 0's gradients, as the forward pass; a warp with no cell in the
+         * table skips (its E are 0, and so are the column sums passing through) */
+        const int j0 = d - i0;
+        if (__any_sync(SDTW_FULL_MASK, j0 >= 1 && j0 - (K - 1) <= m && i0 <= n)) {
+#pragma unroll
+            for (int r = 0; r < K; r++) {
+                const int i = i0 + r, j = j0 - r;
+                const T e_dn = r < K - 1 ? pe[r + 1] : dn_e, q_dn = r < K - 1 ? pq[r + 1] : dn_q;
+                const T e_dg = r < K - 1 ? p2e[r + 1] : dg_e, q_dg = r < K - 1 ? p2q[r + 1] : dg_q;
+                /* outside the table `here` is +inf: the weights vanish, E is 0 and Q is -inf */
+                const T here = here_now[r];
+                const T cost = s.cost(p, r, i, j);
+                T e = i == n && j == m ? (T)1
+                                       : (e_dn * sdtw_weight(q_dn, here, inv_gamma) +
+                                          pe[r] * sdtw_weight(pq[r], here, inv_gamma)) +
+                                             e_dg * sdtw_weight(q_dg, here, inv_gamma);
+                e = j >= 1 && j <= m && i <= n ? e : (T)0; /* exactly (the f64 exp of -inf is 3e-308) */
+                ce[r] = e;
+                cq[r] = here < sdtw_inf<T>() ? here - cost : -sdtw_inf<T>();
+                if (D == 0 && e != (T)0) {
+                    const T *a = s.X + (p.x0 + i - 1) * (long long)s.dim, *b = s.Y + (p.y0 + j - 1) * (long long)s.dim;
+                    for (int k = 0; k < s.dim; k++) {
+                        const T g = two_scale * e * (a[k] - b[k]);
+                        T *gxa = GX + (p.x0 + i - 1) * (long long)s.dim + k;
+                        if (GX && shared_grads)
+                            atomicAdd(gxa, g);
+                        else if (GX)
+                            *gxa += g;
+                        if (GY)
+                            atomicAdd(GY + (p.y0 + j - 1) * (long long)s.dim + k, -g);
+                    }
+                }
+#pragma unroll
+                for (int k = 0; k < DD; k++) {
+                    const T g = D > 0 ? two_scale * e * (s.x[r][k] - s.y[r][k]) : (T)0;
+                    gx[r][k] += g;
+                    ccol[r][k] = (r < K - 1 ? pcol[r + 1][k] : dn_col[k]) - g;
+                }
+            }
+        } else {
+#pragma unroll
+            for (int r = 0; r < K; r++) {
+                ce[r] = 0, cq[r] = -sdtw_inf<T>();
+#pragma unroll
+                for (int k = 0; k < DD; k++)
+                    ccol[r][k] = 0;
+            }
+        }
+        /* the band's first row: its column's gradient, and E, Q for the band above */
+        if (t == 0) {
+            const int j = d - b0;
+            if (j >= 1 && j <= m) {
+                if (ae)
+                    ae[j] = ce[0], aq[j] = cq[0];
+                if (D > 0 && GY) {
+#pragma unroll
+                    for (int k = 0; k < DD; k++) {
+                        T *gya = GY + (p.y0 + j - 1) * D + k;
+                        if (shared_grads)
+                            atomicAdd(gya, ccol[0][k]);
+                        else
+                            *gya += ccol[0][k];
+                    }
                 }
             }
         }
-        if (threadIdx.x == 0) { /* the diagonal's two ends: off the table for the diagonals before */
-            e0[ilo - 1] = 0, q0[ilo - 1] = -sdtw_inf<T>();
-            e0[ihi + 1] = 0, q0[ihi + 1] = -sdtw_inf<T>();
+        /* the thread above reads this thread's first row */
+        T pass[W];
+        pass[0] = ce[0], pass[1] = cq[0];
+#pragma unroll
+        for (int k = 0; k < DD; k++)
+            pass[2 + k] = ccol[0][k];
+        T from[W];
+#pragma unroll
+        for (int w = 0; w < W; w++)
+            from[w] = __shfl_down_sync(SDTW_FULL_MASK, pass[w], 1);
+        if (lane == 0)
+#pragma unroll
+            for (int w = 0; w < W; w++)
+                xch[(2 * warp + (d & 1)) * W + w] = pass[w];
+        __syncthreads();
+        if (lane == 31) {
+            if (warp < warps - 1) {
+#pragma unroll
+                for (int w = 0; w < W; w++)
+                    from[w] = xch[(2 * (warp + 1) + (d & 1)) * W + w];
+            } else {
+                from[0] = ah1_e, from[1] = ah1_q;
+#pragma unroll
+                for (int k = 0; k < DD; k++)
+                    from[2 + k] = 0;
+                ah1_e = ah2_e, ah1_q = ah2_q;
+                sdtw_below(be, bq, m, d - 2 - (b0 + H), &ah2_e, &ah2_q); /* for step d - 3 */
+            }
         }
+        dg_e = dn_e, dg_q = dn_q;
+        dn_e = from[0], dn_q = from[1];
+#pragma unroll
+        for (int k = 0; k < DD; k++)
+            dn_col[k] = from[2 + k];
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            p2e[r] = pe[r], p2q[r] = pq[r], pe[r] = ce[r], pq[r] = cq[r];
+#pragma unroll
+            for (int k = 0; k < DD; k++)
+                pcol[r][k] = ccol[r][k];
+        }
+        s.advance(p, d - 1 - i0, -1);
+#pragma unroll
+        for (int r = 0; r < K; r++)
+            here_now[r] = here_next[r];
+        sdtw_load_step<T, K>(p, table, H, i0, d - 2, ahead_slot, here_next);
+        ahead_slot = ahead_slot == 0 ? m - 1 : ahead_slot - 1;
+    }
+    /* the rows' gradients */
+    if (D > 0 && GX) {
+#pragma unroll
+        for (int r = 0; r < K; r++)
+            if (i0 + r <= n)
+#pragma unroll
+                for (int k = 0; k < DD; k++) {
+                    T *gxa = GX + (p.x0 + i0 + r - 1) * D + k;
+                    if (shared_grads)
+                        atomicAdd(gxa, gx[r][k]);
+                    else
+                        *gxa += gx[r][k];
+                }
+    }
+}
+
+/* The pair's boundary rows: R above band b (mode CHECKPOINTS keeps one per band, the others reuse
+ * one row), then E and Q. */
+template <typename T> __device__ __forceinline__ T *sdtw_r_row(T *work, const sdtw_pair &p, int band, int mode)
+{
+    return work + p.rows0 + (mode == SDTW_CHECKPOINTS ? (long long)band * (p.m + 1) : 0);
+}
+template <typename T> __device__ __forceinline__ T *sdtw_e_row(T *work, const sdtw_pair &p, int bands, int mode)
+{
+    return work + p.rows0 + (long long)(mode == SDTW_CHECKPOINTS ? bands : 1) * (p.m + 1);
+}
+
+/* Forward: values[b] += scale R[n][m] for every pair of the launch, R kept as `mode` says. */
+template <typename T, int K, int D>
+__global__ void __launch_bounds__(sdtw_max_threads<T>())
+    sdtw_forward_kernel(const sdtw_pair *pairs, const T *X, const T *Y, int dim, typename coef_of<T>::type c,
+                        T *work, T *values, T scale, int mode)
+{
+    __shared__ T xch[2 * 32];
+    const sdtw_pair p = pairs[blockIdx.x];
+    sdtw_samples<T, K, D> s;
+    s.X = X, s.Y = Y, s.dim = dim;
+    const int H = (int)blockDim.x * K, bands = (p.n + H - 1) / H;
+    for (int b = 0; b < bands; b++) {
+        T *table = mode == SDTW_COMPACT ? work + p.table0 + (long long)b * H * p.m : NULL;
+        T *bottom = b + 1 < bands ? sdtw_r_row(work, p, b + 1, mode) : NULL;
+        sdtw_band_forward<T, K, D>(p, s, c, 1 + b * H, sdtw_r_row(work, p, b, mode), bottom, table,
+                                   b + 1 == bands ? values + blockIdx.x : NULL, scale, xch);
+        __syncthreads();
+    }
+}
+
+/* Backward: the gradients of every pair of the launch, from R kept by the forward pass in `mode`
+ * (COMPACT or CHECKPOINTS). */
+template <typename T, int K, int D>
+__global__ void __launch_bounds__(sdtw_max_threads<T>())
+    sdtw_backward_kernel(const sdtw_pair *pairs, const T *X, const T *Y, int dim, typename coef_of<T>::type c,
+                         T *work, T *GX, T *GY, T scale, int mode)
+{
+    constexpr int W = 2 + (D > 0 ? D : 1);
+    __shared__ T xch_fwd[2 * 32];
+    __shared__ T xch[2 * 32 * W];
+    const sdtw_pair p = pairs[blockIdx.x];
+    sdtw_samples<T, K, D> s;
+    s.X = X, s.Y = Y, s.dim = dim;
+    const int H = (int)blockDim.x * K, bands = (p.n + H - 1) / H;
+    T *erow = sdtw_e_row(work, p, bands, mode), *qrow = erow + (p.m + 2);
+    for (int b = bands - 1; b >= 0; b--) {
+        T *table = work + p.table0 + (mode == SDTW_COMPACT ? (long long)b * H * p.m : 0);
+        if (mode == SDTW_CHECKPOINTS) {
+            sdtw_band_forward<T, K, D>(p, s, c, 1 + b * H, sdtw_r_row(work, p, b, mode), NULL, table, NULL, (T)0,
+                                       xch_fwd);
+            __syncthreads();
+        }
+        sdtw_band_backward<T, K, D>(p, s, c.inv_gamma, 1 + b * H, table, b + 1 < bands ? erow : NULL,
+                                    b + 1 < bands ? qrow : NULL, b > 0 ? erow : NULL, b > 0 ? qrow : NULL, GX, GY,
+                                    scale, xch);
         __syncthreads();
     }
 }

@@ -69,11 +69,11 @@ WW_HD static inline WW_REAL WW_T(ww_softdtw_aux)(const WW_REAL *x, const WW_REAL
 WW_HD static inline WW_REAL WW_T(ww_softmin)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
                                              WW_REAL inv_gamma)
 {
-    const WW_REAL lo = up < left ? up : left, hi = up < left ? left : up;
-    const WW_REAL r = diag < lo ? diag : lo;
-    const WW_REAL top = diag < hi ? hi : diag;
-    const WW_REAL hi_or_diag = diag < hi ? diag : hi;
-    const WW_REAL mid = lo < hi_or_diag ? hi_or_diag : lo;
+    const WW_REAL lo = WW_T(ww_lesser)(up, left), hi = WW_T(ww_greater)(up, left);
+    const WW_REAL r = WW_T(ww_lesser)(diag, lo);
+    const WW_REAL top = WW_T(ww_greater)(diag, hi);
+    const WW_REAL hi_or_diag = WW_T(ww_lesser)(diag, hi);
+    const WW_REAL mid = WW_T(ww_greater)(lo, hi_or_diag);
     const int finite = r < WW_REAL_INF;
     const WW_REAL base = finite ? r : (WW_REAL)0;
     const WW_REAL s = ((WW_REAL)1 + WW_T(ww_softexp)((base - mid) * inv_gamma)) +

@@ -29,6 +29,42 @@ WW_HD static inline uint64_t ww_double_to_bits(double d)
     return u;
 }
 
+/* The lesser and the greater of two numbers that are not NaN, as `a < b ? a : b` and
+ * `a < b ? b : a` (the host's loops vectorise the comparison); on GPUs fmin/fmax, one instruction
+ * where the comparison compiles to two (a compare and a select). */
+WW_HD static inline double ww_lesser_f64(double a, double b)
+{
+#if defined(__CUDA_ARCH__)
+    return fmin(a, b);
+#else
+    return a < b ? a : b;
+#endif
+}
+WW_HD static inline double ww_greater_f64(double a, double b)
+{
+#if defined(__CUDA_ARCH__)
+    return fmax(a, b);
+#else
+    return a < b ? b : a;
+#endif
+}
+WW_HD static inline float ww_lesser_f32(float a, float b)
+{
+#if defined(__CUDA_ARCH__)
+    return fminf(a, b);
+#else
+    return a < b ? a : b;
+#endif
+}
+WW_HD static inline float ww_greater_f32(float a, float b)
+{
+#if defined(__CUDA_ARCH__)
+    return fmaxf(a, b);
+#else
+    return a < b ? b : a;
+#endif
+}
+
 /* exp(x) for x <= 0; -inf gives about 3e-308, which is 0 next to the sum's 1 (and a backward
  * weight of it multiplies an E that is 0). x = k ln2 + r, |r| <= ln2 / 2, exp(r) by the polynomial
  * of degree 11 interpolating it at the Chebyshev nodes (relative error below 2e-17, computed in 40
@@ -80,13 +116,19 @@ WW_HD static inline double ww_softlog_f64(double s)
     return 2.0 * z * p + (big ? 6.93147180559945309417e-01 : 0.0);
 }
 
-/* float: on the GPU the fast intrinsics (__expf: 2 + 1.16 |x| ulp, which matters only where the
- * term is tiny next to the sum's 1; __logf of s in [1, 3]: below 4e-7 absolute, times gamma per
- * cell), within the float32 budget of 1e-5 relative on values; the C library's on the host. */
+/* float: on the GPU the multifunction unit's base-2 exponential and logarithm, as __expf and
+ * __logf use them (exp: 2 + 1.16 |x| ulp, which matters only where the term is tiny next to the
+ * sum's 1; log of s in [1, 3]: below 4e-7 absolute, times gamma per cell), within the float32
+ * budget of 1e-5 relative on values, but flushing denormals (.ftz): the exponentials of x <= 0
+ * need no denormal result (a term below 1e-38 next to 1 is 0) and the logarithm sees none, and
+ * the intrinsics' denormal handling costs instructions in every cell. The C library's on the
+ * host. */
 WW_HD static inline float ww_softexp_f32(float x)
 {
 #if defined(__CUDA_ARCH__)
-    return __expf(x);
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f));
+    return y;
 #else
     return expf(x);
 #endif
@@ -94,7 +136,9 @@ WW_HD static inline float ww_softexp_f32(float x)
 WW_HD static inline float ww_softlog_f32(float s)
 {
 #if defined(__CUDA_ARCH__)
-    return __logf(s);
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(s));
+    return y * 0.693147180559945309f;
 #else
     return logf(s);
 #endif
