@@ -628,7 +628,8 @@ void test_cuda_softdtw_batch(void)
 /* The GPU engine's shapes against the CPU: dimensions kept in registers (1, 3) and not (5), pairs
  * of one sample, rows fewer and more than columns, pairs of several bands (more rows than a block
  * holds: 2,600 > 2,048 rows in float, 1,100 > 1,024 in double); then the checkpointed backward pass
- * (a budget of 0) against the compact one, bit for bit, with and without a window. */
+ * (a budget of 0) against the compact one, bit for bit, with and without a window; a NaN: an error
+ * and untouched outputs. */
 void test_cuda_softdtw_shapes_and_checkpoints(void)
 {
 #ifndef WW_TEST_CUDA
@@ -683,6 +684,37 @@ void test_cuda_softdtw_shapes_and_checkpoints(void)
                 sd_gpu_batch_case(gpu, cpu, &m, f32, COUNT, dim, ox, oy, x, y);
             free(compact), free(checkpointed);
         }
+    /* a NaN in a series: WW_ERR_NONFINITE and nothing written (the kernels read the device's flag) */
+    {
+        const size_t dim = 2, nx = ox[COUNT] * dim, ny = oy[COUNT] * dim;
+        float *hx = malloc(nx * sizeof(float)), *hy = malloc(ny * sizeof(float)), *back = malloc(nx * sizeof(float));
+        for (size_t k = 0; k < nx; k++)
+            hx[k] = (float)x[k];
+        for (size_t k = 0; k < ny; k++)
+            hy[k] = (float)y[k];
+        hy[ny - 3] = NAN;
+        void *dx, *dy, *dv, *dgx, *dgy;
+        CHECK(cudaMalloc(&dx, nx * 4) == cudaSuccess && cudaMalloc(&dy, ny * 4) == cudaSuccess &&
+              cudaMalloc(&dv, COUNT * 4) == cudaSuccess && cudaMalloc(&dgx, nx * 4) == cudaSuccess &&
+              cudaMalloc(&dgy, ny * 4) == cudaSuccess);
+        cudaMemcpy(dx, hx, nx * 4, cudaMemcpyHostToDevice);
+        cudaMemcpy(dy, hy, ny * 4, cudaMemcpyHostToDevice);
+        cudaMemset(dv, 0x7f, COUNT * 4), cudaMemset(dgx, 0x7f, nx * 4), cudaMemset(dgy, 0x7f, ny * 4);
+        ww_dataset gx = ww_dataset_f32(dx, NULL, ox, COUNT, 0, dim), gy = ww_dataset_f32(dy, NULL, oy, COUNT, 0, dim);
+        gx.memory = gy.memory = WW_DEVICE;
+        const ww_measure m = ww_measure_softdtw(1.0);
+        CHECK_STATUS(ww_softdtw_batch(gpu, &m, &gx, &gy, dv, dgx, dgy), WW_ERR_NONFINITE);
+        cudaMemcpy(back, dgx, nx * 4, cudaMemcpyDeviceToHost);
+        int untouched = 1;
+        for (size_t k = 0; k < nx; k++)
+            untouched &= memcmp(&back[k], "\x7f\x7f\x7f\x7f", 4) == 0;
+        cudaMemcpy(back, dv, COUNT * 4, cudaMemcpyDeviceToHost);
+        for (size_t k = 0; k < COUNT; k++)
+            untouched &= memcmp(&back[k], "\x7f\x7f\x7f\x7f", 4) == 0;
+        CHECK(untouched);
+        cudaFree(dx), cudaFree(dy), cudaFree(dv), cudaFree(dgx), cudaFree(dgy);
+        free(hx), free(hy), free(back);
+    }
     free(x), free(y);
     ww_ctx_destroy(gpu);
     ww_ctx_destroy(cpu);

@@ -54,10 +54,10 @@ static size_t pair_table(size_t n, size_t m, size_t band_rows, int mode)
 }
 
 /* One pass over the pairs (x_b, y_b) of a and b: forward and, with gradients, backward, scaled by
- * `scale` into values, ga and gb (device, already zeroed). */
+ * `scale` into values, ga and gb (device, already zeroed), unless *nonfinite (device) is set. */
 template <typename T>
 static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measure *m, const ww_dataset *a,
-                          const ww_dataset *b, T scale, T *values, T *ga, T *gb, int grads)
+                          const ww_dataset *b, T scale, T *values, T *ga, T *gb, int grads, const int *nonfinite)
 {
     const size_t count = a->count;
     if (count == 0)
@@ -78,6 +78,18 @@ static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measur
                 mode = SDTW_CHECKPOINTS;
         }
     }
+    /* every pair's memory, in elements (and whether all of it fits the work buffer as it is) */
+    size_t total = 0;
+    for (size_t k = 0; k < count; k++) {
+        const size_t n = ww_dataset_length(a, k), mm = ww_dataset_length(b, k);
+        const size_t rows = pair_rows(n, mm, band_rows, mode), table = pair_table(n, mm, band_rows, mode);
+        if (table == SIZE_MAX || table > SIZE_MAX / 4 - rows || total > SIZE_MAX / 4 - rows - table)
+            return WW_ERR_DEVICE_MEMORY;
+        total += rows + table;
+    }
+    /* a regular batch (fixed lengths) needs no table of pairs on the device (sdtw_pairs) */
+    const bool regular = a->offsets == NULL && b->offsets == NULL;
+    const size_t meta_most = regular ? 0 : (count * sizeof(sdtw_pair) + 255) & ~(size_t)255;
     sdtw_launch_args L;
     L.shape = shape;
     L.dim = (int)a->dim;
@@ -86,17 +98,20 @@ static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measur
     size_t begin = 0;
     std::vector<sdtw_pair> pairs;
     while (begin < count) {
-        size_t free_bytes = 0, total_bytes = 0;
-        WW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-        const size_t budget = (free_bytes / 10 * 9 + s->work.bytes) / sizeof(T); /* the work buffer is reused */
-        /* the chunk: pairs while their memory fits */
+        /* the chunk: every pair when they fit the work buffer already reserved, else pairs while they
+         * fit the free device memory */
+        size_t budget = SIZE_MAX / 4;
+        if (((total * sizeof(T) + 255) & ~(size_t)255) + meta_most > s->work.bytes) {
+            size_t free_bytes = 0, total_bytes = 0;
+            WW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+            budget = (free_bytes / 10 * 9 + s->work.bytes) / sizeof(T); /* the work buffer is reused */
+        }
         pairs.clear();
         size_t used = 0, end = begin;
+        sdtw_pair first = {};
         while (end < count) {
             const size_t n = ww_dataset_length(a, end), mm = ww_dataset_length(b, end);
             const size_t rows = pair_rows(n, mm, band_rows, mode), table = pair_table(n, mm, band_rows, mode);
-            if (table == SIZE_MAX || table > SIZE_MAX / 4 - rows)
-                return WW_ERR_DEVICE_MEMORY;
             if (used + rows + table > budget) {
                 if (end == begin)
                     return WW_ERR_DEVICE_MEMORY;
@@ -111,28 +126,43 @@ static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measur
             p.table0 = (long long)(used + rows);
             const size_t r = ww_measure_radius(m, n, mm);
             p.radius = ww_measure_windowed(m, n, mm) ? (long long)r : -1;
-            pairs.push_back(p);
+            if (end == begin)
+                first = p;
+            if (!regular)
+                pairs.push_back(p);
             used += rows + table;
             end++;
         }
-        /* the pairs' metadata after the rows and tables, at an offset aligned for its 8-byte
-         * fields (float data ends on any multiple of 4 bytes) */
+        total -= used;
+        /* the pairs' table after the rows and tables, at an offset aligned for its 8-byte fields
+         * (float data ends on any multiple of 4 bytes) */
         const size_t data = (used * sizeof(T) + 255) & ~(size_t)255;
         const size_t meta = (pairs.size() * sizeof(sdtw_pair) + 255) & ~(size_t)255;
         ww_status st = ww_device_reserve(&s->work, data + meta);
         if (st != WW_OK)
             return st;
         T *work = (T *)s->work.ptr;
-        sdtw_pair *dpairs = (sdtw_pair *)((char *)s->work.ptr + data);
-        WW_CUDA_TRY(cudaMemcpyAsync(dpairs, pairs.data(), pairs.size() * sizeof(sdtw_pair), cudaMemcpyHostToDevice,
-                                    s->stream));
-        L.blocks = (unsigned)pairs.size();
+        sdtw_pairs launch_pairs;
+        launch_pairs.table = NULL;
+        launch_pairs.first = first;
+        launch_pairs.x_step = (long long)a->length, launch_pairs.y_step = (long long)b->length;
+        launch_pairs.memory_step = (long long)(pair_rows(a->length, b->length, band_rows, mode) +
+                                               pair_table(a->length, b->length, band_rows, mode));
+        launch_pairs.nonfinite = nonfinite;
+        if (!regular) {
+            sdtw_pair *dpairs = (sdtw_pair *)((char *)s->work.ptr + data);
+            WW_CUDA_TRY(cudaMemcpyAsync(dpairs, pairs.data(), pairs.size() * sizeof(sdtw_pair), cudaMemcpyHostToDevice,
+                                        s->stream));
+            launch_pairs.table = dpairs;
+        }
+        L.blocks = (unsigned)(end - begin);
         const T *X = (const T *)a->values, *Y = (const T *)b->values;
-        WW_CUDA_TRY(sdtw_launch<T>(L, dpairs, X, Y, c, work, values + begin, ga, gb, scale, 0));
+        WW_CUDA_TRY(sdtw_launch<T>(L, launch_pairs, X, Y, c, work, values + begin, ga, gb, scale, 0));
         if (grads)
-            WW_CUDA_TRY(sdtw_launch<T>(L, dpairs, X, Y, c, work, values + begin, ga, gb, scale, 1));
-        /* the next chunk reuses the buffers: wait for this one (the host refills `pairs`) */
-        WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
+            WW_CUDA_TRY(sdtw_launch<T>(L, launch_pairs, X, Y, c, work, values + begin, ga, gb, scale, 1));
+        /* a next chunk reuses the buffers: wait for this one (the host refills `pairs`) */
+        if (end < count)
+            WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
         begin = end;
     }
     return WW_OK;
@@ -145,7 +175,8 @@ static ww_status batch_typed(ww_cuda_state *s, size_t table_budget, const ww_mea
                              void *values, void *grad_x, void *grad_y)
 {
     const size_t nx = samples_of(x) * x->dim, ny = samples_of(y) * y->dim;
-    /* NaN or infinite values: nothing is written */
+    /* NaN or infinite values: nothing is written (every kernel after the check reads its flag: no
+     * round trip to the host before the work) */
     ww_status st = ww_device_reserve(&s->result, 2 * sizeof(double)); /* [0]: the flag */
     if (st != WW_OK)
         return st;
@@ -153,27 +184,25 @@ static ww_status batch_typed(ww_cuda_state *s, size_t table_budget, const ww_mea
     WW_CUDA_TRY(cudaMemsetAsync(flag, 0, sizeof(int), s->stream));
     sdtw_check_kernel<T><<<256, 256, 0, s->stream>>>((const T *)x->values, (long long)nx, flag);
     sdtw_check_kernel<T><<<256, 256, 0, s->stream>>>((const T *)y->values, (long long)ny, flag);
-    WW_CUDA_TRY(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, s->stream));
-    WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
-    if (host_flag)
-        return WW_ERR_NONFINITE;
     const int grads = grad_x != NULL || grad_y != NULL;
     T *v = (T *)values, *gx = (T *)grad_x, *gy = (T *)grad_y;
-    WW_CUDA_TRY(cudaMemsetAsync(v, 0, x->count * sizeof(T), s->stream));
+    sdtw_zero_kernel<T><<<64, 256, 0, s->stream>>>(v, (long long)x->count, flag);
     if (gx)
-        WW_CUDA_TRY(cudaMemsetAsync(gx, 0, nx * sizeof(T), s->stream));
+        sdtw_zero_kernel<T><<<256, 256, 0, s->stream>>>(gx, (long long)nx, flag);
     if (gy)
-        WW_CUDA_TRY(cudaMemsetAsync(gy, 0, ny * sizeof(T), s->stream));
-    if ((st = run_pass<T>(s, table_budget, m, x, y, (T)1, v, gx, gy, grads)) != WW_OK)
+        sdtw_zero_kernel<T><<<256, 256, 0, s->stream>>>(gy, (long long)ny, flag);
+    WW_CUDA_TRY(cudaGetLastError());
+    if ((st = run_pass<T>(s, table_budget, m, x, y, (T)1, v, gx, gy, grads, flag)) != WW_OK)
         return st;
     if (m->params.softdtw.divergence) {
         /* D = sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2: each self term's gradient lands twice in its array */
-        if ((st = run_pass<T>(s, table_budget, m, x, x, (T)-0.5, v, gx, gx, grads && gx)) != WW_OK ||
-            (st = run_pass<T>(s, table_budget, m, y, y, (T)-0.5, v, gy, gy, grads && gy)) != WW_OK)
+        if ((st = run_pass<T>(s, table_budget, m, x, x, (T)-0.5, v, gx, gx, grads && gx, flag)) != WW_OK ||
+            (st = run_pass<T>(s, table_budget, m, y, y, (T)-0.5, v, gy, gy, grads && gy, flag)) != WW_OK)
             return st;
     }
+    WW_CUDA_TRY(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, s->stream));
     WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
-    return WW_OK;
+    return host_flag ? WW_ERR_NONFINITE : WW_OK;
 }
 
 ww_status ww_cuda_softdtw_batch(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,

@@ -49,6 +49,27 @@ struct sdtw_pair {
     int n, m;
 };
 
+/* The pairs of a launch: their table in device memory, or, for a regular batch (every x of n
+ * samples and every y of m, one after the other, one window), pair 0 and the steps from one pair
+ * to the next, which spare the table's upload. `nonfinite`: the batch's NaN flag, set by
+ * sdtw_check_kernel before: the kernels then write nothing. */
+struct sdtw_pairs {
+    const sdtw_pair *table; /* NULL: regular */
+    sdtw_pair first;
+    long long x_step, y_step, memory_step;
+    const int *nonfinite;
+};
+
+__device__ __forceinline__ sdtw_pair sdtw_pair_at(const sdtw_pairs &ps, int b)
+{
+    if (ps.table)
+        return ps.table[b];
+    sdtw_pair p = ps.first;
+    p.x0 += b * ps.x_step, p.y0 += b * ps.y_step;
+    p.rows0 += b * ps.memory_step, p.table0 += b * ps.memory_step;
+    return p;
+}
+
 /* Threads per block at most: f64 cells hold twice the registers. */
 template <typename T> __host__ __device__ constexpr int sdtw_max_threads() { return sizeof(T) == 8 ? 256 : 512; }
 
@@ -473,11 +494,13 @@ template <typename T> __device__ __forceinline__ T *sdtw_e_row(T *work, const sd
 /* Forward: values[b] += scale R[n][m] for every pair of the launch, R kept as `mode` says. */
 template <typename T, int K, int D>
 __global__ void __launch_bounds__(sdtw_max_threads<T>())
-    sdtw_forward_kernel(const sdtw_pair *pairs, const T *X, const T *Y, int dim, typename coef_of<T>::type c,
+    sdtw_forward_kernel(const sdtw_pairs pairs, const T *X, const T *Y, int dim, typename coef_of<T>::type c,
                         T *work, T *values, T scale, int mode)
 {
     __shared__ T xch[2 * 32];
-    const sdtw_pair p = pairs[blockIdx.x];
+    if (*pairs.nonfinite)
+        return;
+    const sdtw_pair p = sdtw_pair_at(pairs, (int)blockIdx.x);
     sdtw_samples<T, K, D> s;
     s.X = X, s.Y = Y, s.dim = dim;
     const int H = (int)blockDim.x * K, bands = (p.n + H - 1) / H;
@@ -494,13 +517,15 @@ __global__ void __launch_bounds__(sdtw_max_threads<T>())
  * (COMPACT or CHECKPOINTS). */
 template <typename T, int K, int D>
 __global__ void __launch_bounds__(sdtw_max_threads<T>())
-    sdtw_backward_kernel(const sdtw_pair *pairs, const T *X, const T *Y, int dim, typename coef_of<T>::type c,
+    sdtw_backward_kernel(const sdtw_pairs pairs, const T *X, const T *Y, int dim, typename coef_of<T>::type c,
                          T *work, T *GX, T *GY, T scale, int mode)
 {
     constexpr int W = 2 + (D > 0 ? D : 1);
     __shared__ T xch_fwd[2 * 32];
     __shared__ T xch[2 * 32 * W];
-    const sdtw_pair p = pairs[blockIdx.x];
+    if (*pairs.nonfinite)
+        return;
+    const sdtw_pair p = sdtw_pair_at(pairs, (int)blockIdx.x);
     sdtw_samples<T, K, D> s;
     s.X = X, s.Y = Y, s.dim = dim;
     const int H = (int)blockDim.x * K, bands = (p.n + H - 1) / H;
@@ -517,6 +542,15 @@ __global__ void __launch_bounds__(sdtw_max_threads<T>())
                                     scale, xch);
         __syncthreads();
     }
+}
+
+/* Zeroes v[0 .. count) unless the batch's NaN flag is set. */
+template <typename T> __global__ void sdtw_zero_kernel(T *v, long long count, const int *nonfinite)
+{
+    if (*nonfinite)
+        return;
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count; k += (long long)gridDim.x * blockDim.x)
+        v[k] = 0;
 }
 
 /* Sets *flag when a value is NaN or infinite. */

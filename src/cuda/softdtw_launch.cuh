@@ -21,12 +21,12 @@ struct sdtw_launch_args {
 
 /* The forward (backward = 0) or backward pass of the pairs of a launch. */
 template <typename T>
-cudaError_t sdtw_launch(const sdtw_launch_args &L, const sdtw_pair *pairs, const T *X, const T *Y,
+cudaError_t sdtw_launch(const sdtw_launch_args &L, const sdtw_pairs &pairs, const T *X, const T *Y,
                         const typename coef_of<T>::type &c, T *work, T *values, T *gx, T *gy, T scale, int backward);
 
 #ifdef WW_SDTW_INSTANTIATE
 template <typename T, int K, int D>
-static cudaError_t sdtw_launch_kd(const sdtw_launch_args &L, const sdtw_pair *pairs, const T *X, const T *Y,
+static cudaError_t sdtw_launch_kd(const sdtw_launch_args &L, const sdtw_pairs &pairs, const T *X, const T *Y,
                                   const typename coef_of<T>::type &c, T *work, T *values, T *gx, T *gy, T scale, int backward)
 {
     if (backward)
@@ -39,7 +39,7 @@ static cudaError_t sdtw_launch_kd(const sdtw_launch_args &L, const sdtw_pair *pa
 }
 
 template <typename T, int K>
-static cudaError_t sdtw_launch_k(const sdtw_launch_args &L, const sdtw_pair *pairs, const T *X, const T *Y,
+static cudaError_t sdtw_launch_k(const sdtw_launch_args &L, const sdtw_pairs &pairs, const T *X, const T *Y,
                                  const typename coef_of<T>::type &c, T *work, T *values, T *gx, T *gy, T scale, int backward)
 {
     switch (L.dim) {
@@ -51,7 +51,7 @@ static cudaError_t sdtw_launch_k(const sdtw_launch_args &L, const sdtw_pair *pai
 }
 
 template <typename T>
-cudaError_t sdtw_launch(const sdtw_launch_args &L, const sdtw_pair *pairs, const T *X, const T *Y,
+cudaError_t sdtw_launch(const sdtw_launch_args &L, const sdtw_pairs &pairs, const T *X, const T *Y,
                         const typename coef_of<T>::type &c, T *work, T *values, T *gx, T *gy, T scale, int backward)
 {
     switch (L.shape.rows_per_thread) {

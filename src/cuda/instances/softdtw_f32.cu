@@ -2,6 +2,6 @@
 #define WW_SDTW_INSTANTIATE
 #include "../softdtw_launch.cuh"
 
-template cudaError_t sdtw_launch<float>(const sdtw_launch_args &L, const sdtw_pair *pairs, const float *X, const float *Y,
+template cudaError_t sdtw_launch<float>(const sdtw_launch_args &L, const sdtw_pairs &pairs, const float *X, const float *Y,
                                      const coef_of<float>::type &c, float *work, float *values, float *gx, float *gy, float scale,
                                      int backward);
