@@ -1,8 +1,9 @@
 /* GPU engine of elastic image matching: one block per image pair, many pairs per launch. The
- * block's threads each run one row pair's small DP (src/measures/dpa.h) in their own registers and
- * local memory, over the band of row pairs a path can use; the row distances stay in shared memory,
- * where one thread then runs the outer DP. Pixels travel in their own dtype (u8 stays 1 byte) and
- * are read as float: the engine computes in float. Policy (when it runs) is src/common/image.c. */
+ * block's threads each run one row pair's small DP (src/measures/dpa.h) in their own registers
+ * (rows of up to 32 pixels; wider ones in local memory), over the band of row pairs a path can
+ * use; the row distances stay in shared memory, where warp 0 then runs the outer DP. Pixels
+ * travel in their own dtype (u8 stays 1 byte) and are read as float: the engine computes in float.
+ * Policy (when it runs) is src/common/image.c. */
 #include "cuda_common.cuh"
 
 #include "../common/image_internal.h"
@@ -82,7 +83,95 @@ __device__ float row_pair(const float *xr, int w1, const float *yr, int w2, int 
     return ww_dpa_finish_f32(D[(w1 - 1) % 3][w2 + 1], (size_t)w1, (size_t)w2);
 }
 
-template <int MAXW>
+/* One row pair in registers, for rows of at most W pixels (W a multiple of 4): row_pair's DP with
+ * its three rows of D and two of local distances in registers instead of local memory. A cell reads
+ * only the two rows above it, so the W cells of a row are independent: unrolled, in groups of 4
+ * that are skipped where the row's band misses them (the band depends on the widths only, so it is
+ * the same for every row pair of an image pair: uniform across the block). Cells off the band hold
+ * +inf, as in row_pair, and its results are the same bits: a cell takes the same operands (a local
+ * distance off the band enters only terms that are +inf). GRAY: one channel, the y row's pixels in
+ * registers too. */
+template <int W, bool GRAY>
+__device__ float row_pair_regs(const float *xr, int w1, const float *yr, int w2, int channels, int squared)
+{
+    constexpr int G = 4;
+    const float inf = __int_as_float(0x7f800000);
+    float d1[W], d2[W], e1[W], yv[GRAY ? W : 1]; /* D of rows n - 1 and n - 2, local distances of row n - 1 */
+#pragma unroll
+    for (int m = 0; m < W; m++) {
+        d1[m] = d2[m] = inf;
+        e1[m] = 0.0f;
+        if constexpr (GRAY)
+            yv[m] = m < w2 ? yr[m] : 0.0f;
+    }
+    for (int n = 0; n < w1; n++) {
+        long long lo_l, hi_l;
+        ww_dpa_band_row(n, w1, w2, &lo_l, &hi_l);
+        const int lo = (int)lo_l, hi = (int)hi_l;
+        const float *xp = xr + (size_t)n * channels;
+        const float xg = GRAY ? xp[0] : 0.0f;
+        float ec[W], dc[W];
+#pragma unroll
+        for (int g = 0; g < W; g += G) {
+            const bool skip = g + G - 1 < lo || g > hi;
+#pragma unroll
+            for (int u = 0; u < G; u++) {
+                const int m = g + u;
+                float d = 0.0f;
+                if (!skip && m < w2) {
+                    if constexpr (GRAY) {
+                        const float t = xg - yv[m];
+                        d = squared ? t * t : fabsf(t);
+                    } else {
+                        d = ww_dpa_local_f32(xp, yr + (size_t)m * channels, 1, (size_t)channels, squared);
+                    }
+                }
+                ec[m] = d;
+            }
+        }
+#pragma unroll
+        for (int g = 0; g < W; g += G) {
+            const bool skip = g + G - 1 < lo || g > hi;
+#pragma unroll
+            for (int u = 0; u < G; u++) {
+                const int m = g + u;
+                float v = inf;
+                if (!skip) {
+                    const float diag = m >= 1 ? d1[m - 1] : inf, left2 = m >= 2 ? d1[m - 2] : inf;
+                    const float up2 = m >= 1 ? d2[m - 1] : inf, d_left = m >= 1 ? ec[m - 1] : 0.0f;
+                    v = ww_dpa_cell_f32(diag, left2, up2, d_left, e1[m], ec[m]);
+                    if (m == 0 && n == 0)
+                        v = ww_dpa_first_f32(ec[0]);
+                    v = m >= lo && m <= hi ? v : inf;
+                }
+                dc[m] = v;
+            }
+        }
+#pragma unroll
+        for (int m = 0; m < W; m++)
+            d2[m] = d1[m], d1[m] = dc[m], e1[m] = ec[m];
+    }
+    float last = inf;
+#pragma unroll
+    for (int m = 0; m < W; m++)
+        last = m == w2 - 1 ? d1[m] : last;
+    return ww_dpa_finish_f32(last, (size_t)w1, (size_t)w2);
+}
+
+/* A row pair by the engine for rows of at most MAXW pixels: in registers up to 32 (REGS: W), else
+ * row_pair's local memory. */
+template <int MAXW, int REGS>
+__device__ __forceinline__ float row_pair_any(const float *xr, int w1, const float *yr, int w2, int channels,
+                                              int squared)
+{
+    if constexpr (REGS > 0)
+        return channels == 1 ? row_pair_regs<REGS, true>(xr, w1, yr, w2, channels, squared)
+                             : row_pair_regs<REGS, false>(xr, w1, yr, w2, channels, squared);
+    else
+        return row_pair<MAXW>(xr, w1, yr, w2, channels, squared);
+}
+
+template <int MAXW, int REGS>
 __global__ void __launch_bounds__(THREADS) image_pairs_kernel(const unsigned char *xpix, const image_meta *xm,
                                                               const unsigned char *ypix, const image_meta *ym,
                                                               int channels, int squared, pair_range r, float *out)
@@ -111,14 +200,23 @@ __global__ void __launch_bounds__(THREADS) image_pairs_kernel(const unsigned cha
             const int ri = k / h2, rj = k % h2;
             long long lo, hi;
             ww_dpa_band_row(ri, h1, h2, &lo, &hi);
-            rd[k] = rj >= lo && rj <= hi ? row_pair<MAXW>(xs + (size_t)ri * w1 * channels, w1,
-                                                           ys + (size_t)rj * w2 * channels, w2, channels, squared)
+            rd[k] = rj >= lo && rj <= hi ? row_pair_any<MAXW, REGS>(xs + (size_t)ri * w1 * channels, w1,
+                                                                     ys + (size_t)rj * w2 * channels, w2, channels,
+                                                                     squared)
                                          : inf;
         }
         __syncthreads();
-        if (threadIdx.x == 0) {
-            ww_dpa_full_f32(rd, (size_t)h1, (size_t)h2, Dd);
-            out[p] = ww_dpa_finish_f32(Dd[(size_t)h1 * h2 - 1], (size_t)h1, (size_t)h2);
+        /* the outer DP by warp 0, an anti-diagonal at a time (its cells read the two before the
+         * last): the same cells as ww_dpa_full's loop, h1 + h2 - 1 steps instead of h1 h2 */
+        if (threadIdx.x < 32) {
+            for (int k = 0; k <= h1 + h2 - 2; k++) {
+                const int i_lo = k - (h2 - 1) > 0 ? k - (h2 - 1) : 0, i_hi = k < h1 - 1 ? k : h1 - 1;
+                for (int i = i_lo + (int)threadIdx.x; i <= i_hi; i += 32)
+                    ww_dpa_full_cell_f32(rd, (size_t)h2, Dd, (size_t)i, (size_t)(k - i));
+                __syncwarp();
+            }
+            if (threadIdx.x == 0)
+                out[p] = ww_dpa_finish_f32(Dd[(size_t)h1 * h2 - 1], (size_t)h1, (size_t)h2);
         }
         __syncthreads(); /* the next pair reuses the shared memory */
     }
@@ -167,16 +265,17 @@ static size_t pack_set(const ww_image *set, size_t n, int as_is, unsigned char *
     return as_is ? (at + 7) & ~(size_t)7 : at;
 }
 
-template <int MAXW>
+template <int MAXW, int REGS>
 static ww_status launch(ww_cuda_state *s, const unsigned char *xp, const image_meta *xm, const unsigned char *yp,
                         const image_meta *ym, int channels, int squared, const pair_range &r, size_t smem, int threads,
                         float *out)
 {
     if (smem > 48 * 1024)
-        WW_CUDA_TRY(cudaFuncSetAttribute(image_pairs_kernel<MAXW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        WW_CUDA_TRY(cudaFuncSetAttribute(image_pairs_kernel<MAXW, REGS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)smem));
     const long long blocks = r.count < (long long)s->sm_count * 32 ? r.count : (long long)s->sm_count * 32;
-    image_pairs_kernel<MAXW><<<(unsigned)blocks, threads, smem, s->stream>>>(xp, xm, yp, ym, channels, squared, r, out);
+    image_pairs_kernel<MAXW, REGS>
+        <<<(unsigned)blocks, threads, smem, s->stream>>>(xp, xm, yp, ym, channels, squared, r, out);
     return ww_cuda_status(cudaGetLastError());
 }
 
@@ -251,9 +350,12 @@ static ww_status run(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *
     for (size_t first = 0; first < rows * cols; first += chunk) {
         r.first = (long long)first;
         r.count = (long long)(rows * cols - first < chunk ? rows * cols - first : chunk);
-        st = widest <= 32   ? launch<32>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
-             : widest <= 64 ? launch<64>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
-                            : launch<128>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout);
+        st = widest <= 8    ? launch<8, 8>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
+             : widest <= 16 ? launch<16, 16>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
+             : widest <= 28 ? launch<28, 28>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
+             : widest <= 32 ? launch<32, 32>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
+             : widest <= 64 ? launch<64, 0>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
+                            : launch<128, 0>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout);
         if (st != WW_OK)
             return st;
         WW_CUDA_TRY(cudaMemcpyAsync(hout, dout, (size_t)r.count * sizeof(float), cudaMemcpyDeviceToHost, s->stream));

@@ -87,23 +87,29 @@ WW_HD static inline WW_REAL WW_T(ww_dpa_finish)(WW_REAL d_last, size_t n, size_t
 /* D of the DPA on a whole n x m matrix of local distances (row-major; the outer DP on row distances,
  * the warping map's DPs). A cost of +inf (a cell off the band) gives +inf: such cells are never on a
  * path. */
-WW_HD static inline void WW_T(ww_dpa_full)(const WW_REAL *cost, size_t n, size_t m, WW_REAL *D)
+/* Cell (i, j) of it, from the cells of rows i - 1 and i - 2 (an engine may run the cells of one
+ * anti-diagonal i + j together: they read only the two anti-diagonals before the last). */
+WW_HD static inline void WW_T(ww_dpa_full_cell)(const WW_REAL *cost, size_t m, WW_REAL *D, size_t i, size_t j)
 {
     const WW_REAL inf = WW_REAL_INF;
+    const WW_REAL here = cost[i * m + j];
+    if (i == 0 && j == 0) {
+        D[0] = WW_T(ww_dpa_first)(here);
+        return;
+    }
+    const WW_REAL diag = i >= 1 && j >= 1 ? D[(i - 1) * m + j - 1] : inf;
+    const WW_REAL left2 = i >= 1 && j >= 2 ? D[(i - 1) * m + j - 2] : inf;
+    const WW_REAL up2 = i >= 2 && j >= 1 ? D[(i - 2) * m + j - 1] : inf;
+    const WW_REAL e_left = j >= 1 ? cost[i * m + j - 1] : 0;
+    const WW_REAL e_up = i >= 1 ? cost[(i - 1) * m + j] : 0;
+    D[i * m + j] = WW_T(ww_dpa_cell)(diag, left2, up2, e_left, e_up, here);
+}
+
+WW_HD static inline void WW_T(ww_dpa_full)(const WW_REAL *cost, size_t n, size_t m, WW_REAL *D)
+{
     for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < m; j++) {
-            const WW_REAL here = cost[i * m + j];
-            if (i == 0 && j == 0) {
-                D[0] = WW_T(ww_dpa_first)(here);
-                continue;
-            }
-            const WW_REAL diag = i >= 1 && j >= 1 ? D[(i - 1) * m + j - 1] : inf;
-            const WW_REAL left2 = i >= 1 && j >= 2 ? D[(i - 1) * m + j - 2] : inf;
-            const WW_REAL up2 = i >= 2 && j >= 1 ? D[(i - 2) * m + j - 1] : inf;
-            const WW_REAL e_left = j >= 1 ? cost[i * m + j - 1] : 0;
-            const WW_REAL e_up = i >= 1 ? cost[(i - 1) * m + j] : 0;
-            D[i * m + j] = WW_T(ww_dpa_cell)(diag, left2, up2, e_left, e_up, here);
-        }
+        for (size_t j = 0; j < m; j++)
+            WW_T(ww_dpa_full_cell)(cost, m, D, i, j);
 }
 
 #endif
