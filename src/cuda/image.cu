@@ -191,19 +191,39 @@ __global__ void __launch_bounds__(THREADS) image_pairs_kernel(const unsigned cha
         }
         float *xs = smem, *ys = xs + (size_t)h1 * w1 * channels, *rd = ys + (size_t)h2 * w2 * channels;
         float *Dd = rd + (size_t)h1 * h2;
+        /* the band of row pairs: row ri's first pair and its count's running sum */
+        int *band_lo = (int *)(Dd + (size_t)h1 * h2), *band_start = band_lo + h1;
         for (int k = threadIdx.x; k < h1 * w1 * channels; k += blockDim.x)
             xs[k] = load_pixel(xpix + a.offset, a.dtype, (size_t)k);
         for (int k = threadIdx.x; k < h2 * w2 * channels; k += blockDim.x)
             ys[k] = load_pixel(ypix + b.offset, b.dtype, (size_t)k);
+        for (int k = threadIdx.x; k < h1 * h2; k += blockDim.x)
+            rd[k] = inf;
+        if (threadIdx.x == 0) {
+            int sum = 0;
+            for (int ri = 0; ri < h1; ri++) {
+                long long lo, hi;
+                ww_dpa_band_row(ri, h1, h2, &lo, &hi);
+                band_lo[ri] = (int)lo, band_start[ri] = sum;
+                sum += hi >= lo ? (int)(hi - lo + 1) : 0;
+            }
+            band_start[h1] = sum;
+        }
         __syncthreads();
-        for (int k = threadIdx.x; k < h1 * h2; k += blockDim.x) {
-            const int ri = k / h2, rj = k % h2;
-            long long lo, hi;
-            ww_dpa_band_row(ri, h1, h2, &lo, &hi);
-            rd[k] = rj >= lo && rj <= hi ? row_pair_any<MAXW, REGS>(xs + (size_t)ri * w1 * channels, w1,
-                                                                     ys + (size_t)rj * w2 * channels, w2, channels,
-                                                                     squared)
-                                         : inf;
+        /* the row pairs in the band only, one per thread: every lane of a warp busy with a DP of
+         * the same widths */
+        for (int k = threadIdx.x; k < band_start[h1]; k += blockDim.x) {
+            int first = 0, last = h1 - 1; /* the last row whose start is <= k */
+            while (first < last) {
+                const int mid = (first + last + 1) / 2;
+                if (band_start[mid] <= k)
+                    first = mid;
+                else
+                    last = mid - 1;
+            }
+            const int ri = first, rj = band_lo[ri] + (k - band_start[ri]);
+            rd[ri * h2 + rj] = row_pair_any<MAXW, REGS>(xs + (size_t)ri * w1 * channels, w1,
+                                                        ys + (size_t)rj * w2 * channels, w2, channels, squared);
         }
         __syncthreads();
         /* the outer DP by warp 0, an anti-diagonal at a time (its cells read the two before the
@@ -298,7 +318,7 @@ static ww_status run(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *
         py = ys[j].height * ys[j].width > py ? ys[j].height * ys[j].width : py;
         widest = ys[j].width > widest ? ys[j].width : widest;
     }
-    smem = ((px + py) * (size_t)channels + 2 * hx * hy) * sizeof(float);
+    smem = ((px + py) * (size_t)channels + 2 * hx * hy) * sizeof(float) + (2 * hx + 1) * sizeof(int);
     if (widest > 128 || smem > s->smem_optin)
         return WW_ERR_UNSUPPORTED; /* the CPU engine takes them (policy in src/common/image.c) */
 
