@@ -20,6 +20,8 @@
  * at 40 x 40, 1.45x at 64 x 64, 1.25x at 100 x 100. Above it a group's row distances (2 LANES h1 h2
  * per thread) pass a few MB, and the band holds enough rows to fill the lanes. */
 #define GROUP_MAX_HEIGHT 128
+/* Pixels of up to this many components are copied to the stack in the lanes' loop (see there). */
+#define IMAGE_LANES_MAX_CHANNELS 4
 
 #define WW_REAL double
 #define WW_T(name) name##_f64
