@@ -12,6 +12,8 @@
 
 
 #define LANES 16      /* rows of y per step: two AVX2 vectors of floats (8 lanes were slower: gcc unrolls them whole) */
+/* Row pairs of a group side by side in one call of the lanes (image_lanes_body's sets) */
+#define IMAGE_SETS 2
 #define COLS_PER_ITEM LANES /* pairs of one row of the matrix per work item: a group's worth */
 /* Columns of one size up to this many rows go by groups of LANES images side by side (image_group):
  * every lane then computes the same row pair (i, j) of another image, all lanes busy, where by rows
@@ -105,7 +107,7 @@ static ww_status job_prepare(image_job *job)
     }
     (void)wx;
     job->wcap = wmax;
-    job->work_elems = (3 * (wmax + 2) + 2 * (wmax + 1)) * LANES + LANES;
+    job->work_elems = (3 * (wmax + 2) + 2 * (wmax + 1)) * IMAGE_SETS * LANES + IMAGE_SETS * LANES;
     job->r_elems = hx * hy;
     const size_t total = xe + ye + tmp;
     job->x_off = (size_t *)malloc((job->nx + job->ny) * sizeof(size_t));
