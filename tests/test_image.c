@@ -795,3 +795,79 @@ void test_image_groups_match_pairs(void)
     }
     ww_ctx_destroy(ctx);
 }
+
+/* The CPU engine to the bit against the recursion written plainly in its own precision
+ * (image_reference.h's ref_image_distance_f32 / _f64: float for u8 and f32 pixels, double for f64),
+ * and within rounding of the double reference: colour and gray, absolute and squared, at sizes
+ * that take every path of the engine: 1 x N, N x 1, odd widths, groups of same-size columns
+ * (up to 128 rows: 28 x 28, 40 x 12), the row-by-row path (single pairs, and columns of more than
+ * 128 rows), x images of another size than the columns. */
+void test_image_colour_engine_exact(void)
+{
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    ww_rng rng = {0xc0105ULL};
+    static const size_t shapes[][2] = {{1, 1}, {1, 9}, {11, 1}, {5, 7}, {3, 13}, {9, 4}, {28, 28}, {40, 12}, {140, 3}};
+    const ww_dtype dtypes[3] = {WW_U8, WW_F32, WW_F64};
+    enum { NX = 2, NY = 5 };
+    const size_t most = 140 * 12 * 3;
+    double *xv = malloc(NX * most * sizeof(double)), *yv = malloc(NY * most * sizeof(double));
+    float *xf = malloc(most * sizeof(float)), *yf = malloc(most * sizeof(float));
+    int bad = 0, far = 0, checked = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int t = 0; t < 6; t++) {
+            const ww_dtype dt = dtypes[t % 3];
+            const size_t ch = t < 3 || s % 3 == 2 ? 3 : 1; /* mostly colour */
+            const int squared = (int)((s + (size_t)t) % 2);
+            const size_t h = shapes[s][0], w = shapes[s][1];
+            ww_image x[NX], y[NY];
+            void *px[NX], *py[NY];
+            for (int k = 0; k < NY; k++)
+                py[k] = random_image(&rng, h, w, ch, dt, yv + k * most, &y[k]);
+            /* x: one of the columns' size, one a row and a column more or less (still a path) */
+            px[0] = random_image(&rng, h, w, ch, dt, xv, &x[0]);
+            px[1] = random_image(&rng, h > 2 ? h - 1 : h + 1, w + 1, ch, dt, xv + most, &x[1]);
+            ww_image_params p = ww_image_params_default();
+            p.squared = squared;
+            double m[NX * NY];
+            CHECK_STATUS(ww_image_pairwise(ctx, x, NX, y, NY, &p, m, NULL), WW_OK);
+            for (int i = 0; i < NX; i++)
+                for (int j = 0; j < NY; j++) {
+                    const ww_image *a = &x[i], *b = &y[j];
+                    const double *av = xv + i * most, *bv = yv + j * most;
+                    double exact;
+                    if (dt == WW_F64) {
+                        exact = ref_image_distance_f64(av, a->height, a->width, bv, b->height, b->width, ch, squared);
+                    } else {
+                        for (size_t k = 0; k < a->height * a->width * ch; k++)
+                            xf[k] = (float)av[k];
+                        for (size_t k = 0; k < b->height * b->width * ch; k++)
+                            yf[k] = (float)bv[k];
+                        exact = ref_image_distance_f32(xf, a->height, a->width, yf, b->height, b->width, ch, squared);
+                    }
+                    const double want =
+                        ref_image_distance(av, a->height, a->width, bv, b->height, b->width, ch, squared);
+                    double single = -1;
+                    CHECK_STATUS(ww_image_distance(ctx, a, b, &p, &single), WW_OK);
+                    const double got = m[i * NY + j];
+                    const int same = (got == exact || (isinf(got) && isinf(exact))) &&
+                                     (single == exact || (isinf(single) && isinf(exact)));
+                    if (!same && bad++ < 5)
+                        fprintf(stderr, "  %zux%zu vs %zux%zu c %zu dtype %d sq %d: matrix %.17g pair %.17g plain %.17g\n",
+                                a->height, a->width, b->height, b->width, ch, (int)dt, squared, got, single, exact);
+                    far += !close_or_inf(got, want, dt == WW_F64 ? 1e-12 : 2e-5);
+                    checked += !isinf(want);
+                }
+            for (int k = 0; k < NX; k++)
+                free(px[k]);
+            for (int k = 0; k < NY; k++)
+                free(py[k]);
+        }
+    CHECK(bad == 0);
+    CHECK(far == 0);
+    CHECK(checked > 300); /* most pairs have a path */
+    free(xv);
+    free(yv);
+    free(xf);
+    free(yf);
+    ww_ctx_destroy(ctx);
+}
