@@ -1,7 +1,8 @@
-/* CPU engine of elastic image matching: for one pair, the row-pair DPAs of a row of x against
- * LANES rows of y side by side (SIMD across row pairs), then the outer DPA over the row distances;
- * many pairs over all cores. The kernels are in image_lanes.inc, written once for float and
- * double: u8 and f32 pixels are computed in float, f64 in double. */
+/* CPU engine of elastic image matching: the row-pair DPAs of a row of x against the same row of
+ * LANES column images of one size side by side (SIMD across images, image_group), or for a single
+ * pair and tall images against LANES rows of y (SIMD across row pairs, image_rows); then the outer
+ * DPA over the row distances; many pairs over all cores. The kernels are in image_lanes.inc,
+ * written once for float and double: u8 and f32 pixels are computed in float, f64 in double. */
 #include "cpu_common.h"
 #include "../common/image_internal.h"
 #include "../measures/dpa.h"
