@@ -248,8 +248,13 @@ def test_ctrl_c_cancels_image_calls(fast_polling, function):
 
     call = getattr(wavewarp, function)
     args = (X[:40], X) if function == "image_pairwise" else (X[:40], X, 1)
-    with pytest.raises(KeyboardInterrupt):
-        call(*args, threads=1, progress=report)
+    # Python's own SIGINT handler, also where the tests run in a background job (SIGINT ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            call(*args, threads=1, progress=report)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     done, total = reports[-1]
     assert done < total, "the call ran to the end instead of stopping"
     # and the next call works
