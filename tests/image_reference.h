@@ -77,4 +77,69 @@ static inline double ref_image_distance(const double *x, size_t h1, size_t w1, c
     return v;
 }
 
+/* The same recursion in the engine's own precision, to check the engine to the bit: the CPU engine
+ * computes u8 and f32 images in float, in this order of operations (d = |a - b| for one channel, the
+ * root of the squares summed in channel order for several; ((D + 2 d') + d) for the bent moves).
+ * Every cell of the whole matrices, where the engine computes bands and factors the bent terms:
+ * the minimum over paths is the same number either way, floating-point addition being monotonic. */
+#define REF_DPA_TYPED(T, R, SQRT, FABS)                                                                 \
+    static inline R ref_dpa_##T(const R *d, size_t n, size_t m, R *D)                                     \
+    {                                                                                                     \
+        for (size_t i = 0; i < n; i++)                                                                    \
+            for (size_t j = 0; j < m; j++) {                                                              \
+                const R here = d[i * m + j];                                                              \
+                if (i == 0 && j == 0) {                                                                   \
+                    D[0] = 2 * here;                                                                      \
+                    continue;                                                                             \
+                }                                                                                         \
+                R best = (R)INFINITY;                                                                     \
+                if (i >= 1 && j >= 2) {                                                                   \
+                    const R t = D[(i - 1) * m + j - 2] + 2 * d[i * m + j - 1] + here;                     \
+                    best = t < best ? t : best;                                                           \
+                }                                                                                         \
+                if (i >= 1 && j >= 1) {                                                                   \
+                    const R t = D[(i - 1) * m + j - 1] + 2 * here;                                        \
+                    best = t < best ? t : best;                                                           \
+                }                                                                                         \
+                if (i >= 2 && j >= 1) {                                                                   \
+                    const R t = D[(i - 2) * m + j - 1] + 2 * d[(i - 1) * m + j] + here;                   \
+                    best = t < best ? t : best;                                                           \
+                }                                                                                         \
+                D[i * m + j] = best;                                                                      \
+            }                                                                                             \
+        return D[n * m - 1] / (R)(n + m);                                                                 \
+    }                                                                                                     \
+    static inline double ref_image_distance_##T(const R *x, size_t h1, size_t w1, const R *y, size_t h2,  \
+                                                size_t w2, size_t channels, int squared)                  \
+    {                                                                                                     \
+        const size_t big = (h1 * h2 > w1 * w2 ? h1 * h2 : w1 * w2);                                       \
+        R *r = (R *)malloc(h1 * h2 * sizeof(R)), *d = (R *)malloc(w1 * w2 * sizeof(R));                   \
+        R *D = (R *)malloc(big * sizeof(R));                                                              \
+        double v = NAN;                                                                                   \
+        if (r != NULL && d != NULL && D != NULL) {                                                        \
+            for (size_t i = 0; i < h1; i++)                                                               \
+                for (size_t j = 0; j < h2; j++) {                                                         \
+                    for (size_t n = 0; n < w1; n++)                                                       \
+                        for (size_t m = 0; m < w2; m++) {                                                 \
+                            const R *a = x + (i * w1 + n) * channels, *b = y + (j * w2 + m) * channels;   \
+                            R s = 0;                                                                      \
+                            for (size_t c = 0; c < channels; c++)                                         \
+                                s += (a[c] - b[c]) * (a[c] - b[c]);                                       \
+                            d[n * w2 + m] = channels == 1 && !squared ? FABS(a[0] - b[0])                 \
+                                            : squared               ? s                                   \
+                                                                    : SQRT(s);                            \
+                        }                                                                                 \
+                    r[i * h2 + j] = ref_dpa_##T(d, w1, w2, D);                                            \
+                }                                                                                         \
+            v = (double)ref_dpa_##T(r, h1, h2, D);                                                        \
+        }                                                                                                 \
+        free(r);                                                                                          \
+        free(d);                                                                                          \
+        free(D);                                                                                          \
+        return v;                                                                                         \
+    }
+REF_DPA_TYPED(f32, float, sqrtf, fabsf)
+REF_DPA_TYPED(f64, double, sqrt, fabs)
+#undef REF_DPA_TYPED
+
 #endif

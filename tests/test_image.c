@@ -795,3 +795,187 @@ void test_image_groups_match_pairs(void)
     }
     ww_ctx_destroy(ctx);
 }
+
+/* The CPU engine to the bit against the recursion written plainly in its own precision
+ * (image_reference.h's ref_image_distance_f32 / _f64: float for u8 and f32 pixels, double for f64),
+ * and within rounding of the double reference: colour and gray, absolute and squared, at sizes
+ * that take every path of the engine: 1 x N, N x 1, odd widths, groups of same-size columns
+ * (up to 128 rows: 28 x 28, 40 x 12), the row-by-row path (single pairs, and columns of more than
+ * 128 rows), x images of another size than the columns. */
+void test_image_colour_engine_exact(void)
+{
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    ww_rng rng = {0xc0105ULL};
+    static const size_t shapes[][2] = {{1, 1}, {1, 9}, {11, 1}, {5, 7}, {3, 13}, {9, 4}, {28, 28}, {40, 12}, {140, 3}};
+    const ww_dtype dtypes[3] = {WW_U8, WW_F32, WW_F64};
+    enum { NX = 2, NY = 5 };
+    const size_t most = 140 * 12 * 3;
+    double *xv = malloc(NX * most * sizeof(double)), *yv = malloc(NY * most * sizeof(double));
+    float *xf = malloc(most * sizeof(float)), *yf = malloc(most * sizeof(float));
+    int bad = 0, far = 0, checked = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int t = 0; t < 6; t++) {
+            const ww_dtype dt = dtypes[t % 3];
+            const size_t ch = t < 3 || s % 3 == 2 ? 3 : 1; /* mostly colour */
+            const int squared = (int)((s + (size_t)t) % 2);
+            const size_t h = shapes[s][0], w = shapes[s][1];
+            ww_image x[NX], y[NY];
+            void *px[NX], *py[NY];
+            for (int k = 0; k < NY; k++)
+                py[k] = random_image(&rng, h, w, ch, dt, yv + k * most, &y[k]);
+            /* x: one of the columns' size, one a row and a column more or less (still a path) */
+            px[0] = random_image(&rng, h, w, ch, dt, xv, &x[0]);
+            px[1] = random_image(&rng, h > 2 ? h - 1 : h + 1, w + 1, ch, dt, xv + most, &x[1]);
+            ww_image_params p = ww_image_params_default();
+            p.squared = squared;
+            double m[NX * NY];
+            CHECK_STATUS(ww_image_pairwise(ctx, x, NX, y, NY, &p, m, NULL), WW_OK);
+            for (int i = 0; i < NX; i++)
+                for (int j = 0; j < NY; j++) {
+                    const ww_image *a = &x[i], *b = &y[j];
+                    const double *av = xv + i * most, *bv = yv + j * most;
+                    double exact;
+                    if (dt == WW_F64) {
+                        exact = ref_image_distance_f64(av, a->height, a->width, bv, b->height, b->width, ch, squared);
+                    } else {
+                        for (size_t k = 0; k < a->height * a->width * ch; k++)
+                            xf[k] = (float)av[k];
+                        for (size_t k = 0; k < b->height * b->width * ch; k++)
+                            yf[k] = (float)bv[k];
+                        exact = ref_image_distance_f32(xf, a->height, a->width, yf, b->height, b->width, ch, squared);
+                    }
+                    const double want =
+                        ref_image_distance(av, a->height, a->width, bv, b->height, b->width, ch, squared);
+                    double single = -1;
+                    CHECK_STATUS(ww_image_distance(ctx, a, b, &p, &single), WW_OK);
+                    const double got = m[i * NY + j];
+                    const int same = (got == exact || (isinf(got) && isinf(exact))) &&
+                                     (single == exact || (isinf(single) && isinf(exact)));
+                    if (!same && bad++ < 5)
+                        fprintf(stderr, "  %zux%zu vs %zux%zu c %zu dtype %d sq %d: matrix %.17g pair %.17g plain %.17g\n",
+                                a->height, a->width, b->height, b->width, ch, (int)dt, squared, got, single, exact);
+                    far += !close_or_inf(got, want, dt == WW_F64 ? 1e-12 : 2e-5);
+                    checked += !isinf(want);
+                }
+            for (int k = 0; k < NX; k++)
+                free(px[k]);
+            for (int k = 0; k < NY; k++)
+                free(py[k]);
+        }
+    CHECK(bad == 0);
+    CHECK(far == 0);
+    CHECK(checked > 300); /* most pairs have a path */
+    free(xv);
+    free(yv);
+    free(xf);
+    free(yf);
+    ww_ctx_destroy(ctx);
+}
+
+/* kNN over images through the shared threading layer: progress reaches its total once, in order,
+ * and a progress callback's non-zero return cancels the search (WW_ERR_CANCELLED), on one thread
+ * and on several. */
+void test_image_knn_progress_and_cancel(void)
+{
+    ww_rng rng = {0x4e11ULL};
+    enum { NQ = 7, NX = 40 };
+    ww_image q[NQ], x[NX];
+    void *pq[NQ], *px[NX];
+    double tmp[12 * 12 * 3];
+    for (int k = 0; k < NQ; k++)
+        pq[k] = random_image(&rng, 6 + ww_rng_below(&rng, 6), 6 + ww_rng_below(&rng, 6), 3, WW_U8, tmp, &q[k]);
+    for (int k = 0; k < NX; k++)
+        px[k] = random_image(&rng, 6 + ww_rng_below(&rng, 6), 6 + ww_rng_below(&rng, 6), 3, k % 2 ? WW_U8 : WW_F32, tmp,
+                             &x[k]);
+    uint64_t cells = 0;
+    for (int a = 0; a < NQ; a++)
+        for (int b = 0; b < NX; b++)
+            cells += (uint64_t)q[a].height * x[b].height * (q[a].width * x[b].width + 1);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, threads);
+        size_t idx[NQ * 2], want_idx[NQ * 2];
+        double dist[NQ * 2], want_dist[NQ * 2];
+        CHECK_STATUS(ww_image_knn(ctx, q, NQ, x, NX, NULL, 2, want_idx, want_dist, NULL), WW_OK);
+        uint64_t seen[4] = {0, 0, 0, 0};
+        ww_pairwise_options o = ww_pairwise_options_default();
+        o.progress = count_progress;
+        o.progress_user = seen;
+        CHECK_STATUS(ww_image_knn(ctx, q, NQ, x, NX, NULL, 2, idx, dist, &o), WW_OK);
+        CHECK(seen[0] >= 1 && seen[1] == seen[2] && seen[2] == cells);
+        CHECK(memcmp(idx, want_idx, sizeof idx) == 0 && memcmp(dist, want_dist, sizeof dist) == 0);
+        seen[0] = 0, seen[3] = 1; /* cancel at the first report */
+        CHECK_STATUS(ww_image_knn(ctx, q, NQ, x, NX, NULL, 2, idx, dist, &o), WW_ERR_CANCELLED);
+        CHECK(seen[0] == 1);
+        seen[0] = 0; /* and the matrix */
+        double m[NQ * NX];
+        CHECK_STATUS(ww_image_pairwise(ctx, q, NQ, x, NX, NULL, m, &o), WW_ERR_CANCELLED);
+        CHECK(seen[0] == 1);
+        ww_ctx_destroy(ctx);
+    }
+    for (int k = 0; k < NQ; k++)
+        free(pq[k]);
+    for (int k = 0; k < NX; k++)
+        free(px[k]);
+}
+
+/* The CLI's image commands on bad input not covered by test_image_cli: empty images (PGM, .npy),
+ * channel counts that differ inside an .npy pair, parameters of another measure or out of range, a
+ * missing argument: exit 1 (input) or 2 (usage) with a message naming the problem, no output. */
+void test_image_cli_bad_input(void)
+{
+    char dir[] = "/tmp/ww_image_cli_bad_XXXXXX";
+    if (mkdtemp(dir) == NULL)
+        SKIP("no temporary folder");
+    char out[4096], err[4096], cmd[1200];
+    const unsigned char px[4] = {1, 2, 3, 4};
+    write_pgm(dir, "a.pgm", px, 2, 2);
+    write_bytes(dir, "wide0.pgm", "P5\n0 4\n255\n", 11);
+    write_bytes(dir, "tall0.pgm", "P5\n3 0\n255\n", 11);
+    /* .npy stacks: u8 (2, 0, 3) and (0, 2, 2) (empty), and (2, 2, 2, 3) (colour, against gray a.pgm) */
+    const char *shapes[3] = {"(2, 0, 3)", "(0, 2, 2)", "(2, 2, 2, 3)"};
+    const char *names[3] = {"z.npy", "e.npy", "rgb.npy"};
+    for (int k = 0; k < 3; k++) {
+        char npy[128 + 64];
+        int n = snprintf(npy + 10, 118, "{'descr': '|u1', 'fortran_order': False, 'shape': %s, }", shapes[k]);
+        memcpy(npy, "\x93NUMPY\x01\x00\x76\x00", 10);
+        memset(npy + 10 + n, ' ', (size_t)(118 - n));
+        npy[10 + 117] = '\n';
+        size_t len = 128;
+        if (k == 2) {
+            memset(npy + 128, 7, 24);
+            len += 24;
+        }
+        write_bytes(dir, names[k], npy, len);
+    }
+    write_bytes(dir, "rgb.labels.txt", "a\nb\n", 4); /* colour queries, a gray training folder */
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/train/x'", dir);
+    CHECK(system(cmd) == 0);
+    write_pgm(dir, "train/x/1.pgm", px, 2, 2);
+    static const struct {
+        const char *args, *says;
+        int rc;
+    } bad[] = {
+        {"image-distance a.pgm wide0.pgm", "empty", 1},
+        {"image-distance tall0.pgm a.pgm", "empty", 1},
+        {"image-pairwise z.npy -o o.npy", "empty", 1},
+        {"image-pairwise e.npy -o o.npy", "empty", 1},
+        {"image-pairwise rgb.npy a.pgm -o o.npy", "channels", 1},
+        {"image-classify rgb.npy train", "channels", 1},
+        {"image-distance a.pgm a.pgm --gamma 1", "does not apply", 2},
+        {"image-pairwise a.pgm -o o.npy --threads -3", "--threads", 2},
+        {"image-distance a.pgm", "missing", 2},
+        {"image-pairwise a.pgm -o o.npy --backend tpu", "backend", 2},
+    };
+    for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
+        int rc = run_image_cli(dir, "", bad[t].args, out, sizeof out, err, sizeof err);
+        if (rc != bad[t].rc || strstr(err, bad[t].says) == NULL || strstr(err, "wavewarp: ") == NULL) {
+            ww_test_failures++;
+            fprintf(stderr, "  '%s': exit %d (want %d), said '%s', expected '%s'\n", bad[t].args, rc, bad[t].rc, err,
+                    bad[t].says);
+        }
+    }
+    CHECK(!file_exists(dir, "o.npy"));
+    CHECK(no_temp_files(dir));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}

@@ -2,6 +2,9 @@
 image_warp against a plain reference, on random images and scikit-learn's digits."""
 
 import math
+import os
+import signal
+import sys
 
 import numpy as np
 import pytest
@@ -191,3 +194,68 @@ def test_other_dtypes_and_byte_orders():
     want = wavewarp.image_distance(a.astype(np.float64), np.ascontiguousarray(b, dtype=np.float64))
     assert wavewarp.image_distance(a, b) == want
     assert wavewarp.image_distance(a.astype(bool), a.astype(bool)) == 0.0
+
+
+def test_more_bad_input_is_a_clear_error():
+    """Zero-size images of every kind, mismatched channels between X and Y, bad parameters."""
+    good = np.zeros((3, 3))
+    for empty in (np.zeros((3, 0)), np.zeros((0, 3)), np.zeros((3, 3, 0))):
+        with pytest.raises(ValueError, match="no pixels"):
+            wavewarp.image_distance(empty, empty)
+    with pytest.raises(ValueError, match="no pixels"):
+        wavewarp.image_pairwise(np.zeros((2, 3, 0)))
+    with pytest.raises(ValueError, match="no pixels"):
+        wavewarp.image_pairwise([good, np.zeros((0, 3))])
+    color = np.zeros((3, 3, 3))
+    with pytest.raises(ValueError, match="same number of channels"):
+        wavewarp.image_pairwise([good], [color])
+    with pytest.raises(ValueError, match="same number of channels"):
+        wavewarp.image_knn([good], [color], k=1)
+    with pytest.raises(ValueError, match=r"X\[1\] has a NaN or infinite pixel"):
+        wavewarp.image_knn([good], [good, np.full((2, 2), np.inf, dtype=np.float32)], k=1)
+    with pytest.raises(ValueError, match="k must be"):
+        wavewarp.image_knn([good], [good], k=0)
+    with pytest.raises(TypeError, match="k must be an integer"):
+        wavewarp.image_knn([good], [good], k=1.5)
+    for threads in (0, -1):
+        with pytest.raises(ValueError, match="threads must be"):
+            wavewarp.image_pairwise([good], threads=threads)
+    with pytest.raises(ValueError, match="backend must be"):
+        wavewarp.image_pairwise([good], backend="tpu")
+    with pytest.raises(TypeError, match="progress must be"):
+        wavewarp.image_knn([good], [good], progress="yes")
+
+
+@pytest.fixture
+def fast_polling():
+    previous = wavewarp._wavewarp._set_poll_interval(0.01)
+    yield
+    wavewarp._wavewarp._set_poll_interval(previous)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery is POSIX-specific")
+@pytest.mark.parametrize("function", ["image_pairwise", "image_knn"])
+def test_ctrl_c_cancels_image_calls(fast_polling, function):
+    """Ctrl-C during a matrix or a kNN search over images stops it (KeyboardInterrupt) before the end."""
+    rng = np.random.default_rng(11)
+    X = rng.integers(0, 256, size=(300, 28, 28, 3)).astype(np.uint8)
+    reports = []
+
+    def report(done, total):
+        reports.append((done, total))
+        if len(reports) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    call = getattr(wavewarp, function)
+    args = (X[:40], X) if function == "image_pairwise" else (X[:40], X, 1)
+    # Python's own SIGINT handler, also where the tests run in a background job (SIGINT ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            call(*args, threads=1, progress=report)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    done, total = reports[-1]
+    assert done < total, "the call ran to the end instead of stopping"
+    # and the next call works
+    assert wavewarp.image_pairwise(X[:2], X[:3]).shape == (2, 3)

@@ -53,25 +53,36 @@ WW_HD static inline WW_REAL WW_T(ww_dpa_local)(const WW_REAL *a, const WW_REAL *
         const WW_REAL t = a[0] - b[0];
         return squared ? t * t : WW_FABS(t);
     }
-    WW_REAL s = 0;
-    for (size_t c = 0; c < channels; c++) {
+    /* the first square starts the sum (0 + t * t is t * t: one addition less per pixel pair) */
+    const WW_REAL t0 = a[0] - b[0];
+    WW_REAL s = t0 * t0;
+    for (size_t c = 1; c < channels; c++) {
         const WW_REAL t = a[c] - b[c * b_stride];
         s += t * t;
     }
     return squared ? s : WW_SQRT(s);
 }
 
-/* D(i, j) from D(i-1, j-1) (diag), D(i-1, j-2) (left2), D(i-2, j-1) (up2), d(i, j-1) (d_left),
- * d(i-1, j) (d_up) and d(i, j). The two bent terms are the mirror images of each other, added in
- * the same order, so that DPA(A, B) == DPA(B, A) to the bit. */
+/* D(i, j) from D(i-1, j-1) (diag), D(i-1, j-2) (left2), D(i-2, j-1) (up2), 2 d(i, j-1) (twice_left),
+ * 2 d(i-1, j) (twice_up) and d(i, j): for engines that keep 2 d of the cells they will read again
+ * (2 d is exact, so it is the same number as doubling where it is read). The bent terms are
+ *   min((left2 + 2 d_left) + d_here, (up2 + 2 d_up) + d_here) = min(left2 + 2 d_left, up2 + 2 d_up) + d_here
+ * to the bit, since rounding is monotonic: one addition less. The two bent terms are the mirror
+ * images of each other, added in the same order, so that DPA(A, B) == DPA(B, A) to the bit. */
+WW_HD static inline WW_REAL WW_T(ww_dpa_cell_doubled)(WW_REAL diag, WW_REAL left2, WW_REAL up2, WW_REAL twice_left,
+                                                      WW_REAL twice_up, WW_REAL d_here)
+{
+    const WW_REAL via_left = left2 + twice_left, via_up = up2 + twice_up;
+    const WW_REAL from_bent = (via_up < via_left ? via_up : via_left) + d_here;
+    const WW_REAL from_diag = diag + 2 * d_here;
+    return from_bent < from_diag ? from_bent : from_diag;
+}
+
+/* D(i, j) as above from d(i, j-1) (d_left) and d(i-1, j) (d_up) themselves. */
 WW_HD static inline WW_REAL WW_T(ww_dpa_cell)(WW_REAL diag, WW_REAL left2, WW_REAL up2, WW_REAL d_left, WW_REAL d_up,
                                               WW_REAL d_here)
 {
-    const WW_REAL from_left = (left2 + 2 * d_left) + d_here;
-    const WW_REAL from_diag = diag + 2 * d_here;
-    const WW_REAL from_up = (up2 + 2 * d_up) + d_here;
-    WW_REAL best = from_diag < from_left ? from_diag : from_left;
-    return from_up < best ? from_up : best;
+    return WW_T(ww_dpa_cell_doubled)(diag, left2, up2, 2 * d_left, 2 * d_up, d_here);
 }
 
 /* D(0, 0). */
