@@ -569,9 +569,11 @@ WW_API ww_status ww_measure_set_divergence(ww_measure *m, int on);
  * length x dim doubles each (row-major like the values); either may be NULL, value may be NULL.
  * Host memory, or device memory when both series are on the device (float64 there; float32 device
  * series go through ww_softdtw_batch). The table R of the forward pass is kept whole when it fits
- * the memory budget (ww_softdtw_set_memory_budget), else one row in about sqrt(nA) (on the GPU: the
- * first row of each band of up to 2,048 rows) is kept and the rows between recomputed (about twice
- * the work): both give the same bits. WW_ERR_NOT_DIFFERENTIABLE for TWED and DTW. */
+ * the memory budget (ww_softdtw_set_memory_budget), else one row in about sqrt(nA) is kept and the
+ * rows between recomputed (about twice the work): both give the same bits. On the GPU the rows are
+ * swept in bands (up to 2,048 rows in float32, 1,024 in float64): checkpointed, it keeps each band's
+ * first row and one band's table, band rows x nB numbers per pair, whatever the budget.
+ * WW_ERR_NOT_DIFFERENTIABLE for TWED and DTW. */
 WW_API ww_status ww_gradient(ww_ctx *ctx, const ww_measure *m, const ww_series *a, const ww_series *b, double *value,
                              double *grad_a, double *grad_b);
 

@@ -505,6 +505,14 @@ static void *sd_gpu_outputs(ww_ctx *gpu, const ww_measure *m, int f32, size_t co
     cudaMemset(dgy, 0xff, ny * es);
     ww_dataset gx = f32 ? ww_dataset_f32(dx, NULL, ox, count, 0, dim) : ww_dataset_f64(dx, NULL, ox, count, 0, dim);
     ww_dataset gy = f32 ? ww_dataset_f32(dy, NULL, oy, count, 0, dim) : ww_dataset_f64(dy, NULL, oy, count, 0, dim);
+    /* equal lengths: a regular dataset (no offsets), which the GPU engine runs without a table of pairs */
+    int regular = 1;
+    for (size_t b = 1; b < count; b++)
+        regular &= ox[b + 1] - ox[b] == ox[1] - ox[0] && oy[b + 1] - oy[b] == oy[1] - oy[0];
+    if (regular) {
+        gx.offsets = gy.offsets = NULL;
+        gx.length = ox[1] - ox[0], gy.length = oy[1] - oy[0];
+    }
     gx.memory = gy.memory = WW_DEVICE;
     const ww_status st = ww_softdtw_batch(gpu, m, &gx, &gy, dv, dgx, dgy);
     CHECK_STATUS(st, WW_OK);
@@ -611,8 +619,22 @@ void test_cuda_softdtw_batch(void)
     const ww_measure m = ww_measure_softdtw(1.0);
     CHECK_STATUS(ww_gradient(gpu, &m, &sa, &sb, &v, dga, dgb), WW_OK);
     const ww_series ha = ww_series_f64(x + ox[1] * dim, NULL, na, dim), hb = ww_series_f64(y + oy[1] * dim, NULL, nb, dim);
-    CHECK_STATUS(ww_gradient(cpu, &m, &ha, &hb, &w, NULL, NULL), WW_OK);
+    double *ga_gpu = malloc(na * dim * 8), *gb_gpu = malloc(nb * dim * 8), *ga_cpu = malloc(na * dim * 8),
+           *gb_cpu = malloc(nb * dim * 8);
+    CHECK_STATUS(ww_gradient(cpu, &m, &ha, &hb, &w, ga_cpu, gb_cpu), WW_OK);
     CHECK_CLOSE(v, w, 1e-10);
+    cudaMemcpy(ga_gpu, dga, na * dim * 8, cudaMemcpyDeviceToHost);
+    cudaMemcpy(gb_gpu, dgb, nb * dim * 8, cudaMemcpyDeviceToHost);
+    double gscale = 1;
+    for (size_t k = 0; k < na * dim; k++)
+        gscale = fmax(gscale, fabs(ga_cpu[k]));
+    int gbad = 0;
+    for (size_t k = 0; k < na * dim; k++)
+        gbad += !(fabs(ga_gpu[k] - ga_cpu[k]) <= 1e-9 * gscale);
+    for (size_t k = 0; k < nb * dim; k++)
+        gbad += !(fabs(gb_gpu[k] - gb_cpu[k]) <= 1e-9 * gscale);
+    CHECK(gbad == 0);
+    free(ga_gpu), free(gb_gpu), free(ga_cpu), free(gb_cpu);
     /* NaN on the device; device data on a CPU context */
     const double nan = NAN;
     cudaMemcpy(da + 1, &nan, sizeof nan, cudaMemcpyHostToDevice);
@@ -628,8 +650,9 @@ void test_cuda_softdtw_batch(void)
 /* The GPU engine's shapes against the CPU: dimensions kept in registers (1, 3) and not (5), pairs
  * of one sample, rows fewer and more than columns, pairs of several bands (more rows than a block
  * holds: 2,600 > 2,048 rows in float, 1,100 > 1,024 in double); then the checkpointed backward pass
- * (a budget of 0) against the compact one, bit for bit, with and without a window; a NaN: an error
- * and untouched outputs. */
+ * (a budget of 0) against the compact one, bit for bit, with and without a window; small batches
+ * (blocks of one warp, 1, 2 or 4 rows per thread), regular and ragged; a NaN: an error and
+ * untouched outputs. */
 void test_cuda_softdtw_shapes_and_checkpoints(void)
 {
 #ifndef WW_TEST_CUDA
@@ -684,6 +707,29 @@ void test_cuda_softdtw_shapes_and_checkpoints(void)
                 sd_gpu_batch_case(gpu, cpu, &m, f32, COUNT, dim, ox, oy, x, y);
             free(compact), free(checkpointed);
         }
+    /* batches whose longest series make blocks of one warp with 1, 2 and 4 rows per thread, regular
+     * (equal lengths: no table of pairs) and ragged */
+    {
+        enum { SMALL = 24 };
+        const size_t shapes[4][2] = {{20, 27}, {50, 61}, {128, 100}, {0, 0}};
+        size_t sx[SMALL + 1], sy[SMALL + 1];
+        for (int shape = 0; shape < 4; shape++) {
+            sx[0] = sy[0] = 0;
+            for (size_t i = 0; i < SMALL; i++) {
+                const size_t lx = shape < 3 ? shapes[shape][0] : 1 + (i * 37) % 90;
+                const size_t ly = shape < 3 ? shapes[shape][1] : 1 + (i * 53) % 70;
+                sx[i + 1] = sx[i] + lx, sy[i + 1] = sy[i] + ly;
+            }
+            for (int f32 = 0; f32 < 2; f32++) {
+                ww_measure m = ww_measure_softdtw(f32 ? 4.0 : 0.7);
+                if (shape == 1)
+                    ww_measure_set_window(&m, 9);
+                if (shape == 2)
+                    ww_measure_set_divergence(&m, 1);
+                sd_gpu_batch_case(gpu, cpu, &m, f32, SMALL, 2, sx, sy, x, y);
+            }
+        }
+    }
     /* a NaN in a series: WW_ERR_NONFINITE and nothing written (the kernels read the device's flag) */
     {
         const size_t dim = 2, nx = ox[COUNT] * dim, ny = oy[COUNT] * dim;
@@ -711,6 +757,11 @@ void test_cuda_softdtw_shapes_and_checkpoints(void)
         cudaMemcpy(back, dv, COUNT * 4, cudaMemcpyDeviceToHost);
         for (size_t k = 0; k < COUNT; k++)
             untouched &= memcmp(&back[k], "\x7f\x7f\x7f\x7f", 4) == 0;
+        float *back_y = malloc(ny * sizeof(float));
+        cudaMemcpy(back_y, dgy, ny * 4, cudaMemcpyDeviceToHost);
+        for (size_t k = 0; k < ny; k++)
+            untouched &= memcmp(&back_y[k], "\x7f\x7f\x7f\x7f", 4) == 0;
+        free(back_y);
         CHECK(untouched);
         cudaFree(dx), cudaFree(dy), cudaFree(dv), cudaFree(dgx), cudaFree(dgy);
         free(hx), free(hy), free(back);

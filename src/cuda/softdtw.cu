@@ -8,6 +8,7 @@
 #include "cuda_common.cuh"
 #include "softdtw_launch.cuh"
 
+#include <limits.h>
 #include <vector>
 
 template <typename T> static inline typename coef_of<T>::type coef_of_measure(const ww_measure *m);
@@ -68,7 +69,8 @@ static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measur
         longest = ww_dataset_length(a, k) > longest ? ww_dataset_length(a, k) : longest;
     const sdtw_shape shape = choose_shape<T>(longest);
     const size_t band_rows = (size_t)shape.threads * (size_t)shape.rows_per_thread;
-    /* the mode: the tables whole when every pair's fits the budget per pair */
+    /* the mode: the tables whole when every pair's fits the budget per pair (one pair over it sends
+     * the whole batch through the checkpoints, each pair then recomputing its bands) */
     int mode = SDTW_VALUE;
     if (grads) {
         mode = SDTW_COMPACT;
@@ -78,18 +80,28 @@ static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measur
                 mode = SDTW_CHECKPOINTS;
         }
     }
-    /* every pair's memory, in elements (and whether all of it fits the work buffer as it is) */
-    size_t total = 0;
+    /* a regular batch (fixed lengths) needs no table of pairs on the device (sdtw_pairs); an
+     * irregular one's table is counted with its pairs' memory, in elements of T */
+    const bool regular = a->offsets == NULL && b->offsets == NULL;
+    const size_t meta_per_pair = regular ? 0 : (sizeof(sdtw_pair) + sizeof(T) - 1) / sizeof(T);
+    /* every pair's memory (and whether all of it fits the work buffer as it is); a pair that cannot
+     * fit the device alone fails here, before anything is written */
+    size_t total = 0, largest = 0;
     for (size_t k = 0; k < count; k++) {
         const size_t n = ww_dataset_length(a, k), mm = ww_dataset_length(b, k);
         const size_t rows = pair_rows(n, mm, band_rows, mode), table = pair_table(n, mm, band_rows, mode);
-        if (table == SIZE_MAX || table > SIZE_MAX / 4 - rows || total > SIZE_MAX / 4 - rows - table)
+        if (table == SIZE_MAX || table > SIZE_MAX / 4 - rows || total > SIZE_MAX / 4 - rows - table - meta_per_pair)
             return WW_ERR_DEVICE_MEMORY;
-        total += rows + table;
+        total += rows + table + meta_per_pair;
+        largest = rows + table + meta_per_pair > largest ? rows + table + meta_per_pair : largest;
     }
-    /* a regular batch (fixed lengths) needs no table of pairs on the device (sdtw_pairs) */
-    const bool regular = a->offsets == NULL && b->offsets == NULL;
-    const size_t meta_most = regular ? 0 : (count * sizeof(sdtw_pair) + 255) & ~(size_t)255;
+    const size_t slack = 1024 / sizeof(T); /* the two 256-byte alignments */
+    size_t free_bytes = 0, total_bytes = 0;
+    if (total + slack > s->work.bytes / sizeof(T)) {
+        WW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+        if (largest + slack > (free_bytes / 10 * 9 + s->work.bytes) / sizeof(T))
+            return WW_ERR_DEVICE_MEMORY;
+    }
     sdtw_launch_args L;
     L.shape = shape;
     L.dim = (int)a->dim;
@@ -99,20 +111,19 @@ static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measur
     std::vector<sdtw_pair> pairs;
     while (begin < count) {
         /* the chunk: every pair when they fit the work buffer already reserved, else pairs while they
-         * fit the free device memory */
+         * fit the free device memory (the work buffer is reused); at most INT_MAX pairs (blocks) */
         size_t budget = SIZE_MAX / 4;
-        if (((total * sizeof(T) + 255) & ~(size_t)255) + meta_most > s->work.bytes) {
-            size_t free_bytes = 0, total_bytes = 0;
+        if (total + slack > s->work.bytes / sizeof(T)) {
             WW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-            budget = (free_bytes / 10 * 9 + s->work.bytes) / sizeof(T); /* the work buffer is reused */
+            budget = (free_bytes / 10 * 9 + s->work.bytes) / sizeof(T) - slack;
         }
         pairs.clear();
         size_t used = 0, end = begin;
         sdtw_pair first = {};
-        while (end < count) {
+        while (end < count && end - begin < (size_t)INT_MAX) {
             const size_t n = ww_dataset_length(a, end), mm = ww_dataset_length(b, end);
             const size_t rows = pair_rows(n, mm, band_rows, mode), table = pair_table(n, mm, band_rows, mode);
-            if (used + rows + table > budget) {
+            if (used + rows + table + meta_per_pair * (end - begin + 1) > budget) {
                 if (end == begin)
                     return WW_ERR_DEVICE_MEMORY;
                 break;
@@ -133,11 +144,12 @@ static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measur
             used += rows + table;
             end++;
         }
-        total -= used;
+        total -= used + meta_per_pair * (end - begin);
         /* the pairs' table after the rows and tables, at an offset aligned for its 8-byte fields
          * (float data ends on any multiple of 4 bytes) */
         const size_t data = (used * sizeof(T) + 255) & ~(size_t)255;
         const size_t meta = (pairs.size() * sizeof(sdtw_pair) + 255) & ~(size_t)255;
+        /* (growing the buffer frees the old one: cudaFree waits for a previous pass's kernels) */
         ww_status st = ww_device_reserve(&s->work, data + meta);
         if (st != WW_OK)
             return st;
@@ -160,7 +172,8 @@ static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measur
         WW_CUDA_TRY(sdtw_launch<T>(L, launch_pairs, X, Y, c, work, values + begin, ga, gb, scale, 0));
         if (grads)
             WW_CUDA_TRY(sdtw_launch<T>(L, launch_pairs, X, Y, c, work, values + begin, ga, gb, scale, 1));
-        /* a next chunk reuses the buffers: wait for this one (the host refills `pairs`) */
+        /* a next chunk reuses the work buffer: wait for this one's kernels (the table of pairs was
+         * copied out of `pairs` before cudaMemcpyAsync returned: pageable memory) */
         if (end < count)
             WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
         begin = end;

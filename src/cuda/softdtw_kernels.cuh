@@ -235,7 +235,8 @@ __device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, 
                 const T up = r == 0 ? up_in : prev[r - 1], diag = r == 0 ? diag_in : prev2[r - 1];
                 const T v = sdtw_cell(up, prev[r], diag, s.cost(p, r, i, j), &c);
                 cur[r] = j >= lo[r] && j <= hi[r] ? v : sdtw_inf<T>();
-                /* the ramp's stores before column 1 land in slots that column m + j overwrites later */
+                /* the ramp's stores before column 1 land in slots of columns j + k m that are
+                 * stored later (the row's columns 1..m fill its m slots in order) */
                 if (table && j <= m)
                     table[(long long)slot * H + r * P + t] = cur[r];
             }
@@ -302,7 +303,7 @@ __device__ __forceinline__ void sdtw_load_step(const sdtw_pair &p, const T *tabl
 /* The backward sweep of one band, its R in `table`: E cell by cell from the last, the gradients
  * scaled by `scale` added into GX and GY (atomically when they are one array: a series against
  * itself). be, bq: E and Q of the band below (NULL: the last band); ae, aq: where this band's first
- * row goes for the band above (NULL: the first band). xch: (2 + D) x 2 values per warp. */
+ * row goes for the band above (NULL: the first band). xch: (2 + max(D, 1)) x 2 values per warp. */
 template <typename T, int K, int D>
 __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, T inv_gamma, int b0,
                                    const T *table, const T *be, const T *bq, T *ae, T *aq, T *GX, T *GY, T scale,
@@ -359,14 +360,15 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
                 const int i = i0 + r, j = j0 - r;
                 const T e_dn = r < K - 1 ? pe[r + 1] : dn_e, q_dn = r < K - 1 ? pq[r + 1] : dn_q;
                 const T e_dg = r < K - 1 ? p2e[r + 1] : dg_e, q_dg = r < K - 1 ? p2q[r + 1] : dg_q;
-                /* outside the table `here` is +inf: the weights vanish, E is 0 and Q is -inf */
+                /* off the table or the window `here` is +inf: E is 0 and Q is -inf (E is masked: the
+                 * f64 exponential of -inf is about 3e-308, not 0) */
                 const T here = here_now[r];
                 const T cost = s.cost(p, r, i, j);
                 T e = i == n && j == m ? (T)1
                                        : (e_dn * sdtw_weight(q_dn, here, inv_gamma) +
                                           pe[r] * sdtw_weight(pq[r], here, inv_gamma)) +
                                              e_dg * sdtw_weight(q_dg, here, inv_gamma);
-                e = j >= 1 && j <= m && i <= n ? e : (T)0; /* exactly (the f64 exp of -inf is 3e-308) */
+                e = here < sdtw_inf<T>() ? e : (T)0;
                 ce[r] = e;
                 cq[r] = here < sdtw_inf<T>() ? here - cost : -sdtw_inf<T>();
                 if (D == 0 && e != (T)0) {
