@@ -57,27 +57,80 @@ static WW_ALWAYS_INLINE void diagonal_costs(const sd_shape *s, const ww_prepared
 }
 
 /* Diagonal t of R from t - 1 and t - 2 (each pointing at its first stored entry); cost: scratch of
- * the diagonal's length. Inlined into each instruction-set version of the engine below. */
+ * the diagonal's length. With wu != NULL, also the backward weights of each cell's predecessors
+ * (ww_softmin_weights: up, left, diagonal), stored like d0, 0 at both ends and outside the window.
+ * Inlined into each instruction-set version of the engine below. */
 static WW_ALWAYS_INLINE void forward_diagonal(const sd_shape *s, const ww_prepared *a, const ww_prepared *b, const ww_coef_f64 *c,
                                     const ww_pair_window *w, long t, const double *restrict d1,
-                                    const double *restrict d2, double *restrict d0, double *restrict cost)
+                                    const double *restrict d2, double *restrict d0, double *restrict cost,
+                                    double *restrict wu, double *restrict wl, double *restrict wd)
 {
     const long ilo = sd_ilo(s, t), ihi = sd_ihi(s, t), b0 = ilo - 1, b1 = sd_base(s, t - 1), b2 = sd_base(s, t - 2);
     d0[0] = WW_INF;
     d0[ihi + 1 - b0] = WW_INF;
     diagonal_costs(s, a, b, t, cost);
     /* cell (i, j = t - i): up (i - 1, j) and left (i, j - 1) on t - 1, diag (i - 1, j - 1) on t - 2 */
-    for (long i = ilo; i <= ihi; i++)
-        d0[i - b0] = ww_softdtw_cell_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], 0, 0, cost[i - ilo], 0, c);
+    if (wu == NULL) {
+        for (long i = ilo; i <= ihi; i++)
+            d0[i - b0] = ww_softdtw_cell_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], 0, 0, cost[i - ilo], 0, c);
+    } else {
+        wu[0] = wl[0] = wd[0] = 0.0;
+        wu[ihi + 1 - b0] = wl[ihi + 1 - b0] = wd[ihi + 1 - b0] = 0.0;
+        for (long i = ilo; i <= ihi; i++) {
+            double pu, pl, pd; /* locals: stores through the pointers would keep the loop scalar */
+            d0[i - b0] = cost[i - ilo] + ww_softmin_weights_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], c->gamma,
+                                                                c->inv_gamma, &pu, &pl, &pd);
+            wu[i - b0] = pu;
+            wl[i - b0] = pl;
+            wd[i - b0] = pd;
+        }
+    }
     if (w->active) { /* cells outside the window: +inf (they never entered a soft minimum) */
         for (long i = ilo; i <= ihi; i++) {
             size_t lo, hi;
             ww_window_row((size_t)s->na, (size_t)s->nb, w->radius, (size_t)i, &lo, &hi);
             const long j = t - i;
-            if (j < (long)lo || j > (long)hi)
+            if (j < (long)lo || j > (long)hi) {
                 d0[i - b0] = WW_INF;
+                if (wu != NULL)
+                    wu[i - b0] = wl[i - b0] = wd[i - b0] = 0.0;
+            }
         }
     }
+}
+
+/* E of diagonal t's cells n = ihi - ilo + 1 (1 on the last diagonal), from what its successors pass
+ * back (below_up, right_left on t + 1, diag_diag on t + 2, each at the first cell's successor), and
+ * what it passes back in turn (E times the cell's weights: up, left, diag); out: twice the scale
+ * times E, for the gradients. Pointers at the first cell. A function of its own for `restrict`. */
+static WW_ALWAYS_INLINE void backward_diagonal(long ilo, long ihi, int last, double two_scale, const double *restrict wu,
+                                     const double *restrict wl, const double *restrict wd,
+                                     const double *restrict below_up, const double *restrict right_left,
+                                     const double *restrict diag_diag, double *restrict up, double *restrict left,
+                                     double *restrict diag, double *restrict out)
+{
+    const long n = ihi - ilo + 1;
+    for (long x = 0; x < n; x++) {
+        const double e = last ? 1.0 : (below_up[x] + right_left[x]) + diag_diag[x];
+        up[x] = e * wu[x];
+        left[x] = e * wl[x];
+        diag[x] = e * wd[x];
+        out[x] = two_scale * e;
+    }
+}
+
+static WW_ALWAYS_INLINE void gradient_a(long ilo, long ihi, long t, size_t dim, size_t kk, const double *restrict f,
+                              const double *restrict av, const double *restrict bv, double *restrict grad)
+{
+    for (long i = ilo; i <= ihi; i++)
+        grad[(i - 1) * dim + kk] += f[i - ilo] * (av[i * dim + kk] - bv[(t - i) * dim + kk]);
+}
+
+static WW_ALWAYS_INLINE void gradient_b(long ilo, long ihi, long t, size_t dim, size_t kk, const double *restrict f,
+                              const double *restrict av, const double *restrict bv, double *restrict grad)
+{
+    for (long i = ilo; i <= ihi; i++)
+        grad[(t - i - 1) * dim + kk] -= f[i - ilo] * (av[i * dim + kk] - bv[(t - i) * dim + kk]);
 }
 
 static void first_diagonals(double *d0, double *d1)
@@ -104,9 +157,12 @@ size_t ww_cpu_softdtw_work_doubles(size_t na, size_t nb, size_t keep)
     }
     const size_t segments = (size_t)((s.T - 2) / k + 1);
     size_t total = 0;
-    if (!ww_mul_size(2 * segments + 7, longest + 1, &total) || total > SIZE_MAX / 2 - seg - (size_t)s.T)
+    if (!ww_mul_size(2 * segments + 13, longest + 1, &total) || seg > SIZE_MAX / 8 ||
+        total > SIZE_MAX / 2 - 3 * seg - (size_t)s.T)
         return 0;
-    return total + seg + (size_t)k + 2; /* checkpoints, E and Q rings, costs, the segment, offsets */
+    /* checkpoints, the E-times-weight rings, R's rolling diagonals, costs, the segment's weights,
+     * offsets */
+    return total + 3 * seg + (size_t)k + 2;
 }
 
 WW_MULTIVERSION
@@ -127,23 +183,26 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
     const long segments = (s.T - 2) / k + 1; /* segment q: diagonals 2 + q k .. min(1 + (q + 1) k, T) */
     /* checkpoint q: diagonals 2 + q k - 2 and 2 + q k - 1, the two before segment q */
     double *ckpt = work;
-    double *ring = ckpt + 2 * segments * stride; /* E on t, t + 1, t + 2; Q on the same */
-    double *E[3] = {ring, ring + stride, ring + 2 * stride};
-    double *Q[3] = {ring + 3 * stride, ring + 4 * stride, ring + 5 * stride};
-    double *cost = ring + 6 * stride;
-    size_t *offset = (size_t *)(void *)(ring + 7 * stride); /* of each diagonal of the segment */
-    double *seg = ring + 7 * stride + k + 2;
+    double *ring = ckpt + 2 * segments * stride;
+    /* what a finished diagonal passes back, E times the weight, to the cell above (EU), to the left
+     * (EL) and diagonally (ED), on t, t + 1, t + 2 */
+    double *EU[3] = {ring, ring + stride, ring + 2 * stride};
+    double *EL[3] = {ring + 3 * stride, ring + 4 * stride, ring + 5 * stride};
+    double *ED[3] = {ring + 6 * stride, ring + 7 * stride, ring + 8 * stride};
+    double *roll[3] = {ring + 9 * stride, ring + 10 * stride, ring + 11 * stride}; /* R, forward */
+    double *cost = ring + 12 * stride, *e0 = cost; /* E of the diagonal (after its costs are used) */
+    size_t *offset = (size_t *)(void *)(ring + 13 * stride); /* of each diagonal's weights in the segment */
+    double *seg = ring + 13 * stride + k + 2;
 
     /* forward: the checkpoints (with one segment, only diagonals 0 and 1) */
     first_diagonals(ckpt, ckpt + stride);
     if (segments > 1) {
         double *d2 = ckpt, *d1 = ckpt + stride;
-        double *roll[3] = {E[0], E[1], E[2]}; /* scratch for the diagonals between checkpoints */
         int r = 0;
         for (long t = 2; t <= s.T; t++) {
             double *d0 = roll[r];
             r = (r + 1) % 3;
-            forward_diagonal(&s, a, b, &c, &w, t, d1, d2, d0, cost);
+            forward_diagonal(&s, a, b, &c, &w, t, d1, d2, d0, cost, NULL, NULL, NULL);
             const long q = (t + 2 - 2) / k; /* t = 2 + q k - 2 or - 1: checkpoint q */
             if (t + 2 - 2 == q * k && q < segments)
                 memcpy(ckpt + 2 * q * stride, d0, (size_t)sd_stored(&s, t) * sizeof(double));
@@ -154,79 +213,53 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
         }
     }
 
-    /* backward: E, Q = R - cost (or -inf off the table and the window: its weight is 0) */
+    /* backward: E from the successors' weights (0 off the table and the window) */
     for (int r = 0; r < 3; r++)
         for (long x = 0; x < stride; x++)
-            E[r][x] = 0.0, Q[r][x] = -WW_INF;
+            EU[r][x] = EL[r][x] = ED[r][x] = 0.0;
     double value = NAN;
     const double *av = a->values, *bv = b->values;
     for (long q = segments; q-- > 0;) {
         const long first = 2 + q * k, last = first + k - 1 < s.T ? first + k - 1 : s.T;
-        /* recompute the segment from its checkpoint */
+        /* recompute the segment from its checkpoint, keeping its weights */
         const double *d2 = ckpt + 2 * q * stride, *d1 = ckpt + (2 * q + 1) * stride;
         size_t at = 0;
+        int r = 0;
         for (long t = first; t <= last; t++) {
+            const size_t st = (size_t)sd_stored(&s, t);
+            double *d0 = roll[r];
+            r = (r + 1) % 3;
             offset[t - first] = at;
-            forward_diagonal(&s, a, b, &c, &w, t, d1, d2, seg + at, cost);
+            forward_diagonal(&s, a, b, &c, &w, t, d1, d2, d0, cost, seg + at, seg + at + st, seg + at + 2 * st);
             d2 = d1;
-            d1 = seg + at;
-            at += (size_t)sd_stored(&s, t);
+            d1 = d0;
+            at += 3 * st;
         }
         if (last == s.T)
-            value = seg[offset[last - first] + 1]; /* (na, nb), the last diagonal's one cell */
+            value = d1[1]; /* (na, nb), the last diagonal's one cell */
         for (long t = last; t >= first; t--) {
-            /* rotate: E[1], Q[1] become diagonal t + 1, E[2], Q[2] t + 2, E[0], Q[0] t */
-            double *te = E[2], *tq = Q[2];
-            E[2] = E[1], Q[2] = Q[1];
-            E[1] = E[0], Q[1] = Q[0];
-            E[0] = te, Q[0] = tq;
-            const double *R = seg + offset[t - first];
+            /* rotate: slot 1 becomes diagonal t + 1, slot 2 t + 2, slot 0 t */
+            double *tu = EU[2], *tl = EL[2], *td = ED[2];
+            EU[2] = EU[1], EL[2] = EL[1], ED[2] = ED[1];
+            EU[1] = EU[0], EL[1] = EL[0], ED[1] = ED[0];
+            EU[0] = tu, EL[0] = tl, ED[0] = td;
+            const long st = sd_stored(&s, t);
+            const double *restrict wu = seg + offset[t - first], *restrict wl = wu + st, *restrict wd = wu + 2 * st;
             const long ilo = sd_ilo(&s, t), ihi = sd_ihi(&s, t), b0 = ilo - 1;
             const long b1 = t + 1 <= s.T ? sd_base(&s, t + 1) : ilo - 1;
             const long b2 = t + 2 <= s.T ? sd_base(&s, t + 2) : ilo - 1;
-            double *restrict e0 = E[0], *restrict q0 = Q[0];
-            const double *restrict e1 = E[1], *restrict q1 = Q[1], *restrict e2 = E[2], *restrict q2 = Q[2];
-            e0[0] = e0[ihi + 1 - b0] = 0.0;
-            q0[0] = q0[ihi + 1 - b0] = -WW_INF;
-            if (t == s.T) {
-                e0[1] = 1.0;
-            } else {
-                for (long i = ilo; i <= ihi; i++) {
-                    const double here = R[i - b0];
-                    /* successors: below (i + 1, j) and right (i, j + 1) on t + 1, diagonal on t + 2 */
-                    e0[i - b0] = (e1[i + 1 - b1] * ww_softdtw_back_weight_f64(q1[i + 1 - b1], here, 0, c.inv_gamma, 1) +
-                                  e1[i - b1] * ww_softdtw_back_weight_f64(q1[i - b1], here, 0, c.inv_gamma, 1)) +
-                                 e2[i + 1 - b2] * ww_softdtw_back_weight_f64(q2[i + 1 - b2], here, 0, c.inv_gamma, 1);
-                }
-            }
-            /* Q for the diagonals before, and the gradients */
-            diagonal_costs(&s, a, b, t, cost);
-            for (long i = ilo; i <= ihi; i++) {
-                const double here = R[i - b0];
-                q0[i - b0] = here < WW_INF ? here - cost[i - ilo] : -WW_INF;
-            }
-            if (dim == 1) {
-                for (long i = ilo; i <= ihi; i++) {
-                    const double g = 2.0 * scale * e0[i - b0] * (av[i] - bv[t - i]);
-                    if (grad_a)
-                        grad_a[i - 1] += g;
-                    if (grad_b)
-                        grad_b[t - i - 1] -= g;
-                }
-            } else {
-                for (long i = ilo; i <= ihi; i++) {
-                    const double *x = av + i * dim, *y = bv + (t - i) * dim;
-                    const double f = 2.0 * scale * e0[i - b0];
-                    if (f == 0.0)
-                        continue;
-                    for (size_t kk = 0; kk < dim; kk++) {
-                        const double g = f * (x[kk] - y[kk]);
-                        if (grad_a)
-                            grad_a[(i - 1) * dim + kk] += g;
-                        if (grad_b)
-                            grad_b[(t - i - 1) * dim + kk] -= g;
-                    }
-                }
+            /* successors: below (i + 1, j) and right (i, j + 1) on t + 1, diagonal on t + 2; this
+             * cell is below's up, right's left and the diagonal's diagonal predecessor */
+            backward_diagonal(ilo, ihi, t == s.T, 2.0 * scale, wu + 1, wl + 1, wd + 1, EU[1] + ilo + 1 - b1,
+                              EL[1] + ilo - b1, ED[2] + ilo + 1 - b2, EU[0] + 1, EL[0] + 1, ED[0] + 1, e0);
+            EU[0][0] = EL[0][0] = ED[0][0] = 0.0;
+            EU[0][ihi + 1 - b0] = EL[0][ihi + 1 - b0] = ED[0][ihi + 1 - b0] = 0.0;
+            /* the gradients: E times the local cost's derivative, a component at a time */
+            for (size_t kk = 0; kk < dim; kk++) {
+                if (grad_a)
+                    gradient_a(ilo, ihi, t, dim, kk, e0, av, bv, grad_a);
+                if (grad_b)
+                    gradient_b(ilo, ihi, t, dim, kk, e0, av, bv, grad_b);
             }
         }
     }
@@ -249,7 +282,7 @@ double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_
     for (long t = 2; t <= s.T; t++) {
         double *d0 = roll[r];
         r = (r + 1) % 3;
-        forward_diagonal(&s, a, b, &c, &w, t, d1, d2, d0, cost);
+        forward_diagonal(&s, a, b, &c, &w, t, d1, d2, d0, cost, NULL, NULL, NULL);
         d2 = d1;
         d1 = d0;
     }

@@ -81,6 +81,35 @@ WW_HD static inline WW_REAL WW_T(ww_softmin)(WW_REAL up, WW_REAL left, WW_REAL d
     return finite ? base - gamma * WW_T(ww_softlog)(s) : WW_REAL_INF;
 }
 
+/* ww_softmin (the same operations, so the same bits) and the backward weights of the cell's three
+ * predecessors, the soft minimum's probabilities: a predecessor v gets
+ *   exp((softmin - v) / gamma) = exp((r - v) / gamma) / s,
+ * that is 1 / s, e_mid / s or e_top / s as v is r, mid or top (a tie picks equal exponentials),
+ * and 0 when v is +inf (off the table or the window, or all three infinite). They are the weights
+ * w = exp((R[succ] - R[here] - cost[succ]) / gamma) of ww_softdtw_back_weight, seen from the
+ * successor, since R[succ] - cost[succ] = softmin: a backward pass that keeps them needs no
+ * exponential. */
+WW_HD static inline WW_REAL WW_T(ww_softmin_weights)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
+                                                     WW_REAL inv_gamma, WW_REAL *w_up, WW_REAL *w_left,
+                                                     WW_REAL *w_diag)
+{
+    const WW_REAL lo = up < left ? up : left, hi = up < left ? left : up;
+    const WW_REAL r = diag < lo ? diag : lo;
+    const WW_REAL top = diag < hi ? hi : diag;
+    const WW_REAL hi_or_diag = diag < hi ? diag : hi;
+    const WW_REAL mid = lo < hi_or_diag ? hi_or_diag : lo;
+    const int finite = r < WW_REAL_INF;
+    const WW_REAL base = finite ? r : (WW_REAL)0;
+    const WW_REAL e_mid = WW_T(ww_softexp)((base - mid) * inv_gamma), e_top = WW_T(ww_softexp)((base - top) * inv_gamma);
+    const WW_REAL s = ((WW_REAL)1 + e_mid) + e_top;
+    const WW_REAL inv_s = (WW_REAL)1 / s;
+    const WW_REAL p_r = inv_s, p_mid = e_mid * inv_s, p_top = e_top * inv_s;
+    *w_up = up < WW_REAL_INF ? (up == r ? p_r : up == mid ? p_mid : p_top) : (WW_REAL)0;
+    *w_left = left < WW_REAL_INF ? (left == r ? p_r : left == mid ? p_mid : p_top) : (WW_REAL)0;
+    *w_diag = diag < WW_REAL_INF ? (diag == r ? p_r : diag == mid ? p_mid : p_top) : (WW_REAL)0;
+    return finite ? base - gamma * WW_T(ww_softlog)(s) : WW_REAL_INF;
+}
+
 WW_HD static inline WW_REAL WW_T(ww_softdtw_cell)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL aux_a,
                                                   WW_REAL aux_b, WW_REAL here, WW_REAL before,
                                                   const WW_T(ww_coef) *c)
