@@ -37,7 +37,7 @@ ww_status ww_softdtw_set_memory_budget(ww_ctx *ctx, size_t bytes)
 size_t ww_softdtw_keep_rows(size_t budget_bytes, size_t na, size_t nb)
 {
     const size_t diagonals = na + nb; /* all of them: the compact table */
-    const size_t whole = ww_cpu_softdtw_work_doubles(na, nb, diagonals);
+    const size_t whole = ww_cpu_softdtw_work_doubles(na, nb, 1, diagonals);
     if (whole != 0 && whole <= budget_bytes / sizeof(double))
         return diagonals;
     size_t keep = (size_t)ceil(sqrt((double)diagonals));
@@ -52,7 +52,7 @@ static ww_status pair_scratch(ww_cpu_scratch *sc, size_t budget, const ww_series
                               size_t *keep, ww_prepared *pa, ww_prepared *pb, double **work, double **ga, double **gb)
 {
     *keep = ww_softdtw_keep_rows(budget, a->length, b->length);
-    const size_t table = ww_cpu_softdtw_work_doubles(a->length, b->length, *keep);
+    const size_t table = ww_cpu_softdtw_work_doubles(a->length, b->length, a->dim, *keep);
     size_t grads = 0, ab;
     if (table == 0 || !ww_mul_size(a->length + b->length, a->dim, &grads) || table > SIZE_MAX / 8 - grads ||
         !ww_mul_size(table + grads, sizeof(double), &ab))
@@ -82,7 +82,8 @@ static ww_status pair_gradient(ww_cpu_scratch *sc, size_t budget, const ww_measu
         const size_t longer = a->length > b->length ? a->length : b->length;
         if ((st = ww_buffer_reserve(&sc->a, (ww_prepared_doubles(a->length, a->dim) +
                                              ww_prepared_doubles(b->length, b->dim)) * sizeof(double))) != WW_OK ||
-            (st = ww_buffer_reserve(&sc->work, 4 * (longer + 3) * sizeof(double))) != WW_OK)
+            (st = ww_buffer_reserve(&sc->work, ww_cpu_softdtw_value_doubles(longer, longer, a->dim) *
+                                                    sizeof(double))) != WW_OK)
             return st;
         work = (double *)sc->work.ptr;
     } else if ((st = pair_scratch(sc, budget, a, b, &keep, &pa, &pb, &work, &ga, &gb)) != WW_OK) {
@@ -109,10 +110,10 @@ static ww_status pair_gradient(ww_cpu_scratch *sc, size_t budget, const ww_measu
         const size_t keep_a = ww_softdtw_keep_rows(budget, a->length, a->length);
         const size_t keep_b = ww_softdtw_keep_rows(budget, b->length, b->length);
         double *wk;
-        if ((st = ww_buffer_reserve(&sc->b, (ww_cpu_softdtw_work_doubles(a->length, a->length, keep_a) >
-                                                     ww_cpu_softdtw_work_doubles(b->length, b->length, keep_b)
-                                                 ? ww_cpu_softdtw_work_doubles(a->length, a->length, keep_a)
-                                                 : ww_cpu_softdtw_work_doubles(b->length, b->length, keep_b)) *
+        if ((st = ww_buffer_reserve(&sc->b, (ww_cpu_softdtw_work_doubles(a->length, a->length, a->dim, keep_a) >
+                                                     ww_cpu_softdtw_work_doubles(b->length, b->length, b->dim, keep_b)
+                                                 ? ww_cpu_softdtw_work_doubles(a->length, a->length, a->dim, keep_a)
+                                                 : ww_cpu_softdtw_work_doubles(b->length, b->length, b->dim, keep_b)) *
                                                 sizeof(double))) != WW_OK)
             return st;
         wk = (double *)sc->b.ptr;
@@ -297,7 +298,7 @@ static ww_status self_values(ww_ctx *ctx, const ww_measure *m, const ww_dataset 
         ww_cpu_scratch *sc = &ctx->cpu[tid];
         ww_series s;
         ww_dataset_series(d, (size_t)i, &s);
-        const size_t work = 4 * (s.length + 3);
+        const size_t work = ww_cpu_softdtw_value_doubles(s.length, s.length, s.dim);
         const size_t prep = ww_prepared_doubles(s.length, s.dim);
         ww_status st = ww_buffer_reserve(&sc->a, prep * sizeof(double));
         if (st == WW_OK)
@@ -392,10 +393,10 @@ static ww_status value_of_pair(ww_ctx *ctx, ww_engine engine, const ww_measure *
         (st = ww_check_values_host(b->values, NULL, b->length, b->dim, b->dtype)) != WW_OK)
         return st;
     ww_cpu_scratch *sc = &ctx->cpu[0];
-    const size_t shorter = a->length < b->length ? a->length : b->length;
     if ((st = ww_buffer_reserve(&sc->a, (ww_prepared_doubles(a->length, a->dim) +
                                          ww_prepared_doubles(b->length, b->dim)) * sizeof(double))) != WW_OK ||
-        (st = ww_buffer_reserve(&sc->work, 4 * (shorter + 3) * sizeof(double))) != WW_OK)
+        (st = ww_buffer_reserve(&sc->work, ww_cpu_softdtw_value_doubles(a->length, b->length, a->dim) *
+                                                sizeof(double))) != WW_OK)
         return st;
     ww_prepared pa, pb;
     double *storage = (double *)sc->a.ptr;

@@ -31,36 +31,62 @@ static inline long sd_stored(const sd_shape *s, long t) { return t == 0 ? 1 : sd
 /* the row of a diagonal's first stored entry */
 static inline long sd_base(const sd_shape *s, long t) { return t == 0 ? 0 : sd_ilo(s, t) - 1; }
 
+/* The two series component by component (x[k * step + i], sample i of component k, i = 1..n): the
+ * loops over a diagonal then read both with unit stride, for any dim (interleaved samples left
+ * the dim >= 2 loops strided, at half the vector width or scalar). */
+typedef struct sd_components {
+    const double *a, *b;
+    long step_a, step_b; /* na + 1, nb + 1 */
+    size_t dim;
+} sd_components;
+
+/* Fills out[(n + 1) dim] from a prepared series (samples 1..n at values[i * dim + k]); with dim 1
+ * the prepared values themselves serve. */
+static const double *components_of(const ww_prepared *p, double *out)
+{
+    const size_t n = p->length, dim = p->dim;
+    if (dim == 1)
+        return p->values;
+    for (size_t k = 0; k < dim; k++)
+        for (size_t i = 0; i <= n; i++)
+            out[k * (n + 1) + i] = p->values[i * dim + k];
+    return out;
+}
+
+static sd_components components(const ww_prepared *a, const ww_prepared *b, double *scratch)
+{
+    const sd_components x = {components_of(a, scratch), components_of(b, scratch + (a->length + 1) * a->dim),
+                             (long)a->length + 1, (long)b->length + 1, a->dim};
+    return x;
+}
+
+/* The doubles components() needs. */
+static size_t components_doubles(size_t na, size_t nb, size_t dim) { return dim == 1 ? 0 : (na + nb + 2) * dim; }
+
 /* The local costs of diagonal t's cells, cost[i - ilo]: the squared Euclidean norm summed over the
- * components in order (as ww_squared_euclidean), component by component across the diagonal so
- * that the loops vectorise for any dim. */
-static WW_ALWAYS_INLINE void diagonal_costs(const sd_shape *s, const ww_prepared *a, const ww_prepared *b, long t,
-                                  double *restrict cost)
+ * components in order (as ww_squared_euclidean), component by component across the diagonal. */
+static WW_ALWAYS_INLINE void diagonal_costs(const sd_shape *s, const sd_components *x, long t, double *restrict cost)
 {
     const long ilo = sd_ilo(s, t), ihi = sd_ihi(s, t);
-    const size_t dim = a->dim;
-    const double *restrict av = a->values, *restrict bv = b->values;
-    if (dim == 1) {
-        for (long i = ilo; i <= ihi; i++) {
-            const double d = av[i] - bv[t - i];
-            cost[i - ilo] = ww_lp_term_f64(d, 2);
-        }
-        return;
+    const double *restrict av = x->a, *restrict bv = x->b;
+    for (long i = ilo; i <= ihi; i++) {
+        const double d = av[i] - bv[t - i];
+        cost[i - ilo] = ww_lp_term_f64(d, 2);
     }
-    for (long i = ilo; i <= ihi; i++)
-        cost[i - ilo] = 0.0;
-    for (size_t k = 0; k < dim; k++)
+    for (size_t k = 1; k < x->dim; k++) {
+        const double *restrict ak = av + (long)k * x->step_a, *restrict bk = bv + (long)k * x->step_b;
         for (long i = ilo; i <= ihi; i++) {
-            const double d = av[i * dim + k] - bv[(t - i) * dim + k];
+            const double d = ak[i] - bk[t - i];
             cost[i - ilo] += ww_lp_term_f64(d, 2);
         }
+    }
 }
 
 /* Diagonal t of R from t - 1 and t - 2 (each pointing at its first stored entry); cost: scratch of
  * the diagonal's length. With wu != NULL, also the backward weights of each cell's predecessors
  * (ww_softmin_weights: up, left, diagonal), stored like d0, 0 at both ends and outside the window.
  * Inlined into each instruction-set version of the engine below. */
-static WW_ALWAYS_INLINE void forward_diagonal(const sd_shape *s, const ww_prepared *a, const ww_prepared *b, const ww_coef_f64 *c,
+static WW_ALWAYS_INLINE void forward_diagonal(const sd_shape *s, const sd_components *x, const ww_coef_f64 *c,
                                     const ww_pair_window *w, long t, const double *restrict d1,
                                     const double *restrict d2, double *restrict d0, double *restrict cost,
                                     double *restrict wu, double *restrict wl, double *restrict wd)
@@ -68,7 +94,7 @@ static WW_ALWAYS_INLINE void forward_diagonal(const sd_shape *s, const ww_prepar
     const long ilo = sd_ilo(s, t), ihi = sd_ihi(s, t), b0 = ilo - 1, b1 = sd_base(s, t - 1), b2 = sd_base(s, t - 2);
     d0[0] = WW_INF;
     d0[ihi + 1 - b0] = WW_INF;
-    diagonal_costs(s, a, b, t, cost);
+    diagonal_costs(s, x, t, cost);
     /* cell (i, j = t - i): up (i - 1, j) and left (i, j - 1) on t - 1, diag (i - 1, j - 1) on t - 2 */
     if (wu == NULL) {
         for (long i = ilo; i <= ihi; i++)
@@ -119,18 +145,20 @@ static WW_ALWAYS_INLINE void backward_diagonal(long ilo, long ihi, int last, dou
     }
 }
 
-static WW_ALWAYS_INLINE void gradient_a(long ilo, long ihi, long t, size_t dim, size_t kk, const double *restrict f,
-                              const double *restrict av, const double *restrict bv, double *restrict grad)
+/* Component k of the gradients' sums, ga[i] (i = 1..na) and gb[j] (j = 1..nb), from f = twice the
+ * scale times E on diagonal t. */
+static WW_ALWAYS_INLINE void gradient_a(long ilo, long ihi, long t, const double *restrict f, const double *restrict ak,
+                              const double *restrict bk, double *restrict ga)
 {
     for (long i = ilo; i <= ihi; i++)
-        grad[(i - 1) * dim + kk] += f[i - ilo] * (av[i * dim + kk] - bv[(t - i) * dim + kk]);
+        ga[i] += f[i - ilo] * (ak[i] - bk[t - i]);
 }
 
-static WW_ALWAYS_INLINE void gradient_b(long ilo, long ihi, long t, size_t dim, size_t kk, const double *restrict f,
-                              const double *restrict av, const double *restrict bv, double *restrict grad)
+static WW_ALWAYS_INLINE void gradient_b(long ilo, long ihi, long t, const double *restrict f, const double *restrict ak,
+                              const double *restrict bk, double *restrict gb)
 {
     for (long i = ilo; i <= ihi; i++)
-        grad[(t - i - 1) * dim + kk] -= f[i - ilo] * (av[i * dim + kk] - bv[(t - i) * dim + kk]);
+        gb[t - i] -= f[i - ilo] * (ak[i] - bk[t - i]);
 }
 
 static void first_diagonals(double *d0, double *d1)
@@ -139,7 +167,7 @@ static void first_diagonals(double *d0, double *d1)
     d1[0] = d1[1] = WW_INF; /* (0, 1), (1, 0) */
 }
 
-size_t ww_cpu_softdtw_work_doubles(size_t na, size_t nb, size_t keep)
+size_t ww_cpu_softdtw_work_doubles(size_t na, size_t nb, size_t dim, size_t keep)
 {
     const sd_shape s = {(long)na, (long)nb, (long)(na + nb)};
     if (keep < 1)
@@ -157,12 +185,13 @@ size_t ww_cpu_softdtw_work_doubles(size_t na, size_t nb, size_t keep)
     }
     const size_t segments = (size_t)((s.T - 2) / k + 1);
     size_t total = 0;
+    size_t series = 0; /* the components and the gradients' sums */
     if (!ww_mul_size(2 * segments + 13, longest + 1, &total) || seg > SIZE_MAX / 8 ||
-        total > SIZE_MAX / 2 - 3 * seg - (size_t)s.T)
+        !ww_mul_size(na + nb + 2, 2 * dim, &series) || total > SIZE_MAX / 4 - 3 * seg - (size_t)s.T - series)
         return 0;
     /* checkpoints, the E-times-weight rings, R's rolling diagonals, costs, the segment's weights,
      * offsets */
-    return total + 3 * seg + (size_t)k + 2;
+    return total + 3 * seg + (size_t)k + 2 + series;
 }
 
 WW_MULTIVERSION
@@ -193,6 +222,20 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
     double *cost = ring + 12 * stride, *e0 = cost; /* E of the diagonal (after its costs are used) */
     size_t *offset = (size_t *)(void *)(ring + 13 * stride); /* of each diagonal's weights in the segment */
     double *seg = ring + 13 * stride + k + 2;
+    size_t seg_doubles = 0; /* the largest segment's weights */
+    {
+        size_t run = 0;
+        for (long t = 2; t <= s.T; t++) {
+            if ((t - 2) % k == 0)
+                run = 0;
+            run += 3 * (size_t)sd_stored(&s, t);
+            seg_doubles = run > seg_doubles ? run : seg_doubles;
+        }
+    }
+    /* the gradients' sums by component (added to grad_a, grad_b at the end), and the components */
+    double *ga = seg + seg_doubles, *gb = ga + (s.na + 1) * (long)dim;
+    const sd_components x = components(a, b, gb + (s.nb + 1) * (long)dim);
+    memset(ga, 0, (size_t)(s.na + s.nb + 2) * dim * sizeof(double));
 
     /* forward: the checkpoints (with one segment, only diagonals 0 and 1) */
     first_diagonals(ckpt, ckpt + stride);
@@ -202,7 +245,7 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
         for (long t = 2; t <= s.T; t++) {
             double *d0 = roll[r];
             r = (r + 1) % 3;
-            forward_diagonal(&s, a, b, &c, &w, t, d1, d2, d0, cost, NULL, NULL, NULL);
+            forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, NULL, NULL, NULL);
             const long q = (t + 2 - 2) / k; /* t = 2 + q k - 2 or - 1: checkpoint q */
             if (t + 2 - 2 == q * k && q < segments)
                 memcpy(ckpt + 2 * q * stride, d0, (size_t)sd_stored(&s, t) * sizeof(double));
@@ -215,10 +258,9 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
 
     /* backward: E from the successors' weights (0 off the table and the window) */
     for (int r = 0; r < 3; r++)
-        for (long x = 0; x < stride; x++)
-            EU[r][x] = EL[r][x] = ED[r][x] = 0.0;
+        for (long e = 0; e < stride; e++)
+            EU[r][e] = EL[r][e] = ED[r][e] = 0.0;
     double value = NAN;
-    const double *av = a->values, *bv = b->values;
     for (long q = segments; q-- > 0;) {
         const long first = 2 + q * k, last = first + k - 1 < s.T ? first + k - 1 : s.T;
         /* recompute the segment from its checkpoint, keeping its weights */
@@ -230,7 +272,7 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
             double *d0 = roll[r];
             r = (r + 1) % 3;
             offset[t - first] = at;
-            forward_diagonal(&s, a, b, &c, &w, t, d1, d2, d0, cost, seg + at, seg + at + st, seg + at + 2 * st);
+            forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, seg + at, seg + at + st, seg + at + 2 * st);
             d2 = d1;
             d1 = d0;
             at += 3 * st;
@@ -256,17 +298,29 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
             EU[0][ihi + 1 - b0] = EL[0][ihi + 1 - b0] = ED[0][ihi + 1 - b0] = 0.0;
             /* the gradients: E times the local cost's derivative, a component at a time */
             for (size_t kk = 0; kk < dim; kk++) {
+                const double *ak = x.a + (long)kk * x.step_a, *bk = x.b + (long)kk * x.step_b;
                 if (grad_a)
-                    gradient_a(ilo, ihi, t, dim, kk, e0, av, bv, grad_a);
+                    gradient_a(ilo, ihi, t, e0, ak, bk, ga + (long)kk * x.step_a);
                 if (grad_b)
-                    gradient_b(ilo, ihi, t, dim, kk, e0, av, bv, grad_b);
+                    gradient_b(ilo, ihi, t, e0, ak, bk, gb + (long)kk * x.step_b);
             }
         }
     }
+    for (long i = 1; grad_a && i <= s.na; i++)
+        for (size_t kk = 0; kk < dim; kk++)
+            grad_a[(i - 1) * (long)dim + (long)kk] += ga[(long)kk * x.step_a + i];
+    for (long j = 1; grad_b && j <= s.nb; j++)
+        for (size_t kk = 0; kk < dim; kk++)
+            grad_b[(j - 1) * (long)dim + (long)kk] += gb[(long)kk * x.step_b + j];
     return value;
 }
 
-/* The value alone: the forward pass on three rolling diagonals (4 (min(na, nb) + 3) doubles of
+size_t ww_cpu_softdtw_value_doubles(size_t na, size_t nb, size_t dim)
+{
+    return 4 * ((na < nb ? na : nb) + 3) + components_doubles(na, nb, dim);
+}
+
+/* The value alone: the forward pass on three rolling diagonals (ww_cpu_softdtw_value_doubles of
  * work), the same operations as the gradient's forward pass, so the same bits. */
 WW_MULTIVERSION
 double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, double *work)
@@ -276,13 +330,14 @@ double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_
     const ww_pair_window w = ww_pair_window_of(m, a->length, b->length);
     const long stride = (long)(a->length < b->length ? a->length : b->length) + 3;
     double *roll[3] = {work, work + stride, work + 2 * stride}, *cost = work + 3 * stride;
+    const sd_components x = components(a, b, work + 4 * stride);
     double *d2 = roll[0], *d1 = roll[1];
     first_diagonals(d2, d1);
     int r = 2;
     for (long t = 2; t <= s.T; t++) {
         double *d0 = roll[r];
         r = (r + 1) % 3;
-        forward_diagonal(&s, a, b, &c, &w, t, d1, d2, d0, cost, NULL, NULL, NULL);
+        forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, NULL, NULL, NULL);
         d2 = d1;
         d1 = d0;
     }

@@ -76,8 +76,10 @@ WW_HD static inline WW_REAL WW_T(ww_softmin)(WW_REAL up, WW_REAL left, WW_REAL d
     const WW_REAL mid = lo < hi_or_diag ? hi_or_diag : lo;
     const int finite = r < WW_REAL_INF;
     const WW_REAL base = finite ? r : (WW_REAL)0;
-    const WW_REAL s = ((WW_REAL)1 + WW_T(ww_softexp)((base - mid) * inv_gamma)) +
-                      WW_T(ww_softexp)((base - top) * inv_gamma);
+    /* the exponentials' clamp near -708 (see ww_softexp_floor), from the runtime gamma */
+    const WW_REAL floor = (WW_REAL)-708 * (gamma * inv_gamma);
+    const WW_REAL s = ((WW_REAL)1 + WW_T(ww_softexp_floor)((base - mid) * inv_gamma, floor)) +
+                      WW_T(ww_softexp_floor)((base - top) * inv_gamma, floor);
     return finite ? base - gamma * WW_T(ww_softlog)(s) : WW_REAL_INF;
 }
 
@@ -100,7 +102,9 @@ WW_HD static inline WW_REAL WW_T(ww_softmin_weights)(WW_REAL up, WW_REAL left, W
     const WW_REAL mid = lo < hi_or_diag ? hi_or_diag : lo;
     const int finite = r < WW_REAL_INF;
     const WW_REAL base = finite ? r : (WW_REAL)0;
-    const WW_REAL e_mid = WW_T(ww_softexp)((base - mid) * inv_gamma), e_top = WW_T(ww_softexp)((base - top) * inv_gamma);
+    const WW_REAL floor = (WW_REAL)-708 * (gamma * inv_gamma);
+    const WW_REAL e_mid = WW_T(ww_softexp_floor)((base - mid) * inv_gamma, floor);
+    const WW_REAL e_top = WW_T(ww_softexp_floor)((base - top) * inv_gamma, floor);
     const WW_REAL s = ((WW_REAL)1 + e_mid) + e_top;
     const WW_REAL inv_s = (WW_REAL)1 / s;
     const WW_REAL p_r = inv_s, p_mid = e_mid * inv_s, p_top = e_top * inv_s;

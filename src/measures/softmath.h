@@ -35,9 +35,9 @@ WW_HD static inline uint64_t ww_double_to_bits(double d)
  * digits), evaluated by Estrin's scheme: 4 dependent fmas rather than Horner's 10, so that the
  * cells in flight overlap (a cell's latency, not the arithmetic, limited the engines); 2^k from
  * the exponent bits. */
-WW_HD static inline double ww_softexp_f64(double x)
+/* The exponential for x >= -708 (no clamp), see ww_softexp_f64. */
+WW_HD static inline double ww_softexp_unclamped_f64(double x)
 {
-    x = x < -708.0 ? -708.0 : x;
     const double shifter = 6755399441055744.0; /* 1.5 * 2^52: t's low mantissa bits hold round(x / ln2) */
     const double t = x * 1.4426950408889634 + shifter;
     const double k = t - shifter;
@@ -53,20 +53,33 @@ WW_HD static inline double ww_softexp_f64(double x)
     return p * ww_bits_to_double(scale);
 }
 
-/* log(s) for s in [1, 3]: s = 2^e m with e in {0, 1}, m in [0.70, 1.5], and
- * log(m) = 2 atanh(z), z = (m - 1) / (m + 1), |z| <= 0.2: 2 atanh(z) / z as a polynomial of
- * degree 6 in w = z^2 in [0, 0.04] (interpolating at the Chebyshev nodes: relative error below
- * 2e-15, computed in 50 digits), by Estrin's scheme. */
+WW_HD static inline double ww_softexp_f64(double x)
+{
+    return ww_softexp_unclamped_f64(x > -708.0 ? x : -708.0);
+}
+
+/* exp(max(x, floor)), floor a number near -708 that the compiler cannot see as a constant (the
+ * caller's): a clamp to a constant is carried by gcc through the computation as blends of
+ * precomputed constants (three selects where one max instruction does). */
+WW_HD static inline double ww_softexp_floor_f64(double x, double floor)
+{
+    return ww_softexp_unclamped_f64(x > floor ? x : floor);
+}
+
+/* log(s) for s in [1, 3]: with c = sqrt(3) (rounded to a double), log(s) = log(c) + 2 atanh(z),
+ * z = (s - c) / (s + c), |z| <= 0.268, and 2 atanh(z) / z as a polynomial of degree 8 in
+ * w = z^2 <= 0.0718 (interpolating at the Chebyshev nodes: relative error below 6e-17, computed in
+ * 50 digits), by Estrin's scheme. No range reduction, so no select: compilers carried both
+ * candidates of a reduced argument through the division. */
 WW_HD static inline double ww_softlog_f64(double s)
 {
-    const int big = s > 1.4142135623730951;
-    const double m = big ? s * 0.5 : s;
-    const double z = (m - 1.0) / (m + 1.0), w = z * z, w2 = w * w, w4 = w2 * w2;
-    const double p01 = fma(0.6666666666592637, w, 2.000000000000003);
-    const double p23 = fma(0.285713843984579, w, 0.4000000029557379);
-    const double p45 = fma(0.18068213260924249, w, 0.22225357053668907);
-    const double p = fma(fma(0.17400147982195, w2, p45), w4, fma(p23, w2, p01));
-    return fma(z, p, big ? 6.93147180559945309417e-01 : 0.0);
+    const double c = 1.7320508075688772;
+    const double z = (s - c) / (s + c), w = z * z, w2 = w * w, w4 = w2 * w2, w8 = w4 * w4;
+    const double p01 = fma(0.6666666666665426, w, 2.0), p23 = fma(0.2857142791648975, w, 0.4000000000459849);
+    const double p45 = fma(0.18179961152215077, w, 0.22222268835944023);
+    const double p67 = fma(0.12754249500801584, w, 0.1542781815964451);
+    const double p = fma(0.1583188945908436, w8, fma(fma(p67, w2, p45), w4, fma(p23, w2, p01)));
+    return fma(z, p, 0.5493061443340548); /* log(c) */
 }
 
 /* float: on the GPU the fast intrinsics (__expf: 2 + 1.16 |x| ulp, which matters only where the
@@ -79,6 +92,11 @@ WW_HD static inline float ww_softexp_f32(float x)
 #else
     return expf(x);
 #endif
+}
+WW_HD static inline float ww_softexp_floor_f32(float x, float floor)
+{
+    (void)floor; /* no clamp needed: expf of -inf is 0 */
+    return ww_softexp_f32(x);
 }
 WW_HD static inline float ww_softlog_f32(float s)
 {
