@@ -245,7 +245,8 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
         for (long t = 2; t <= s.T; t++) {
             double *d0 = roll[r];
             r = (r + 1) % 3;
-            forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, NULL, NULL, NULL);
+            /* the weights' operations, into scratch: the same R as the segments' recomputation */
+            forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, EU[0], EL[0], ED[0]);
             const long q = (t + 2 - 2) / k; /* t = 2 + q k - 2 or - 1: checkpoint q */
             if (t + 2 - 2 == q * k && q < segments)
                 memcpy(ckpt + 2 * q * stride, d0, (size_t)sd_stored(&s, t) * sizeof(double));
@@ -321,7 +322,7 @@ size_t ww_cpu_softdtw_value_doubles(size_t na, size_t nb, size_t dim)
 }
 
 /* The value alone: the forward pass on three rolling diagonals (ww_cpu_softdtw_value_doubles of
- * work), the same operations as the gradient's forward pass, so the same bits. */
+ * work); the gradient engine's forward pass differs from it in the last bits only (ww_softmin_weights). */
 WW_MULTIVERSION
 double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, double *work)
 {

@@ -83,8 +83,8 @@ WW_HD static inline WW_REAL WW_T(ww_softmin)(WW_REAL up, WW_REAL left, WW_REAL d
     return finite ? base - gamma * WW_T(ww_softlog)(s) : WW_REAL_INF;
 }
 
-/* ww_softmin (the same operations, so the same bits) and the backward weights of the cell's three
- * predecessors, the soft minimum's probabilities: a predecessor v gets
+/* ww_softmin (to a few units in the last place: log and 1 / s share a division) and the backward
+ * weights of the cell's three predecessors, the soft minimum's probabilities: a predecessor v gets
  *   exp((softmin - v) / gamma) = exp((r - v) / gamma) / s,
  * that is 1 / s, e_mid / s or e_top / s as v is r, mid or top (a tie picks equal exponentials),
  * and 0 when v is +inf (off the table or the window, or all three infinite). They are the weights
@@ -95,10 +95,12 @@ WW_HD static inline WW_REAL WW_T(ww_softmin_weights)(WW_REAL up, WW_REAL left, W
                                                      WW_REAL inv_gamma, WW_REAL *w_up, WW_REAL *w_left,
                                                      WW_REAL *w_diag)
 {
-    const WW_REAL lo = up < left ? up : left, hi = up < left ? left : up;
-    const WW_REAL r = diag < lo ? diag : lo;
-    const WW_REAL top = diag < hi ? hi : diag;
-    const WW_REAL hi_or_diag = diag < hi ? diag : hi;
+    const int up_first = up < left;
+    const WW_REAL lo = up_first ? up : left, hi = up_first ? left : up;
+    const int diag_below_lo = diag < lo, diag_below_hi = diag < hi;
+    const WW_REAL r = diag_below_lo ? diag : lo;
+    const WW_REAL top = diag_below_hi ? hi : diag;
+    const WW_REAL hi_or_diag = diag_below_hi ? diag : hi;
     const WW_REAL mid = lo < hi_or_diag ? hi_or_diag : lo;
     const int finite = r < WW_REAL_INF;
     const WW_REAL base = finite ? r : (WW_REAL)0;
@@ -106,12 +108,19 @@ WW_HD static inline WW_REAL WW_T(ww_softmin_weights)(WW_REAL up, WW_REAL left, W
     const WW_REAL e_mid = WW_T(ww_softexp_floor)((base - mid) * inv_gamma, floor);
     const WW_REAL e_top = WW_T(ww_softexp_floor)((base - top) * inv_gamma, floor);
     const WW_REAL s = ((WW_REAL)1 + e_mid) + e_top;
-    const WW_REAL inv_s = (WW_REAL)1 / s;
-    const WW_REAL p_r = inv_s, p_mid = e_mid * inv_s, p_top = e_top * inv_s;
-    *w_up = up < WW_REAL_INF ? (up == r ? p_r : up == mid ? p_mid : p_top) : (WW_REAL)0;
-    *w_left = left < WW_REAL_INF ? (left == r ? p_r : left == mid ? p_mid : p_top) : (WW_REAL)0;
-    *w_diag = diag < WW_REAL_INF ? (diag == r ? p_r : diag == mid ? p_mid : p_top) : (WW_REAL)0;
-    return finite ? base - gamma * WW_T(ww_softlog)(s) : WW_REAL_INF;
+    WW_REAL inv_s;
+    const WW_REAL log_s = WW_T(ww_softlog_inv)(s, &inv_s);
+    /* the weights of r, mid and top; 0 for +inf (the clamped exponential is not quite 0) */
+    const WW_REAL p_r = finite ? inv_s : (WW_REAL)0;
+    const WW_REAL p_mid = mid < WW_REAL_INF ? e_mid * inv_s : (WW_REAL)0;
+    const WW_REAL p_top = top < WW_REAL_INF ? e_top * inv_s : (WW_REAL)0;
+    /* diag is r below lo, top above hi, else mid; lo is mid when diag is below it, else r; hi is
+     * top when diag is below it, else mid */
+    const WW_REAL p_lo = diag_below_lo ? p_mid : p_r, p_hi = diag_below_hi ? p_top : p_mid;
+    *w_diag = diag_below_lo ? p_r : diag_below_hi ? p_mid : p_top;
+    *w_up = up_first ? p_lo : p_hi;
+    *w_left = up_first ? p_hi : p_lo;
+    return finite ? base - gamma * log_s : WW_REAL_INF;
 }
 
 WW_HD static inline WW_REAL WW_T(ww_softdtw_cell)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL aux_a,

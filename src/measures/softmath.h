@@ -71,15 +71,33 @@ WW_HD static inline double ww_softexp_floor_f64(double x, double floor)
  * w = z^2 <= 0.0718 (interpolating at the Chebyshev nodes: relative error below 6e-17, computed in
  * 50 digits), by Estrin's scheme. No range reduction, so no select: compilers carried both
  * candidates of a reduced argument through the division. */
-WW_HD static inline double ww_softlog_f64(double s)
+/* 2 atanh(z) / z, w = z^2 (see ww_softlog_f64) */
+WW_HD static inline double ww_softlog_series_f64(double w)
 {
-    const double c = 1.7320508075688772;
-    const double z = (s - c) / (s + c), w = z * z, w2 = w * w, w4 = w2 * w2, w8 = w4 * w4;
+    const double w2 = w * w, w4 = w2 * w2, w8 = w4 * w4;
     const double p01 = fma(0.6666666666665426, w, 2.0), p23 = fma(0.2857142791648975, w, 0.4000000000459849);
     const double p45 = fma(0.18179961152215077, w, 0.22222268835944023);
     const double p67 = fma(0.12754249500801584, w, 0.1542781815964451);
-    const double p = fma(0.1583188945908436, w8, fma(fma(p67, w2, p45), w4, fma(p23, w2, p01)));
-    return fma(z, p, 0.5493061443340548); /* log(c) */
+    return fma(0.1583188945908436, w8, fma(fma(p67, w2, p45), w4, fma(p23, w2, p01)));
+}
+
+WW_HD static inline double ww_softlog_f64(double s)
+{
+    const double c = 1.7320508075688772;
+    const double z = (s - c) / (s + c);
+    return fma(z, ww_softlog_series_f64(z * z), 0.5493061443340548); /* log(c) */
+}
+
+/* log(s) as ww_softlog_f64 (to a few units in the last place, not the same bits) and 1 / s, from
+ * one division: q = 1 / (s (s + c)) gives 1 / (s + c) = s q and 1 / s = (s + c) q (a division
+ * costs as much as the rest of a soft-DTW cell's latency). */
+WW_HD static inline double ww_softlog_inv_f64(double s, double *inv_s)
+{
+    const double c = 1.7320508075688772;
+    const double sc = s + c, q = 1.0 / (s * sc);
+    const double z = (s - c) * (s * q);
+    *inv_s = sc * q;
+    return fma(z, ww_softlog_series_f64(z * z), 0.5493061443340548);
 }
 
 /* float: on the GPU the fast intrinsics (__expf: 2 + 1.16 |x| ulp, which matters only where the
@@ -105,6 +123,11 @@ WW_HD static inline float ww_softlog_f32(float s)
 #else
     return logf(s);
 #endif
+}
+WW_HD static inline float ww_softlog_inv_f32(float s, float *inv_s)
+{
+    *inv_s = 1.0f / s;
+    return ww_softlog_f32(s);
 }
 
 #endif
