@@ -92,20 +92,33 @@ static WW_ALWAYS_INLINE void forward_diagonal(const sd_shape *s, const sd_compon
                                     double *restrict wu, double *restrict wl, double *restrict wd)
 {
     const long ilo = sd_ilo(s, t), ihi = sd_ihi(s, t), b0 = ilo - 1, b1 = sd_base(s, t - 1), b2 = sd_base(s, t - 2);
+    const long n = ihi - ilo + 1;
+    /* scratch after the costs: the soft minimum's first stage (ww_softmin_sum) for the second */
+    double *restrict sum = cost + n, *restrict rmin = sum + n, *restrict e_mid = rmin + n, *restrict e_top = e_mid + n;
     d0[0] = WW_INF;
     d0[ihi + 1 - b0] = WW_INF;
     diagonal_costs(s, x, t, cost);
-    /* cell (i, j = t - i): up (i - 1, j) and left (i, j - 1) on t - 1, diag (i - 1, j - 1) on t - 2 */
+    /* cell (i, j = t - i): up (i - 1, j) and left (i, j - 1) on t - 1, diag (i - 1, j - 1) on t - 2.
+     * The two stages of the soft minimum as two loops: each has half the dependent latency of a
+     * cell, so the out-of-order window holds twice the cells (+25% here) */
+    for (long i = ilo; i <= ihi; i++) {
+        double r, em, et;
+        sum[i - ilo] = ww_softmin_sum_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], c->gamma, c->inv_gamma, &r, &em, &et);
+        rmin[i - ilo] = r;
+        e_mid[i - ilo] = em;
+        e_top[i - ilo] = et;
+    }
     if (wu == NULL) {
         for (long i = ilo; i <= ihi; i++)
-            d0[i - b0] = ww_softdtw_cell_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], 0, 0, cost[i - ilo], 0, c);
+            d0[i - b0] = cost[i - ilo] + ww_softmin_finish_f64(rmin[i - ilo], sum[i - ilo], c->gamma);
     } else {
         wu[0] = wl[0] = wd[0] = 0.0;
         wu[ihi + 1 - b0] = wl[ihi + 1 - b0] = wd[ihi + 1 - b0] = 0.0;
         for (long i = ilo; i <= ihi; i++) {
             double pu, pl, pd; /* locals: stores through the pointers would keep the loop scalar */
-            d0[i - b0] = cost[i - ilo] + ww_softmin_weights_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], c->gamma,
-                                                                c->inv_gamma, &pu, &pl, &pd);
+            d0[i - b0] = cost[i - ilo] + ww_softmin_weights_finish_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2],
+                                                                       rmin[i - ilo], sum[i - ilo], e_mid[i - ilo],
+                                                                       e_top[i - ilo], c->gamma, &pu, &pl, &pd);
             wu[i - b0] = pu;
             wl[i - b0] = pl;
             wd[i - b0] = pd;
@@ -186,7 +199,7 @@ size_t ww_cpu_softdtw_work_doubles(size_t na, size_t nb, size_t dim, size_t keep
     const size_t segments = (size_t)((s.T - 2) / k + 1);
     size_t total = 0;
     size_t series = 0; /* the components and the gradients' sums */
-    if (!ww_mul_size(2 * segments + 13, longest + 1, &total) || seg > SIZE_MAX / 8 ||
+    if (!ww_mul_size(2 * segments + 17, longest + 1, &total) || seg > SIZE_MAX / 8 ||
         !ww_mul_size(na + nb + 2, 2 * dim, &series) || total > SIZE_MAX / 4 - 3 * seg - (size_t)s.T - series)
         return 0;
     /* checkpoints, the E-times-weight rings, R's rolling diagonals, costs, the segment's weights,
@@ -219,9 +232,9 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
     double *EL[3] = {ring + 3 * stride, ring + 4 * stride, ring + 5 * stride};
     double *ED[3] = {ring + 6 * stride, ring + 7 * stride, ring + 8 * stride};
     double *roll[3] = {ring + 9 * stride, ring + 10 * stride, ring + 11 * stride}; /* R, forward */
-    double *cost = ring + 12 * stride, *e0 = cost; /* E of the diagonal (after its costs are used) */
-    size_t *offset = (size_t *)(void *)(ring + 13 * stride); /* of each diagonal's weights in the segment */
-    double *seg = ring + 13 * stride + k + 2;
+    double *cost = ring + 12 * stride, *e0 = cost; /* 5 strides of scratch (forward_diagonal); later E */
+    size_t *offset = (size_t *)(void *)(ring + 17 * stride); /* of each diagonal's weights in the segment */
+    double *seg = ring + 17 * stride + k + 2;
     size_t seg_doubles = 0; /* the largest segment's weights */
     {
         size_t run = 0;
@@ -318,7 +331,7 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
 
 size_t ww_cpu_softdtw_value_doubles(size_t na, size_t nb, size_t dim)
 {
-    return 4 * ((na < nb ? na : nb) + 3) + components_doubles(na, nb, dim);
+    return 8 * ((na < nb ? na : nb) + 3) + components_doubles(na, nb, dim);
 }
 
 /* The value alone: the forward pass on three rolling diagonals (ww_cpu_softdtw_value_doubles of
@@ -330,8 +343,8 @@ double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_
     const ww_coef_f64 c = ww_measure_coef_f64(m);
     const ww_pair_window w = ww_pair_window_of(m, a->length, b->length);
     const long stride = (long)(a->length < b->length ? a->length : b->length) + 3;
-    double *roll[3] = {work, work + stride, work + 2 * stride}, *cost = work + 3 * stride;
-    const sd_components x = components(a, b, work + 4 * stride);
+    double *roll[3] = {work, work + stride, work + 2 * stride}, *cost = work + 3 * stride; /* and 4 more */
+    const sd_components x = components(a, b, work + 8 * stride);
     double *d2 = roll[0], *d1 = roll[1];
     first_diagonals(d2, d1);
     int r = 2;
