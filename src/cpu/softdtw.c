@@ -1,21 +1,26 @@
 /* CPU engine of soft-DTW gradients: the forward table by anti-diagonals, then the backward
  * recursion of the expected alignment E (Cuturi and Blondel 2017, algorithm 2) from the last cell
- * to the first, the gradients gathered on the way. The cell and the backward weight are the
- * measure's (src/measures/softdtw.h); this file only schedules them. The cells of an anti-diagonal
- * are independent, so both passes vectorise (compiled with -fno-trapping-math, see CMakeLists.txt).
+ * to the first, the gradients gathered on the way. The cell is the measure's
+ * (src/measures/softdtw.h); this file only schedules it. The cells of an anti-diagonal are
+ * independent, so both passes vectorise (compiled with -fno-trapping-math, see CMakeLists.txt).
  *
  * Storage: anti-diagonal t (t = i + j) holds rows p = ilo(t) - 1 .. ihi(t) + 1, where
  * [ilo, ihi] = [max(1, t - nb), min(na, t - 1)] are its cells of the table and the two ends are
  * boundary cells (R = +inf, or 0 for (0, 0); E = 0). A cell reads diagonals t - 1 and t - 2
  * forward and t + 1 and t + 2 backward, whose stored rows always cover what it reads.
  *
- * Memory: the backward pass needs R diagonal by diagonal in reverse. With keep >= na + nb every
- * diagonal is stored (the compact table, about na nb doubles). Otherwise the forward pass stores
- * every keep-th pair of consecutive diagonals (the checkpoints) and the backward pass recomputes
- * the keep diagonals of each segment from its checkpoint before walking them: about
- * (2 (na + nb) / keep + keep) min(na, nb) doubles, O((na + nb)^{1/2} min(na, nb) ...) with
- * keep = sqrt(na + nb), for a second forward pass. The recomputed diagonals are the same operations
- * on the same inputs, so both give the same bits. E and R - cost (Q) are kept on three diagonals. */
+ * The backward pass needs no exponential: the weight of a cell for each of its successors is the
+ * successor's soft-minimum probability of it (ww_softmin_weights), which the forward pass computes
+ * anyway and keeps, three doubles a cell (up, left, diagonal). Walking back, a finished diagonal
+ * passes E times each weight to its predecessors (three rings of three diagonals).
+ *
+ * Memory: with keep >= na + nb every diagonal's weights are kept (the compact table, about 3 na nb
+ * doubles). Otherwise the forward pass stores R on every keep-th pair of consecutive diagonals
+ * (the checkpoints) and the backward pass recomputes the keep diagonals of each segment from its
+ * checkpoint, keeping their weights, before walking them: about
+ * (2 (na + nb) / keep + 3 keep) min(na, nb) doubles, with keep = sqrt(na + nb), for a second
+ * forward pass. Both passes run the same operations (the checkpoints' too), so both tables give
+ * the same bits. */
 #include "cpu_common.h"
 
 #include <string.h>
