@@ -225,13 +225,14 @@ def softdtw_barycenter(
     # of pairs cost as much as the computing on short series)
     spec = _spec_of("softdtw", None, None, {"gamma": gamma, "divergence": False})
     ypack = _arrays.pack(_arrays.open_collection(series, "X"), None, False, "X", "tX")
-    copies = np.empty((n,) + shape)
+    copies, values, gz = np.empty((n,) + shape), np.empty(n), np.empty((n,) + shape)
+    xpack = _arrays.Pack(copies, None, None, n, shape[0], shape[1], False)
 
     def objective(z: np.ndarray) -> Tuple[float, np.ndarray]:
         copies[...] = z.reshape(shape)
-        xpack = _arrays.Pack(copies, None, None, n, shape[0], shape[1], False)
-        values, gz, _ = _softdtw_batch(xpack, ypack, spec, "auto", threads, True)
-        g = np.tensordot(w, gz.reshape((n,) + shape), axes=1)
+        # into the arrays above; the series' gradients (None) are not computed
+        _softdtw_batch(xpack, ypack, spec, "auto", threads, True, values, gz, None)
+        g = np.tensordot(w, gz, axes=1)
         return float(np.dot(w, values)), g.ravel()
 
     with _one_blas_thread():
