@@ -104,14 +104,28 @@ static WW_ALWAYS_INLINE void forward_diagonal(const sd_shape *s, const sd_compon
     d0[ihi + 1 - b0] = WW_INF;
     diagonal_costs(s, x, t, cost);
     /* cell (i, j = t - i): up (i - 1, j) and left (i, j - 1) on t - 1, diag (i - 1, j - 1) on t - 2.
-     * The two stages of the soft minimum as two loops: each has half the dependent latency of a
-     * cell, so the out-of-order window holds twice the cells (+25% here) */
-    for (long i = ilo; i <= ihi; i++) {
-        double r, em, et;
-        sum[i - ilo] = ww_softmin_sum_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], c->gamma, c->inv_gamma, &r, &em, &et);
-        rmin[i - ilo] = r;
-        e_mid[i - ilo] = em;
-        e_top[i - ilo] = et;
+     * The stages of the soft minimum as loops of their own (the sort, the exponentials, the rest):
+     * each has a fraction of the dependent latency of a cell, so the out-of-order window holds more
+     * cells (two stages +25% here, three +5% more for the value alone) */
+    if (wu == NULL) { /* the value alone: three loops, the exponentials not kept */
+        for (long i = ilo; i <= ihi; i++) {
+            double xm, xt; /* locals: stores through pointers would keep the loop scalar */
+            rmin[i - ilo] = ww_softmin_args_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], c->gamma, c->inv_gamma, &xm, &xt);
+            e_mid[i - ilo] = xm;
+            e_top[i - ilo] = xt;
+        }
+        for (long i = ilo; i <= ihi; i++) {
+            double em, et;
+            sum[i - ilo] = ww_softmin_exps_f64(e_mid[i - ilo], e_top[i - ilo], &em, &et);
+        }
+    } else { /* with the weights: two loops (a third cost 12% here), the exponentials kept */
+        for (long i = ilo; i <= ihi; i++) {
+            double r, em, et;
+            sum[i - ilo] = ww_softmin_sum_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], c->gamma, c->inv_gamma, &r, &em, &et);
+            rmin[i - ilo] = r;
+            e_mid[i - ilo] = em;
+            e_top[i - ilo] = et;
+        }
     }
     if (wu == NULL) {
         for (long i = ilo; i <= ihi; i++)

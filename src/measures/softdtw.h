@@ -68,10 +68,10 @@ WW_HD static inline WW_REAL WW_T(ww_softdtw_aux)(const WW_REAL *x, const WW_REAL
  * thrown away. up and left enter only through their minimum and maximum: symmetric, bit for bit.
  * In two stages, which an engine may run as two loops over independent cells (shorter chains of
  * dependent instructions, so more cells in flight): ww_softmin_sum gives s = 1 + e_mid + e_top
- * and r, ww_softmin_finish the soft minimum from them. */
-WW_HD static inline WW_REAL WW_T(ww_softmin_sum)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
-                                                 WW_REAL inv_gamma, WW_REAL *r_out, WW_REAL *e_mid_out,
-                                                 WW_REAL *e_top_out)
+ * and r (itself ww_softmin_args, the sort and the exponentials' arguments, then ww_softmin_exps),
+ * ww_softmin_finish the soft minimum from them. */
+WW_HD static inline WW_REAL WW_T(ww_softmin_args)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
+                                                  WW_REAL inv_gamma, WW_REAL *x_mid, WW_REAL *x_top)
 {
     const WW_REAL lo = up < left ? up : left, hi = up < left ? left : up;
     const WW_REAL r = diag < lo ? diag : lo;
@@ -81,12 +81,28 @@ WW_HD static inline WW_REAL WW_T(ww_softmin_sum)(WW_REAL up, WW_REAL left, WW_RE
     const WW_REAL base = r < WW_REAL_INF ? r : (WW_REAL)0;
     /* the exponentials' clamp near -708 (see ww_softexp_floor), from the runtime gamma */
     const WW_REAL floor = (WW_REAL)-708 * (gamma * inv_gamma);
-    const WW_REAL e_mid = WW_T(ww_softexp_floor)((base - mid) * inv_gamma, floor);
-    const WW_REAL e_top = WW_T(ww_softexp_floor)((base - top) * inv_gamma, floor);
-    *r_out = r;
+    const WW_REAL xm = (base - mid) * inv_gamma, xt = (base - top) * inv_gamma;
+    *x_mid = xm > floor ? xm : floor;
+    *x_top = xt > floor ? xt : floor;
+    return r;
+}
+
+/* The first stage's second half: from ww_softmin_args's clamped arguments, the exponentials and s. */
+WW_HD static inline WW_REAL WW_T(ww_softmin_exps)(WW_REAL x_mid, WW_REAL x_top, WW_REAL *e_mid_out, WW_REAL *e_top_out)
+{
+    const WW_REAL e_mid = WW_T(ww_softexp_unclamped)(x_mid), e_top = WW_T(ww_softexp_unclamped)(x_top);
     *e_mid_out = e_mid;
     *e_top_out = e_top;
     return ((WW_REAL)1 + e_mid) + e_top;
+}
+
+WW_HD static inline WW_REAL WW_T(ww_softmin_sum)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
+                                                 WW_REAL inv_gamma, WW_REAL *r_out, WW_REAL *e_mid_out,
+                                                 WW_REAL *e_top_out)
+{
+    WW_REAL x_mid, x_top;
+    *r_out = WW_T(ww_softmin_args)(up, left, diag, gamma, inv_gamma, &x_mid, &x_top);
+    return WW_T(ww_softmin_exps)(x_mid, x_top, e_mid_out, e_top_out);
 }
 
 WW_HD static inline WW_REAL WW_T(ww_softmin_finish)(WW_REAL r, WW_REAL s, WW_REAL gamma)

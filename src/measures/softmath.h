@@ -111,6 +111,7 @@ WW_HD static inline float ww_softexp_f32(float x)
     return expf(x);
 #endif
 }
+WW_HD static inline float ww_softexp_unclamped_f32(float x) { return ww_softexp_f32(x); }
 WW_HD static inline float ww_softexp_floor_f32(float x, float floor)
 {
     (void)floor; /* no clamp needed: expf of -inf is 0 */
