@@ -590,6 +590,20 @@ void test_softdtw_batch_threads(void)
         }
     }
     CHECK(bad == 0);
+    /* a batch large enough for two threads (small ones run on one: BATCH_CELLS_PER_THREAD) */
+    const size_t big = 7, n = 420;
+    double *bx = malloc(big * n * dim * sizeof(double)), *by = malloc(big * n * dim * sizeof(double));
+    double *bg1 = malloc(big * n * dim * sizeof(double)), *bg2 = malloc(big * n * dim * sizeof(double)), bv1[7], bv2[7];
+    sd_fill(&rng, bx, big * n * dim);
+    sd_fill(&rng, by, big * n * dim);
+    const ww_dataset ebx = ww_dataset_f64(bx, NULL, NULL, big, n, dim), eby = ww_dataset_f64(by, NULL, NULL, big, n, dim);
+    const ww_measure plain = ww_measure_softdtw(1.0);
+    CHECK_STATUS(ww_softdtw_batch(one, &plain, &ebx, &eby, bv1, bg1, NULL), WW_OK);
+    CHECK_STATUS(ww_softdtw_batch(two, &plain, &ebx, &eby, bv2, bg2, NULL), WW_OK);
+    CHECK(memcmp(bv1, bv2, sizeof bv1) == 0 && memcmp(bg1, bg2, big * n * dim * sizeof(double)) == 0);
+    CHECK_CLOSE(bv1[big - 1], sd_plain(bx + (big - 1) * n * dim, n, by + (big - 1) * n * dim, n, dim, 1.0, SIZE_MAX,
+                                       NULL, NULL), 1e-12);
+    free(bx), free(by), free(bg1), free(bg2);
     free(x), free(y), free(gy1), free(gy2), free(ref);
     ww_ctx_destroy(one);
     ww_ctx_destroy(two);

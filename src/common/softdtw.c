@@ -12,6 +12,7 @@
 #include <string.h>
 
 #define DEFAULT_BUDGET ((size_t)256 << 20)
+#define BATCH_CELLS_PER_THREAD ((uint64_t)1 << 19) /* about 2 ms of forward + backward on one core */
 
 size_t ww_softdtw_default_budget(void)
 {
@@ -264,9 +265,16 @@ ww_status ww_softdtw_batch(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x
     uint64_t total = 0;
     for (size_t p = 0; p < x->count; p++)
         total += (uint64_t)ww_dataset_length(x, p) * ww_dataset_length(y, p);
+    /* A thread per BATCH_CELLS_PER_THREAD cells at most: a parallel region costs tens of
+     * microseconds on idle cores, but on busy ones its end waits for a worker the scheduler has not
+     * run yet, a time slice; a barycenter's batches (100 pairs of 60 x 60, 3 ms on one thread) ran
+     * 1.5-2x slower on two threads than on one here (bench/results/cpu-softdtw.md). */
+    int threads = ctx->num_threads;
+    if (total / BATCH_CELLS_PER_THREAD < (uint64_t)threads)
+        threads = total / BATCH_CELLS_PER_THREAD > 1 ? (int)(total / BATCH_CELLS_PER_THREAD) : 1;
     /* the batch API has no progress callback: the threading layer's scheduling, nothing to report */
     const ww_pairwise_options none = ww_pairwise_options_default();
-    return ww_cpu_run_items(ctx, ctx->num_threads, x->count, total, &none, NULL, batch_item, &job);
+    return ww_cpu_run_items(ctx, threads, x->count, total, &none, NULL, batch_item, &job);
 }
 
 /* ------------------------------------------------------------------ matrices */
