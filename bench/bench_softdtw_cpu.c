@@ -9,6 +9,7 @@
  * Prints one Markdown row per workload: best of --rounds (default 5), Mcells/s.
  *
  *   ww_bench_softdtw [rounds] */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "wavewarp.h"
 
 #include <stdio.h>
