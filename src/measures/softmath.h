@@ -34,8 +34,7 @@ WW_HD static inline uint64_t ww_double_to_bits(double d)
  * of degree 10 interpolating it at the Chebyshev nodes (relative error below 4e-16, computed in 50
  * digits), evaluated by Estrin's scheme: 4 dependent fmas rather than Horner's 10, so that the
  * cells in flight overlap (a cell's latency, not the arithmetic, limited the engines); 2^k from
- * the exponent bits. */
-/* The exponential for x >= -708 (no clamp), see ww_softexp_f64. */
+ * the exponent bits. This one takes x >= -708 (no clamp); ww_softexp_f64 clamps. */
 WW_HD static inline double ww_softexp_unclamped_f64(double x)
 {
     const double shifter = 6755399441055744.0; /* 1.5 * 2^52: t's low mantissa bits hold round(x / ln2) */
@@ -70,8 +69,7 @@ WW_HD static inline double ww_softexp_floor_f64(double x, double floor)
  * z = (s - c) / (s + c), |z| <= 0.268, and 2 atanh(z) / z as a polynomial of degree 8 in
  * w = z^2 <= 0.0718 (interpolating at the Chebyshev nodes: relative error below 6e-17, computed in
  * 50 digits), by Estrin's scheme. No range reduction, so no select: compilers carried both
- * candidates of a reduced argument through the division. */
-/* 2 atanh(z) / z, w = z^2 (see ww_softlog_f64) */
+ * candidates of a reduced argument through the division. This part: 2 atanh(z) / z of w = z^2. */
 WW_HD static inline double ww_softlog_series_f64(double w)
 {
     const double w2 = w * w, w4 = w2 * w2, w8 = w4 * w4;
