@@ -1,6 +1,7 @@
 /* Soft-DTW (issue 14): values, divergences, gradients and batches, against plain full-matrix
  * references written here from the definitions (wavewarp.h), independently of the library. */
 #include "ww_test.h"
+#include "measures/softmath.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -478,6 +479,134 @@ void test_softdtw_bad_input(void)
     const ww_dataset none = ww_dataset_f64(a, NULL, NULL, 0, 3, 2);
     CHECK_STATUS(ww_softdtw_batch(ctx, &m, &none, &none, vals, NULL, NULL), WW_ERR_EMPTY);
     ww_ctx_destroy(ctx);
+}
+
+/* ------------------------------------------------------------------ the CPU engine's paths */
+
+/* The soft minimum's exponential and logarithm (src/measures/softmath.h) against the C library's
+ * over the ranges soft-DTW uses: exp of x <= 0 to 1e-15 relative (down to -700; -inf and below
+ * -708 give at most 4e-308, nothing next to the sum's 1), log of s in [1, 3] and 1 / s to 1e-15. */
+void test_softdtw_softmath_accuracy(void)
+{
+    double worst_exp = 0, worst_log = 0, worst_inv = 0, worst_log2 = 0;
+    for (int k = 0; k <= 200000; k++) {
+        const double x = -700.0 * k / 200000.0 - (k % 7) * 1e-9;
+        const double want = exp(x), got = ww_softexp_f64(x);
+        const double e = fabs(got - want) / want;
+        worst_exp = e > worst_exp ? e : worst_exp;
+        const double s = 1.0 + 2.0 * k / 200000.0;
+        double inv = 0;
+        const double l = ww_softlog_f64(s), l2 = ww_softlog_inv_f64(s, &inv);
+        worst_log = fabs(l - log(s)) > worst_log ? fabs(l - log(s)) : worst_log;
+        worst_log2 = fabs(l2 - log(s)) > worst_log2 ? fabs(l2 - log(s)) : worst_log2;
+        worst_inv = fabs(inv * s - 1.0) > worst_inv ? fabs(inv * s - 1.0) : worst_inv;
+    }
+    if (!(worst_exp <= 1e-15 && worst_log <= 1e-15 && worst_log2 <= 1e-15 && worst_inv <= 1e-15))
+        fprintf(stderr, "  exp %.3g, log %.3g, log (with 1/s) %.3g, 1/s %.3g\n", worst_exp, worst_log, worst_log2,
+                worst_inv);
+    CHECK(worst_exp <= 1e-15 && worst_log <= 1e-15 && worst_log2 <= 1e-15 && worst_inv <= 1e-15);
+    CHECK(ww_softexp_f64(-INFINITY) >= 0 && ww_softexp_f64(-INFINITY) <= 4e-308);
+    CHECK(ww_softexp_f64(-1e300) <= 4e-308 && ww_softexp_f64(0.0) == 1.0);
+    CHECK(ww_softexp_floor_f64(-INFINITY, -708.0) <= 4e-308);
+}
+
+/* The gradient engine's paths (the two stages of the soft minimum, the weights kept for the
+ * backward pass, the series by component for any dim, compact and checkpointed tables) against the
+ * plain reference, for small and large gamma, dims 1 to 4, windows and length 1. */
+void test_softdtw_gradient_engine_paths(void)
+{
+    ww_rng rng = {0x51deu};
+    ww_ctx *ctx = sd_ctx(WW_ENGINE_AUTO, 1);
+    const size_t lengths[][2] = {{1, 1}, {1, 9}, {13, 1}, {31, 47}, {64, 64}, {90, 37}};
+    const double gammas[] = {0.01, 0.3, 25.0};
+    const size_t radii[] = {SIZE_MAX, 0, 5};
+    for (size_t L = 0; L < 6; L++)
+        for (size_t dim = 1; dim <= 4; dim++)
+            for (size_t gi = 0; gi < 3; gi++)
+                for (size_t ri = 0; ri < 3; ri++) {
+                    const size_t na = lengths[L][0], nb = lengths[L][1];
+                    double *a = malloc(na * dim * sizeof(double)), *b = malloc(nb * dim * sizeof(double));
+                    double *g = malloc(2 * (na + nb) * dim * sizeof(double)), *w = malloc((na + nb) * dim * sizeof(double));
+                    sd_fill(&rng, a, na * dim);
+                    sd_fill(&rng, b, nb * dim);
+                    ww_measure m = ww_measure_softdtw(gammas[gi]);
+                    ww_measure_set_window(&m, radii[ri]);
+                    const ww_series sa = ww_series_f64(a, NULL, na, dim), sb = ww_series_f64(b, NULL, nb, dim);
+                    double v1 = NAN, v2 = NAN, d = NAN;
+                    double *g2 = g + (na + nb) * dim;
+                    CHECK_STATUS(ww_softdtw_set_memory_budget(ctx, SIZE_MAX), WW_OK);
+                    CHECK_STATUS(ww_gradient(ctx, &m, &sa, &sb, &v1, g, g + na * dim), WW_OK);
+                    CHECK_STATUS(ww_softdtw_set_memory_budget(ctx, 0), WW_OK);
+                    CHECK_STATUS(ww_gradient(ctx, &m, &sa, &sb, &v2, g2, g2 + na * dim), WW_OK);
+                    CHECK_STATUS(ww_distance(ctx, &m, &sa, &sb, &d), WW_OK);
+                    const double want = sd_plain(a, na, b, nb, dim, gammas[gi], radii[ri], w, w + na * dim);
+                    CHECK(v1 == v2 && memcmp(g, g2, (na + nb) * dim * sizeof(double)) == 0);
+                    CHECK_CLOSE(v1, want, 1e-12);
+                    CHECK_CLOSE(d, want, 1e-12);
+                    /* the weights exponentiate differences of R over gamma: rounding of R (either
+                     * side's) is amplified by 1 / gamma */
+                    const double tol = gammas[gi] < 0.1 ? 1e-11 / gammas[gi] : 1e-10;
+                    if (!sd_close_all(g, w, (na + nb) * dim, tol, 1e-3))
+                        fprintf(stderr, "  (%zu, %zu) dim %zu gamma %g radius %zu\n", na, nb, dim, gammas[gi], radii[ri]);
+                    CHECK(sd_close_all(g, w, (na + nb) * dim, tol, 1e-3));
+                    free(a), free(b), free(g), free(w);
+                }
+    ww_ctx_destroy(ctx);
+}
+
+/* A batch on the threading layer: 1 and 2 threads give the same bits, values against the plain
+ * reference; gradients of Y alone; lengths 1 and a window. */
+void test_softdtw_batch_threads(void)
+{
+    ww_rng rng = {0x7e57u};
+    const size_t count = 29, dim = 2;
+    size_t ox[30], oy[30];
+    ox[0] = oy[0] = 0;
+    for (size_t i = 0; i < count; i++) {
+        ox[i + 1] = ox[i] + (i % 5 == 0 ? 1 : 1 + (size_t)(ww_rng_uniform(&rng) * 70));
+        oy[i + 1] = oy[i] + (i % 7 == 0 ? 1 : 1 + (size_t)(ww_rng_uniform(&rng) * 70));
+    }
+    const size_t nx = ox[count] * dim, ny = oy[count] * dim;
+    double *x = malloc(nx * sizeof(double)), *y = malloc(ny * sizeof(double));
+    double *gy1 = malloc(ny * sizeof(double)), *gy2 = malloc(ny * sizeof(double)), *ref = malloc(ny * sizeof(double));
+    double v1[29], v2[29];
+    sd_fill(&rng, x, nx);
+    sd_fill(&rng, y, ny);
+    ww_measure m = ww_measure_softdtw(0.4);
+    ww_measure_set_window(&m, 6);
+    const ww_dataset dx = ww_dataset_f64(x, NULL, ox, count, 0, dim), dy = ww_dataset_f64(y, NULL, oy, count, 0, dim);
+    ww_ctx *one = sd_ctx(WW_ENGINE_AUTO, 1), *two = sd_ctx(WW_ENGINE_AUTO, 2);
+    CHECK_STATUS(ww_softdtw_batch(one, &m, &dx, &dy, v1, NULL, gy1), WW_OK);
+    CHECK_STATUS(ww_softdtw_batch(two, &m, &dx, &dy, v2, NULL, gy2), WW_OK);
+    CHECK(memcmp(v1, v2, sizeof v1) == 0 && memcmp(gy1, gy2, ny * sizeof(double)) == 0);
+    int bad = 0;
+    for (size_t p = 0; p < count && bad < 3; p++) {
+        const size_t na = ox[p + 1] - ox[p], nb = oy[p + 1] - oy[p];
+        const double want = sd_plain(x + ox[p] * dim, na, y + oy[p] * dim, nb, dim, 0.4, 6, NULL, ref);
+        if (!(fabs(v1[p] - want) <= 1e-12 * (fabs(want) > 1 ? fabs(want) : 1)) ||
+            !sd_close_all(gy1 + oy[p] * dim, ref, nb * dim, 1e-10, 1e-3)) {
+            fprintf(stderr, "  pair %zu (%zu, %zu): %.17g, expected %.17g\n", p, na, nb, v1[p], want);
+            bad++;
+        }
+    }
+    CHECK(bad == 0);
+    /* a batch large enough for two threads (small ones run on one: BATCH_CELLS_PER_THREAD) */
+    const size_t big = 7, n = 420;
+    double *bx = malloc(big * n * dim * sizeof(double)), *by = malloc(big * n * dim * sizeof(double));
+    double *bg1 = malloc(big * n * dim * sizeof(double)), *bg2 = malloc(big * n * dim * sizeof(double)), bv1[7], bv2[7];
+    sd_fill(&rng, bx, big * n * dim);
+    sd_fill(&rng, by, big * n * dim);
+    const ww_dataset ebx = ww_dataset_f64(bx, NULL, NULL, big, n, dim), eby = ww_dataset_f64(by, NULL, NULL, big, n, dim);
+    const ww_measure plain = ww_measure_softdtw(1.0);
+    CHECK_STATUS(ww_softdtw_batch(one, &plain, &ebx, &eby, bv1, bg1, NULL), WW_OK);
+    CHECK_STATUS(ww_softdtw_batch(two, &plain, &ebx, &eby, bv2, bg2, NULL), WW_OK);
+    CHECK(memcmp(bv1, bv2, sizeof bv1) == 0 && memcmp(bg1, bg2, big * n * dim * sizeof(double)) == 0);
+    CHECK_CLOSE(bv1[big - 1], sd_plain(bx + (big - 1) * n * dim, n, by + (big - 1) * n * dim, n, dim, 1.0, SIZE_MAX,
+                                       NULL, NULL), 1e-12);
+    free(bx), free(by), free(bg1), free(bg2);
+    free(x), free(y), free(gy1), free(gy2), free(ref);
+    ww_ctx_destroy(one);
+    ww_ctx_destroy(two);
 }
 
 /* ------------------------------------------------------------------ GPU */

@@ -63,8 +63,8 @@ static PyObject *like_pack(const dataset_input *d)
 /* softdtw_batch(xpack, ypack, spec, backend, threads, grads[, values, grad_x, grad_y]) ->
  * (values, grad_x, grad_y): values (count,) and, with grads true, the gradients as (samples, dim)
  * arrays of the packs' dtype (None otherwise). With the three output arguments (GPU arrays for GPU
- * packs, e.g. torch tensors: C-contiguous, the packs' dtype, large enough; grad_x and grad_y may be
- * None without grads) the results are written there and those objects returned. */
+ * packs, e.g. torch tensors: C-contiguous, the packs' dtype, large enough; grad_x or grad_y None:
+ * that gradient is not computed) the results are written there and those objects returned. */
 static PyObject *py_softdtw_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -100,8 +100,8 @@ static PyObject *py_softdtw_batch(PyObject *self, PyObject *const *args, Py_ssiz
         ww_memory mem;
         if (dataset_sizes(&x.ds, "X", &sx) != 0 || dataset_sizes(&y.ds, "Y", &sy) != 0 ||
             pack_array(args[6], "values", is_f32, x.ds.count, &pv, &mem) != 0 ||
-            (grads && pack_array(args[7], "grad_x", is_f32, sx * x.ds.dim, &px, &mem) != 0) ||
-            (grads && pack_array(args[8], "grad_y", is_f32, sy * y.ds.dim, &py, &mem) != 0))
+            (grads && args[7] != Py_None && pack_array(args[7], "grad_x", is_f32, sx * x.ds.dim, &px, &mem) != 0) ||
+            (grads && args[8] != Py_None && pack_array(args[8], "grad_y", is_f32, sy * y.ds.dim, &py, &mem) != 0))
             return NULL;
         ww_ctx *ctx = ctx_acquire(backend, threads);
         if (ctx == NULL)

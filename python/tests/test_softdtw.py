@@ -206,6 +206,32 @@ def test_softdtw_barycenter_matches_tslearn():
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
+def test_softdtw_barycenter_ragged_list_matches_per_series_objective():
+    """The barycenter's batched objective (series packed once, gradients of Z only, one tensordot)
+    against the same L-BFGS-B over a sum of wavewarp.soft_dtw_grad calls, series of several lengths
+    in dim 2 with weights and an initial guess."""
+    scipy_optimize = pytest.importorskip("scipy.optimize")
+    rng = np.random.default_rng(7)
+    series = [np.cumsum(rng.standard_normal((n, 2)), axis=0) for n in (9, 14, 1, 20, 11)]
+    w = rng.uniform(0.5, 2.0, len(series))
+    init = rng.standard_normal((12, 2))
+
+    def objective(z):
+        Z = z.reshape(init.shape)
+        value, grad = 0.0, np.zeros_like(Z)
+        for k, s in enumerate(series):
+            v, gz, _ = wavewarp.soft_dtw_grad(Z, s, 0.7)
+            value += w[k] * v
+            grad += w[k] * gz
+        return value, grad.ravel()
+
+    want = scipy_optimize.minimize(objective, init.ravel(), method="L-BFGS-B", jac=True, tol=1e-3,
+                                   options=dict(maxiter=15)).x.reshape(init.shape)
+    for threads in (1, 2):
+        got = wavewarp.softdtw_barycenter(series, gamma=0.7, weights=w, init=init, max_iter=15, threads=threads)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+
+
 # ------------------------------------------------------------------------------ PyTorch
 
 def test_torch_module_without_torch(monkeypatch):

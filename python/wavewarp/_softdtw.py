@@ -220,15 +220,38 @@ def softdtw_barycenter(
     if max_iter <= 0:
         return barycenter
     shape = barycenter.shape
+    # the series are packed once; each evaluation packs n copies of Z as one (n, length, dim) array
+    # and sums the weighted gradients with one tensordot (the per-series Python work of a list
+    # of pairs cost as much as the computing on short series)
+    spec = _spec_of("softdtw", None, None, {"gamma": gamma, "divergence": False})
+    ypack = _arrays.pack(_arrays.open_collection(series, "X"), None, False, "X", "tX")
+    copies, values, gz = np.empty((n,) + shape), np.empty(n), np.empty((n,) + shape)
+    xpack = _arrays.Pack(copies, None, None, n, shape[0], shape[1], False)
 
     def objective(z: np.ndarray) -> Tuple[float, np.ndarray]:
-        Z = z.reshape(shape)
-        values, gz, _ = soft_dtw_batch([Z] * n, series, gamma, grad=True, threads=threads)
-        g = np.zeros_like(Z)
-        for i in range(n):
-            g += w[i] * gz[i]
+        copies[...] = z.reshape(shape)
+        # into the arrays above; the series' gradients (None) are not computed
+        _softdtw_batch(xpack, ypack, spec, "auto", threads, True, values, gz, None)
+        g = np.tensordot(w, gz, axes=1)
         return float(np.dot(w, values)), g.ravel()
 
-    res = minimize(objective, barycenter.ravel(), method=method, jac=True, tol=tol,
-                   options=dict(maxiter=max_iter))
+    with _one_blas_thread():
+        res = minimize(objective, barycenter.ravel(), method=method, jac=True, tol=tol,
+                       options=dict(maxiter=max_iter))
     return res.x.reshape(shape)
+
+
+def _one_blas_thread() -> Any:
+    """A context in which BLAS runs on one thread (threadpoolctl's, when installed).
+
+    SciPy's L-BFGS-B calls BLAS on vectors of the barycenter's size: with OpenBLAS's threads each
+    call cost 6.5 ms instead of 0.06 ms on a 2-core machine, and its threads spinning between calls
+    took a core from the soft-DTW batches (bench/results/cpu-softdtw.md).
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")

@@ -205,7 +205,7 @@ ww_status ww_softdtw_complete_matrix(ww_ctx *ctx, const ww_measure *m, const ww_
  * in segments of `keep` anti-diagonals (all of them when keep >= na + nb): value and gradients
  * (either may be NULL, each length x dim, added to, scaled by `scale`). Scratch from
  * ww_cpu_softdtw_work_doubles (0: overflow). */
-size_t ww_cpu_softdtw_work_doubles(size_t na, size_t nb, size_t keep);
+size_t ww_cpu_softdtw_work_doubles(size_t na, size_t nb, size_t dim, size_t keep);
 double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, size_t keep,
                                double scale, double *grad_a, double *grad_b, double *work);
 /* The CPU matrix of a soft-DTW measure: the generic engine, then ww_softdtw_complete_matrix (in
@@ -216,8 +216,9 @@ ww_status ww_softdtw_cpu_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_dat
  * divergence. */
 ww_status ww_softdtw_cpu_distance(ww_ctx *ctx, ww_engine engine, const ww_measure *m, const ww_series *a,
                                   const ww_series *b, double *out);
-/* The value alone by the same anti-diagonal forward pass: work of 4 (min(na, nb) + 3) doubles,
+/* The value alone by the same anti-diagonal forward pass: work of ww_cpu_softdtw_value_doubles,
  * prepared series both in time order. */
+size_t ww_cpu_softdtw_value_doubles(size_t na, size_t nb, size_t dim);
 double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, double *work);
 /* The anti-diagonals per segment of the backward pass of a pair under the budget: na + nb (all:
  * the compact table) or about sqrt(na + nb) (checkpoints). */

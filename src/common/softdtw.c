@@ -4,17 +4,15 @@
  * the generic CPU engines'. */
 #include "internal.h"
 #include "settings.h"
+#include "../cpu/work_queue.h"
 #include "../measures/window.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #define DEFAULT_BUDGET ((size_t)256 << 20)
+#define BATCH_CELLS_PER_THREAD ((uint64_t)1 << 19) /* about 2 ms of forward + backward on one core */
 
 size_t ww_softdtw_default_budget(void)
 {
@@ -37,7 +35,7 @@ ww_status ww_softdtw_set_memory_budget(ww_ctx *ctx, size_t bytes)
 size_t ww_softdtw_keep_rows(size_t budget_bytes, size_t na, size_t nb)
 {
     const size_t diagonals = na + nb; /* all of them: the compact table */
-    const size_t whole = ww_cpu_softdtw_work_doubles(na, nb, diagonals);
+    const size_t whole = ww_cpu_softdtw_work_doubles(na, nb, 1, diagonals);
     if (whole != 0 && whole <= budget_bytes / sizeof(double))
         return diagonals;
     size_t keep = (size_t)ceil(sqrt((double)diagonals));
@@ -52,7 +50,7 @@ static ww_status pair_scratch(ww_cpu_scratch *sc, size_t budget, const ww_series
                               size_t *keep, ww_prepared *pa, ww_prepared *pb, double **work, double **ga, double **gb)
 {
     *keep = ww_softdtw_keep_rows(budget, a->length, b->length);
-    const size_t table = ww_cpu_softdtw_work_doubles(a->length, b->length, *keep);
+    const size_t table = ww_cpu_softdtw_work_doubles(a->length, b->length, a->dim, *keep);
     size_t grads = 0, ab;
     if (table == 0 || !ww_mul_size(a->length + b->length, a->dim, &grads) || table > SIZE_MAX / 8 - grads ||
         !ww_mul_size(table + grads, sizeof(double), &ab))
@@ -82,7 +80,8 @@ static ww_status pair_gradient(ww_cpu_scratch *sc, size_t budget, const ww_measu
         const size_t longer = a->length > b->length ? a->length : b->length;
         if ((st = ww_buffer_reserve(&sc->a, (ww_prepared_doubles(a->length, a->dim) +
                                              ww_prepared_doubles(b->length, b->dim)) * sizeof(double))) != WW_OK ||
-            (st = ww_buffer_reserve(&sc->work, 4 * (longer + 3) * sizeof(double))) != WW_OK)
+            (st = ww_buffer_reserve(&sc->work, ww_cpu_softdtw_value_doubles(longer, longer, a->dim) *
+                                                    sizeof(double))) != WW_OK)
             return st;
         work = (double *)sc->work.ptr;
     } else if ((st = pair_scratch(sc, budget, a, b, &keep, &pa, &pb, &work, &ga, &gb)) != WW_OK) {
@@ -109,10 +108,10 @@ static ww_status pair_gradient(ww_cpu_scratch *sc, size_t budget, const ww_measu
         const size_t keep_a = ww_softdtw_keep_rows(budget, a->length, a->length);
         const size_t keep_b = ww_softdtw_keep_rows(budget, b->length, b->length);
         double *wk;
-        if ((st = ww_buffer_reserve(&sc->b, (ww_cpu_softdtw_work_doubles(a->length, a->length, keep_a) >
-                                                     ww_cpu_softdtw_work_doubles(b->length, b->length, keep_b)
-                                                 ? ww_cpu_softdtw_work_doubles(a->length, a->length, keep_a)
-                                                 : ww_cpu_softdtw_work_doubles(b->length, b->length, keep_b)) *
+        if ((st = ww_buffer_reserve(&sc->b, (ww_cpu_softdtw_work_doubles(a->length, a->length, a->dim, keep_a) >
+                                                     ww_cpu_softdtw_work_doubles(b->length, b->length, b->dim, keep_b)
+                                                 ? ww_cpu_softdtw_work_doubles(a->length, a->length, a->dim, keep_a)
+                                                 : ww_cpu_softdtw_work_doubles(b->length, b->length, b->dim, keep_b)) *
                                                 sizeof(double))) != WW_OK)
             return st;
         wk = (double *)sc->b.ptr;
@@ -187,6 +186,43 @@ static void store_real(void *out, ww_dtype t, size_t at, double v)
 
 static size_t first_sample(const ww_dataset *x, size_t i) { return x->offsets ? x->offsets[i] : i * x->length; }
 
+/* One pair of a batch, an item of the CPU threading layer (work_queue.h). */
+typedef struct batch_job {
+    const ww_measure *m;
+    const ww_dataset *x, *y;
+    void *values, *grad_x, *grad_y;
+    size_t budget;
+} batch_job;
+
+static ww_status batch_item(void *job_, size_t p, ww_cpu_scratch *sc, uint64_t *cells)
+{
+    const batch_job *job = (const batch_job *)job_;
+    ww_series a, b;
+    ww_dataset_series(job->x, p, &a);
+    ww_dataset_series(job->y, p, &b);
+    /* gradients in double in a buffer of their own (sc->b serves the divergence), then stored in
+     * the dtype */
+    const size_t na = a.length * a.dim, nb = b.length * b.dim;
+    const int grads = job->grad_x || job->grad_y;
+    double *gmem = grads ? (double *)malloc((na + nb) * sizeof(double)) : NULL;
+    if (grads && gmem == NULL)
+        return WW_ERR_MEMORY;
+    double *ga = job->grad_x ? gmem : NULL, *gb = job->grad_y ? gmem + na : NULL;
+    double v = 0;
+    const ww_status st = pair_gradient(sc, job->budget, job->m, &a, &b, &v, ga, gb);
+    if (st == WW_OK) {
+        store_real(job->values, job->x->dtype, p, v);
+        const size_t ox = first_sample(job->x, p) * job->x->dim, oy = first_sample(job->y, p) * job->y->dim;
+        for (size_t k = 0; ga && k < na; k++)
+            store_real(job->grad_x, job->x->dtype, ox + k, ga[k]);
+        for (size_t k = 0; gb && k < nb; k++)
+            store_real(job->grad_y, job->y->dtype, oy + k, gb[k]);
+    }
+    free(gmem);
+    *cells = (uint64_t)a.length * b.length;
+    return st;
+}
+
 ww_status ww_softdtw_batch(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y, void *values,
                            void *grad_x, void *grad_y)
 {
@@ -225,93 +261,59 @@ ww_status ww_softdtw_batch(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x
     if (ww_measure_has_window(m) && longest >= WW_WINDOW_MAX_LENGTH)
         return WW_ERR_OVERFLOW;
     ctx->last_backend = WW_BACKEND_CPU;
-    const size_t budget = ctx->softdtw_memory_budget;
-    const int threads = ctx->num_threads > 0 ? ctx->num_threads : 1;
-    (void)threads; /* read by OpenMP only: unused in a build without it */
-    ww_status failed = WW_OK;
-    const long long count = (long long)x->count;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (long long p = 0; p < count; p++) {
-        ww_status pst;
-#pragma omp atomic read
-        pst = failed;
-        if (pst != WW_OK)
-            continue;
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        ww_cpu_scratch *sc = &ctx->cpu[tid];
-        ww_series a, b;
-        ww_dataset_series(x, (size_t)p, &a);
-        ww_dataset_series(y, (size_t)p, &b);
-        /* gradients in double at the end of the pair's work buffer, then stored in the dtype */
-        const size_t na = a.length * a.dim, nb = b.length * b.dim;
-        double v = 0;
-        ww_buffer *gbuf = &sc->b;
-        pst = grad_x || grad_y ? WW_OK : WW_OK;
-        double *ga = NULL, *gb = NULL;
-        /* sc->b is used by the divergence: keep the gradients in a buffer of their own */
-        (void)gbuf;
-        double *gmem = (grad_x || grad_y) ? (double *)malloc((na + nb) * sizeof(double)) : NULL;
-        if ((grad_x || grad_y) && gmem == NULL)
-            pst = WW_ERR_MEMORY;
-        if (pst == WW_OK) {
-            ga = grad_x ? gmem : NULL;
-            gb = grad_y ? gmem + na : NULL;
-            pst = pair_gradient(sc, budget, m, &a, &b, &v, ga, gb);
-        }
-        if (pst == WW_OK) {
-            store_real(values, x->dtype, (size_t)p, v);
-            const size_t ox = first_sample(x, (size_t)p) * x->dim, oy = first_sample(y, (size_t)p) * y->dim;
-            for (size_t k = 0; ga && k < na; k++)
-                store_real(grad_x, x->dtype, ox + k, ga[k]);
-            for (size_t k = 0; gb && k < nb; k++)
-                store_real(grad_y, y->dtype, oy + k, gb[k]);
-        }
-        free(gmem);
-        if (pst != WW_OK) {
-#pragma omp critical(ww_softdtw_batch_status)
-            failed = pst;
-        }
-    }
-    return failed;
+    batch_job job = {m, x, y, values, grad_x, grad_y, ctx->softdtw_memory_budget};
+    uint64_t total = 0;
+    for (size_t p = 0; p < x->count; p++)
+        total += (uint64_t)ww_dataset_length(x, p) * ww_dataset_length(y, p);
+    /* A thread per BATCH_CELLS_PER_THREAD cells at most: a parallel region costs tens of
+     * microseconds on idle cores, but on busy ones its end waits for a worker the scheduler has not
+     * run yet, a time slice; a barycenter's batches (100 pairs of 60 x 60, 3 ms on one thread) ran
+     * 1.5-2x slower on two threads than on one here (bench/results/cpu-softdtw.md). */
+    int threads = ctx->num_threads;
+    if (total / BATCH_CELLS_PER_THREAD < (uint64_t)threads)
+        threads = total / BATCH_CELLS_PER_THREAD > 1 ? (int)(total / BATCH_CELLS_PER_THREAD) : 1;
+    /* the batch API has no progress callback: the threading layer's scheduling, nothing to report */
+    const ww_pairwise_options none = ww_pairwise_options_default();
+    return ww_cpu_run_items(ctx, threads, x->count, total, &none, NULL, batch_item, &job);
 }
 
 /* ------------------------------------------------------------------ matrices */
 
-/* sdtw(s, s) for series [begin, end) of a dataset, into self[k - begin]. */
+/* sdtw(s, s) for series [begin, end) of a dataset, into self[k - begin]: items of the CPU
+ * threading layer. */
+typedef struct self_job {
+    const ww_measure *m;
+    const ww_dataset *d;
+    size_t begin;
+    double *self;
+} self_job;
+
+static ww_status self_item(void *job_, size_t item, ww_cpu_scratch *sc, uint64_t *cells)
+{
+    const self_job *job = (const self_job *)job_;
+    ww_series s;
+    ww_dataset_series(job->d, job->begin + item, &s);
+    const size_t work = ww_cpu_softdtw_value_doubles(s.length, s.length, s.dim);
+    const size_t prep = ww_prepared_doubles(s.length, s.dim);
+    ww_status st = ww_buffer_reserve(&sc->a, prep * sizeof(double));
+    if (st == WW_OK)
+        st = ww_buffer_reserve(&sc->work, work * sizeof(double));
+    if (st != WW_OK)
+        return st;
+    ww_prepared pa;
+    ww_prepare(&s, job->m, 0, (double *)sc->a.ptr, &pa);
+    job->self[item] = ww_cpu_softdtw_value(job->m, &pa, &pa, (double *)sc->work.ptr);
+    *cells = (uint64_t)s.length * s.length;
+    return WW_OK;
+}
+
 static ww_status self_values(ww_ctx *ctx, const ww_measure *m, const ww_dataset *d, size_t begin, size_t end,
                              double *self)
 {
-    const int threads = ctx->num_threads > 0 ? ctx->num_threads : 1;
-    (void)threads; /* read by OpenMP only: unused in a build without it */
-    ww_status failed = WW_OK;
-    const long long first = (long long)begin, last = (long long)end;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (long long i = first; i < last; i++) {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        ww_cpu_scratch *sc = &ctx->cpu[tid];
-        ww_series s;
-        ww_dataset_series(d, (size_t)i, &s);
-        const size_t work = 4 * (s.length + 3);
-        const size_t prep = ww_prepared_doubles(s.length, s.dim);
-        ww_status st = ww_buffer_reserve(&sc->a, prep * sizeof(double));
-        if (st == WW_OK)
-            st = ww_buffer_reserve(&sc->work, work * sizeof(double));
-        if (st != WW_OK) {
-#pragma omp critical(ww_softdtw_self_status)
-            failed = st;
-            continue;
-        }
-        ww_prepared pa;
-        ww_prepare(&s, m, 0, (double *)sc->a.ptr, &pa);
-        self[i - first] = ww_cpu_softdtw_value(m, &pa, &pa, (double *)sc->work.ptr);
-    }
-    return failed;
+    self_job job = {m, d, begin, self};
+    /* after the matrix's own progress reached its end: nothing more to report */
+    const ww_pairwise_options none = ww_pairwise_options_default();
+    return ww_cpu_run_items(ctx, ctx->num_threads, end - begin, 0, &none, NULL, self_item, &job);
 }
 
 ww_status ww_softdtw_complete_matrix(ww_ctx *ctx, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,
@@ -392,10 +394,10 @@ static ww_status value_of_pair(ww_ctx *ctx, ww_engine engine, const ww_measure *
         (st = ww_check_values_host(b->values, NULL, b->length, b->dim, b->dtype)) != WW_OK)
         return st;
     ww_cpu_scratch *sc = &ctx->cpu[0];
-    const size_t shorter = a->length < b->length ? a->length : b->length;
     if ((st = ww_buffer_reserve(&sc->a, (ww_prepared_doubles(a->length, a->dim) +
                                          ww_prepared_doubles(b->length, b->dim)) * sizeof(double))) != WW_OK ||
-        (st = ww_buffer_reserve(&sc->work, 4 * (shorter + 3) * sizeof(double))) != WW_OK)
+        (st = ww_buffer_reserve(&sc->work, ww_cpu_softdtw_value_doubles(a->length, b->length, a->dim) *
+                                                sizeof(double))) != WW_OK)
         return st;
     ww_prepared pa, pb;
     double *storage = (double *)sc->a.ptr;

@@ -65,20 +65,100 @@ WW_HD static inline WW_REAL WW_T(ww_softdtw_aux)(const WW_REAL *x, const WW_REAL
  *   softmin = r - gamma log(1 + e^{(r - mid) / gamma} + e^{(r - top) / gamma}),
  * two exponentials (the smallest's is 1). +inf when all three are (cells cut off by a window).
  * Branch-free (the engines vectorise it): with all three infinite the sum is taken around 0 and
- * thrown away. up and left enter only through their minimum and maximum: symmetric, bit for bit. */
-WW_HD static inline WW_REAL WW_T(ww_softmin)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
-                                             WW_REAL inv_gamma)
+ * thrown away. up and left enter only through their minimum and maximum: symmetric, bit for bit.
+ * In two stages, which an engine may run as two loops over independent cells (shorter chains of
+ * dependent instructions, so more cells in flight): ww_softmin_sum gives s = 1 + e_mid + e_top
+ * and r (itself ww_softmin_args, the sort and the exponentials' arguments, then ww_softmin_exps),
+ * ww_softmin_finish the soft minimum from them. */
+WW_HD static inline WW_REAL WW_T(ww_softmin_args)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
+                                                  WW_REAL inv_gamma, WW_REAL *x_mid, WW_REAL *x_top)
 {
     const WW_REAL lo = WW_T(ww_lesser)(up, left), hi = WW_T(ww_greater)(up, left);
     const WW_REAL r = WW_T(ww_lesser)(diag, lo);
     const WW_REAL top = WW_T(ww_greater)(diag, hi);
     const WW_REAL hi_or_diag = WW_T(ww_lesser)(diag, hi);
     const WW_REAL mid = WW_T(ww_greater)(lo, hi_or_diag);
+    const WW_REAL base = r < WW_REAL_INF ? r : (WW_REAL)0;
+    /* the exponentials' clamp near -708 (see ww_softexp_floor), from the runtime gamma */
+    const WW_REAL floor = (WW_REAL)-708 * (gamma * inv_gamma);
+    const WW_REAL xm = (base - mid) * inv_gamma, xt = (base - top) * inv_gamma;
+    *x_mid = xm > floor ? xm : floor;
+    *x_top = xt > floor ? xt : floor;
+    return r;
+}
+
+/* The first stage's second half: from ww_softmin_args's clamped arguments, the exponentials and s. */
+WW_HD static inline WW_REAL WW_T(ww_softmin_exps)(WW_REAL x_mid, WW_REAL x_top, WW_REAL *e_mid_out, WW_REAL *e_top_out)
+{
+    const WW_REAL e_mid = WW_T(ww_softexp_unclamped)(x_mid), e_top = WW_T(ww_softexp_unclamped)(x_top);
+    *e_mid_out = e_mid;
+    *e_top_out = e_top;
+    return ((WW_REAL)1 + e_mid) + e_top;
+}
+
+WW_HD static inline WW_REAL WW_T(ww_softmin_sum)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
+                                                 WW_REAL inv_gamma, WW_REAL *r_out, WW_REAL *e_mid_out,
+                                                 WW_REAL *e_top_out)
+{
+    WW_REAL x_mid, x_top;
+    *r_out = WW_T(ww_softmin_args)(up, left, diag, gamma, inv_gamma, &x_mid, &x_top);
+    return WW_T(ww_softmin_exps)(x_mid, x_top, e_mid_out, e_top_out);
+}
+
+WW_HD static inline WW_REAL WW_T(ww_softmin_finish)(WW_REAL r, WW_REAL s, WW_REAL gamma)
+{
+    return r < WW_REAL_INF ? r - gamma * WW_T(ww_softlog)(s) : WW_REAL_INF;
+}
+
+WW_HD static inline WW_REAL WW_T(ww_softmin)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
+                                             WW_REAL inv_gamma)
+{
+    WW_REAL r, e_mid, e_top;
+    const WW_REAL s = WW_T(ww_softmin_sum)(up, left, diag, gamma, inv_gamma, &r, &e_mid, &e_top);
+    return WW_T(ww_softmin_finish)(r, s, gamma);
+}
+
+/* ww_softmin (to a few units in the last place: log and 1 / s share a division) and the backward
+ * weights of the cell's three predecessors, the soft minimum's probabilities: a predecessor v gets
+ *   exp((softmin - v) / gamma) = exp((r - v) / gamma) / s,
+ * that is 1 / s, e_mid / s or e_top / s as v is r, mid or top (a tie picks equal exponentials),
+ * and 0 when v is +inf (off the table or the window, or all three infinite). They are the weights
+ * w = exp((R[succ] - R[here] - cost[succ]) / gamma) of ww_softdtw_back_weight, seen from the
+ * successor, since R[succ] - cost[succ] = softmin: a backward pass that keeps them needs no
+ * exponential. The second stage, after ww_softmin_sum (see ww_softmin). */
+WW_HD static inline WW_REAL WW_T(ww_softmin_weights_finish)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL r,
+                                                            WW_REAL s, WW_REAL e_mid, WW_REAL e_top, WW_REAL gamma,
+                                                            WW_REAL *w_up, WW_REAL *w_left, WW_REAL *w_diag)
+{
+    const int up_first = up < left;
+    const WW_REAL lo = up_first ? up : left, hi = up_first ? left : up;
+    const int diag_below_lo = diag < lo, diag_below_hi = diag < hi;
+    const WW_REAL top = diag_below_hi ? hi : diag;
+    const WW_REAL hi_or_diag = diag_below_hi ? diag : hi;
+    const WW_REAL mid = lo < hi_or_diag ? hi_or_diag : lo;
     const int finite = r < WW_REAL_INF;
-    const WW_REAL base = finite ? r : (WW_REAL)0;
-    const WW_REAL s = ((WW_REAL)1 + WW_T(ww_softexp)((base - mid) * inv_gamma)) +
-                      WW_T(ww_softexp)((base - top) * inv_gamma);
-    return finite ? base - gamma * WW_T(ww_softlog)(s) : WW_REAL_INF;
+    WW_REAL inv_s;
+    const WW_REAL log_s = WW_T(ww_softlog_inv)(s, &inv_s);
+    /* the weights of r, mid and top; 0 for +inf (the clamped exponential is not quite 0) */
+    const WW_REAL p_r = finite ? inv_s : (WW_REAL)0;
+    const WW_REAL p_mid = mid < WW_REAL_INF ? e_mid * inv_s : (WW_REAL)0;
+    const WW_REAL p_top = top < WW_REAL_INF ? e_top * inv_s : (WW_REAL)0;
+    /* diag is r below lo, top above hi, else mid; lo is mid when diag is below it, else r; hi is
+     * top when diag is below it, else mid */
+    const WW_REAL p_lo = diag_below_lo ? p_mid : p_r, p_hi = diag_below_hi ? p_top : p_mid;
+    *w_diag = diag_below_lo ? p_r : diag_below_hi ? p_mid : p_top;
+    *w_up = up_first ? p_lo : p_hi;
+    *w_left = up_first ? p_hi : p_lo;
+    return finite ? r - gamma * log_s : WW_REAL_INF;
+}
+
+WW_HD static inline WW_REAL WW_T(ww_softmin_weights)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL gamma,
+                                                     WW_REAL inv_gamma, WW_REAL *w_up, WW_REAL *w_left,
+                                                     WW_REAL *w_diag)
+{
+    WW_REAL r, e_mid, e_top;
+    const WW_REAL s = WW_T(ww_softmin_sum)(up, left, diag, gamma, inv_gamma, &r, &e_mid, &e_top);
+    return WW_T(ww_softmin_weights_finish)(up, left, diag, r, s, e_mid, e_top, gamma, w_up, w_left, w_diag);
 }
 
 WW_HD static inline WW_REAL WW_T(ww_softdtw_cell)(WW_REAL up, WW_REAL left, WW_REAL diag, WW_REAL aux_a,

@@ -67,53 +67,71 @@ WW_HD static inline float ww_greater_f32(float a, float b)
 
 /* exp(x) for x <= 0; -inf gives about 3e-308, which is 0 next to the sum's 1 (and a backward
  * weight of it multiplies an E that is 0). x = k ln2 + r, |r| <= ln2 / 2, exp(r) by the polynomial
- * of degree 11 interpolating it at the Chebyshev nodes (relative error below 2e-17, computed in 40
- * digits), 2^k from the exponent bits. */
-WW_HD static inline double ww_softexp_f64(double x)
+ * of degree 10 interpolating it at the Chebyshev nodes (relative error below 4e-16, computed in 50
+ * digits), evaluated by Estrin's scheme: 4 dependent fmas rather than Horner's 10, so that the
+ * cells in flight overlap (a cell's latency, not the arithmetic, limited the engines); 2^k from
+ * the exponent bits. This one takes x >= -708 (no clamp); ww_softexp_f64 clamps. */
+WW_HD static inline double ww_softexp_unclamped_f64(double x)
 {
-    x = x < -708.0 ? -708.0 : x;
     const double shifter = 6755399441055744.0; /* 1.5 * 2^52: t's low mantissa bits hold round(x / ln2) */
     const double t = x * 1.4426950408889634 + shifter;
     const double k = t - shifter;
     const double r = fma(-k, 1.90821492927058770002e-10, fma(-k, 6.93147180369123816490e-01, x));
-    double p = 2.5110037605963777e-08;
-    p = fma(p, r, 2.763263963904103e-07);
-    p = fma(p, r, 2.755724091857897e-06);
-    p = fma(p, r, 2.4801485482328494e-05);
-    p = fma(p, r, 0.00019841269890047113);
-    p = fma(p, r, 0.0013888888952314775);
-    p = fma(p, r, 0.008333333333319601);
-    p = fma(p, r, 0.0416666666664881);
-    p = fma(p, r, 0.1666666666666668);
-    p = fma(p, r, 0.5000000000000019);
-    p = fma(p, r, 1.0);
-    p = fma(p, r, 1.0);
+    const double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    const double p01 = fma(1.0000000000000067, r, 1.0), p23 = fma(0.16666666666554406, r, 0.5000000000000006);
+    const double p45 = fma(0.008333333385667782, r, 0.04166666666657314);
+    const double p67 = fma(0.00019841170270440067, r, 0.0013888888932488599);
+    const double p89 = fma(2.764018079620985e-06, r, 2.4801504346997686e-05);
+    const double q03 = fma(p23, r2, p01), q47 = fma(p67, r2, p45), q810 = fma(2.7626357241447223e-07, r2, p89);
+    const double p = fma(q810, r8, fma(q47, r4, q03));
     const uint64_t scale = (ww_double_to_bits(t) << 52) + ((uint64_t)1023 << 52);
     return p * ww_bits_to_double(scale);
 }
 
-/* log(s) for s in [1, 3]: s = 2^e m with e in {0, 1}, m in [0.70, 1.5], and
- * log(m) = 2 atanh(z), z = (m - 1) / (m + 1), |z| <= 0.2, by its series to z^25 (next term below
- * 2e-18 relative). */
+WW_HD static inline double ww_softexp_f64(double x)
+{
+    return ww_softexp_unclamped_f64(x > -708.0 ? x : -708.0);
+}
+
+/* exp(max(x, floor)), floor a number near -708 that the compiler cannot see as a constant (the
+ * caller's): a clamp to a constant is carried by gcc through the computation as blends of
+ * precomputed constants (three selects where one max instruction does). */
+WW_HD static inline double ww_softexp_floor_f64(double x, double floor)
+{
+    return ww_softexp_unclamped_f64(x > floor ? x : floor);
+}
+
+/* log(s) for s in [1, 3]: with c = sqrt(3) (rounded to a double), log(s) = log(c) + 2 atanh(z),
+ * z = (s - c) / (s + c), |z| <= 0.268, and 2 atanh(z) / z as a polynomial of degree 8 in
+ * w = z^2 <= 0.0718 (interpolating at the Chebyshev nodes: relative error below 6e-17, computed in
+ * 50 digits), by Estrin's scheme. No range reduction, so no select: compilers carried both
+ * candidates of a reduced argument through the division. This part: 2 atanh(z) / z of w = z^2. */
+WW_HD static inline double ww_softlog_series_f64(double w)
+{
+    const double w2 = w * w, w4 = w2 * w2, w8 = w4 * w4;
+    const double p01 = fma(0.6666666666665426, w, 2.0), p23 = fma(0.2857142791648975, w, 0.4000000000459849);
+    const double p45 = fma(0.18179961152215077, w, 0.22222268835944023);
+    const double p67 = fma(0.12754249500801584, w, 0.1542781815964451);
+    return fma(0.1583188945908436, w8, fma(fma(p67, w2, p45), w4, fma(p23, w2, p01)));
+}
+
 WW_HD static inline double ww_softlog_f64(double s)
 {
-    const int big = s > 1.4142135623730951;
-    const double m = big ? s * 0.5 : s;
-    const double z = (m - 1.0) / (m + 1.0), z2 = z * z;
-    double p = 1.0 / 25;
-    p = fma(p, z2, 1.0 / 23);
-    p = fma(p, z2, 1.0 / 21);
-    p = fma(p, z2, 1.0 / 19);
-    p = fma(p, z2, 1.0 / 17);
-    p = fma(p, z2, 1.0 / 15);
-    p = fma(p, z2, 1.0 / 13);
-    p = fma(p, z2, 1.0 / 11);
-    p = fma(p, z2, 1.0 / 9);
-    p = fma(p, z2, 1.0 / 7);
-    p = fma(p, z2, 1.0 / 5);
-    p = fma(p, z2, 1.0 / 3);
-    p = fma(p, z2, 1.0);
-    return 2.0 * z * p + (big ? 6.93147180559945309417e-01 : 0.0);
+    const double c = 1.7320508075688772;
+    const double z = (s - c) / (s + c);
+    return fma(z, ww_softlog_series_f64(z * z), 0.5493061443340548); /* log(c) */
+}
+
+/* log(s) as ww_softlog_f64 (to a few units in the last place, not the same bits) and 1 / s, from
+ * one division: q = 1 / (s (s + c)) gives 1 / (s + c) = s q and 1 / s = (s + c) q (a division
+ * costs as much as the rest of a soft-DTW cell's latency). */
+WW_HD static inline double ww_softlog_inv_f64(double s, double *inv_s)
+{
+    const double c = 1.7320508075688772;
+    const double sc = s + c, q = 1.0 / (s * sc);
+    const double z = (s - c) * (s * q);
+    *inv_s = sc * q;
+    return fma(z, ww_softlog_series_f64(z * z), 0.5493061443340548);
 }
 
 /* float: on the GPU the multifunction unit's base-2 exponential and logarithm, as __expf and
@@ -133,6 +151,12 @@ WW_HD static inline float ww_softexp_f32(float x)
     return expf(x);
 #endif
 }
+WW_HD static inline float ww_softexp_unclamped_f32(float x) { return ww_softexp_f32(x); }
+WW_HD static inline float ww_softexp_floor_f32(float x, float floor)
+{
+    (void)floor; /* no clamp needed: expf of -inf is 0 */
+    return ww_softexp_f32(x);
+}
 WW_HD static inline float ww_softlog_f32(float s)
 {
 #if defined(__CUDA_ARCH__)
@@ -142,6 +166,11 @@ WW_HD static inline float ww_softlog_f32(float s)
 #else
     return logf(s);
 #endif
+}
+WW_HD static inline float ww_softlog_inv_f32(float s, float *inv_s)
+{
+    *inv_s = 1.0f / s;
+    return ww_softlog_f32(s);
 }
 
 #endif
