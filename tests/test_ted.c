@@ -649,31 +649,44 @@ void test_ted_shared_trees(void)
     ww_ctx_destroy(ctx);
 }
 
-/* One large pair over two threads (the dependency-depth schedule) equals one thread. */
+/* One large pair over 2, 3 and 8 threads (keyroot tables by dependency depth, largest runs first)
+ * equals one thread bit for bit, and the int32 tables (costs integers after a power-of-two
+ * scale) equal the double tables (the mapping's, the same pair): random shapes, few and many
+ * labels, unit, dyadic and other costs. */
 void test_ted_threads_identical(void)
 {
-    ww_ctx *one = cpu_ctx(1), *two = cpu_ctx(2);
-    if (!one || !two) {
-        ww_ctx_destroy(one);
-        ww_ctx_destroy(two);
+    ww_ctx *ctx[4] = {cpu_ctx(1), cpu_ctx(2), cpu_ctx(3), cpu_ctx(8)};
+    if (!ctx[0] || !ctx[1] || !ctx[2] || !ctx[3]) {
+        for (int k = 0; k < 4; k++)
+            ww_ctx_destroy(ctx[k]);
         return;
     }
     ww_rng r = {0x2222};
-    enum { N = 2500 }; /* bushy: about 3e7 cells, past the threshold of the threaded schedule */
+    enum { N = 1100 }; /* at least 1e6 cells: past the threshold of the threaded schedule */
     int32_t *buf = (int32_t *)malloc(4 * N * sizeof(int32_t));
-    for (int trial = 0; trial < 2; trial++) {
-        random_tree(&r, N, SHAPE_BUSHY, trial ? 3 : 20, buf, buf + N);
-        random_tree(&r, N - 100, SHAPE_BUSHY, 20, buf + 2 * N, buf + 3 * N);
-        const ww_tree a = {N, buf, buf + N}, b = {N - 100, buf + 2 * N, buf + 3 * N};
-        const ww_ted_params p = {1, 1.5, 0.75};
-        double d1 = -1, d2 = -2;
-        CHECK_STATUS(ww_ted(one, &a, &b, &p, &d1), WW_OK);
-        CHECK_STATUS(ww_ted(two, &a, &b, &p, &d2), WW_OK);
-        CHECK(d1 == d2);
+    ww_ted_edit *edits = (ww_ted_edit *)malloc(2 * N * sizeof(ww_ted_edit));
+    const ww_ted_params costs[] = {{1, 1, 1}, {1, 1.5, 0.75}, {0.3, 0.7, 1.1}};
+    const enum shape shapes[][2] = {{SHAPE_BUSHY, SHAPE_RANDOM}, {SHAPE_RANDOM, SHAPE_BUSHY}, {SHAPE_BUSHY, SHAPE_STAR}};
+    for (int trial = 0; trial < 3; trial++) {
+        const size_t na = N - 37 * (size_t)trial, nb = N - 100 + 50 * (size_t)trial;
+        random_tree(&r, na, shapes[trial][0], trial == 1 ? 3 : 40, buf, buf + N);
+        random_tree(&r, nb, shapes[trial][1], 40, buf + 2 * N, buf + 3 * N);
+        const ww_tree a = {na, buf, buf + N}, b = {nb, buf + 2 * N, buf + 3 * N};
+        const ww_ted_params *p = &costs[trial];
+        double d[4] = {-1, -2, -3, -4}, mapped = -5;
+        for (int k = 0; k < 4; k++)
+            CHECK_STATUS(ww_ted(ctx[k], &a, &b, p, &d[k]), WW_OK);
+        CHECK(d[0] == d[1] && d[0] == d[2] && d[0] == d[3]);
+        if (trial < 2) { /* the mapping on the double tables: the same distance */
+            size_t count = 0;
+            CHECK_STATUS(ww_ted_mapping(ctx[0], &a, &b, p, edits, &count, &mapped), WW_OK);
+            CHECK(mapped == d[0]);
+        }
     }
+    free(edits);
     free(buf);
-    ww_ctx_destroy(one);
-    ww_ctx_destroy(two);
+    for (int k = 0; k < 4; k++)
+        ww_ctx_destroy(ctx[k]);
 }
 
 /* The GPU engine against the CPU engine, bit for bit, with each strategy forced in turn (every

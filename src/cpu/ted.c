@@ -9,8 +9,10 @@
  * per thread. */
 #include "../common/ted_internal.h"
 #include "../measures/ted.h"
+#include "cpu_common.h"
 #include "work_queue.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +20,9 @@
 #include <omp.h>
 #endif
 
-/* Below this many cells (about 30 ms on one core) a pair is not worth waking threads for: the
- * tables of one depth are mostly tiny, and the threads meet at a barrier after each depth. */
-#define TED_PARALLEL_CELLS 2e7
+/* Below this many cells (about half a millisecond on one core) a pair is not worth waking threads
+ * for: the threads meet at a barrier after each dependency depth. */
+#define TED_PARALLEL_CELLS 5e5
 
 size_t ww_ted_prepared_ints(size_t n) { return 5 * n; }
 
@@ -96,8 +98,36 @@ size_t ww_ted_table_doubles(size_t na, size_t nb)
 typedef struct ted_job {
     ww_ted_prepared A, B;
     double del, ins, ren;
-    double *td; /* A.n x B.n, row-major by postorder numbers */
+    /* exact: every cost is an integer after one power-of-two scale (unit = its inverse) and every
+     * value of the tables stays far inside int32: the tables are int32 (half the memory traffic,
+     * integer adds, rows in prefix-minimum form) and give the double tables' values exactly, since
+     * those add multiples of unit far below 2^53, which rounds nothing. */
+    int exact;
+    int32_t idel, iins, iren;
+    double unit;
+    double *td;   /* A.n x B.n, row-major by postorder numbers (double tables) */
+    int32_t *itd; /* the same, exact tables */
 } ted_job;
+
+static void choose_exact(ted_job *J, size_t na, size_t nb)
+{
+    J->exact = 0;
+    for (int k = 0; k <= 20; k++) {
+        const double s = ldexp(1.0, k), d = J->del * s, i = J->ins * s, r = J->ren * s;
+        if (d != floor(d) || i != floor(i) || r != floor(r))
+            continue;
+        /* a table value is at most rows * del + cols * ins; a match adds two, a candidate
+         * subtracts up to cols * ins: 2^29 leaves room for all within int32 */
+        if ((double)(na + nb + 2) * (d + i + r) <= 536870912.0) {
+            J->exact = 1;
+            J->idel = (int32_t)d;
+            J->iins = (int32_t)i;
+            J->iren = (int32_t)r;
+            J->unit = ldexp(1.0, -k);
+        }
+        return;
+    }
+}
 
 /* The forest-distance table of the subtrees rooted at k1 and k2 (keyroots, or any nodes when the
  * mapping recomputes a table: the tree distances it writes are then the same values again). fd
@@ -141,29 +171,146 @@ static void forest_table(const ted_job *J, int32_t k1, int32_t k2, double *fd)
     }
 }
 
+/* Rows of at least this many columns go in two passes (candidates vectorised, then the running
+ * minimum); shorter ones (most rows of most tables: the keyroots of small subtrees) as one chain,
+ * whose integer add and min cost less than the two passes' setup. */
+#define TED_SCAN_COLUMNS 48
+
+/* Row x of an exact table from its candidates (ww_ted_row_candidate): the running minimum, the
+ * offsets y * ins added back. The only serial step of a row, one min per cell. */
+static inline void running_min_exact(int32_t *row, size_t cols, int32_t ins)
+{
+    int32_t u = row[0], offset = 0;
+    for (size_t y = 1; y <= cols; y++) {
+        const int32_t v = row[y];
+        u = v < u ? v : u;
+        offset += ins;
+        row[y] = u + offset;
+    }
+}
+
+static inline int32_t min_i32(int32_t x, int32_t y) { return x < y ? x : y; }
+
+/* forest_table in exact int32. Long rows off the leftmost path: the candidates in one pass that
+ * the compiler vectorises (the prefix forests left of the subtrees gathered by leftmost leaf),
+ * then the running minimum; other rows: ww_ted_cell's chain in integers. */
+WW_MULTIVERSION
+static void forest_table_exact(const ted_job *J, int32_t k1, int32_t k2, int32_t *fd)
+{
+    const int32_t l1 = J->A.leftmost[k1], l2 = J->B.leftmost[k2];
+    const size_t rows = (size_t)(k1 - l1) + 1, cols = (size_t)(k2 - l2) + 1, w = cols + 1;
+    const int32_t del = J->idel, ins = J->iins, ren = J->iren;
+    const int32_t *restrict col_leftmost = J->B.leftmost + l2, *restrict col_label = J->B.label + l2;
+    fd[0] = 0;
+    for (size_t y = 1; y <= cols; y++)
+        fd[y] = fd[y - 1] + ins;
+    for (size_t x = 1; x <= rows; x++) {
+        const int32_t i = l1 + (int32_t)x - 1, li = J->A.leftmost[i];
+        int32_t *restrict row = fd + x * w;
+        const int32_t *restrict up = row - w;
+        int32_t *restrict td_row = J->itd + (size_t)i * (size_t)J->B.n + (size_t)l2;
+        int32_t left = up[0] + del;
+        row[0] = left;
+        if (li == l1) {
+            const int32_t la = J->A.label[i];
+            for (size_t y = 1; y <= cols; y++) {
+                const int32_t lj = col_leftmost[y - 1];
+                if (lj == l2) {
+                    const int32_t match = up[y - 1] + (la == col_label[y - 1] ? 0 : ren);
+                    left = min_i32(min_i32(up[y] + del, match), left + ins);
+                    td_row[y - 1] = left;
+                } else {
+                    left = min_i32(min_i32(up[y] + del, fd[lj - l2] + td_row[y - 1]), left + ins);
+                }
+                row[y] = left;
+            }
+        } else if (cols < TED_SCAN_COLUMNS) {
+            const int32_t *restrict sub = fd + (size_t)(li - l1) * w - l2;
+            for (size_t y = 1; y <= cols; y++) {
+                left = min_i32(min_i32(up[y] + del, sub[col_leftmost[y - 1]] + td_row[y - 1]), left + ins);
+                row[y] = left;
+            }
+        } else {
+            const int32_t *restrict sub = fd + (size_t)(li - l1) * w - l2;
+            WW_LANES_INDEPENDENT
+            for (size_t y = 1; y <= cols; y++)
+                row[y] = ww_ted_row_candidate(up[y], sub[col_leftmost[y - 1]] + td_row[y - 1], del, (int32_t)y * ins);
+            running_min_exact(row, cols, ins);
+        }
+    }
+}
+
+static void one_table(const ted_job *J, int32_t k1, int32_t k2, void *fd)
+{
+    if (J->exact)
+        forest_table_exact(J, k1, k2, (int32_t *)fd);
+    else
+        forest_table(J, k1, k2, (double *)fd);
+}
+
+/* The tree distances of a job in td (A.n x B.n doubles' room, either kind). */
+static void set_tree_distances(ted_job *J, void *td)
+{
+    J->td = (double *)td;
+    J->itd = (int32_t *)td;
+}
+
+static double root_distance(const ted_job *J)
+{
+    const size_t last = (size_t)J->A.n * (size_t)J->B.n - 1;
+    return J->exact ? (double)J->itd[last] * J->unit : J->td[last];
+}
+
 /* Every keyroot pair on one thread, in increasing postorder (inner subtrees first). */
-static void tables_serial(const ted_job *J, double *fd)
+static void tables_serial(const ted_job *J, void *fd)
 {
     for (int32_t a = 0; a < J->A.keyroot_count; a++)
         for (int32_t b = 0; b < J->B.keyroot_count; b++)
-            forest_table(J, J->A.keyroots[a], J->B.keyroots[b], fd);
+            one_table(J, J->A.keyroots[a], J->B.keyroots[b], fd);
 }
 
-/* Keyroots sorted by level, with the start of each level: level_start[l] .. level_start[l + 1]. */
-static void by_level(const ww_ted_prepared *t, int32_t *sorted, int32_t *level_start, int32_t levels)
+/* ---------------------------------------------------------------- the schedule of one pair */
+
+/* Table (k1, k2) reads the tree distances of node pairs in T(k1) x T(k2) that are not both on
+ * the leftmost paths of k1 and k2: those are written by the tables of keyroots inside T(k1) and
+ * T(k2), whose levels (ww_ted_prepared.level) are lower. So the tables of one depth, level(k1) +
+ * level(k2), write disjoint entries and read only entries of smaller depths: the depths run one
+ * after the other, the tables of a depth in any order on any thread, and every entry gets the
+ * same value as on one thread.
+ *
+ * Within a depth the work is runs: one keyroot of A against consecutive keyroots of one level of
+ * B, at least TED_RUN_CELLS cells unless a single table is that large; runs largest first, so the
+ * big tables of a depth (at the deep ones, a few tables are most of the work) start at once. */
+#define TED_RUN_CELLS 4096.0
+
+typedef struct keyroot_entry {
+    int32_t level, size, k;
+} keyroot_entry;
+
+static int compare_keyroot_entries(const void *x, const void *y)
 {
-    for (int32_t l = 0; l <= levels; l++)
-        level_start[l] = 0;
-    for (int32_t k = 0; k < t->keyroot_count; k++)
-        level_start[t->level[k] + 1]++;
-    for (int32_t l = 0; l < levels; l++)
-        level_start[l + 1] += level_start[l];
-    int32_t *fill = level_start + levels + 1; /* levels scratch entries */
-    for (int32_t l = 0; l < levels; l++)
-        fill[l] = level_start[l];
-    for (int32_t k = 0; k < t->keyroot_count; k++)
-        sorted[fill[t->level[k]]++] = t->keyroots[k];
+    const keyroot_entry *e = (const keyroot_entry *)x, *f = (const keyroot_entry *)y;
+    if (e->level != f->level)
+        return e->level < f->level ? -1 : 1;
+    if (e->size != f->size)
+        return e->size > f->size ? -1 : 1;
+    return (e->k > f->k) - (e->k < f->k);
 }
+
+typedef struct table_run {
+    int32_t a, b_begin, b_end; /* indexes into the sorted keyroots of A and B */
+    int32_t size_class;        /* floor(log2(cells)) */
+} table_run;
+
+typedef struct pair_schedule {
+    int32_t *keyroots_a, *keyroots_b; /* by level, largest subtree first */
+    double *prefix_b;                 /* prefix sums of the sorted B keyroots' subtree sizes */
+    int32_t *level_start_a, *level_start_b;
+    int32_t levels_a, levels_b, depths;
+    table_run *runs;
+    size_t *depth_start; /* runs of depth d: depth_start[d] .. depth_start[d + 1] */
+    void *memory;
+} pair_schedule;
 
 static int32_t max_level(const ww_ted_prepared *t)
 {
@@ -174,14 +321,141 @@ static int32_t max_level(const ww_ted_prepared *t)
     return m + 1;
 }
 
-/* ---------------------------------------------------------------- one pair */
+static int32_t subtree_size(const ww_ted_prepared *t, int32_t k) { return k - t->leftmost[k] + 1; }
 
-/* Per-thread buffers of a pair: prepared trees in both orientations (ints) and, for one pair over
- * several threads, the thread's forest table. */
-typedef struct pair_space {
-    int32_t *ints;
-    double *td, *fd;
-} pair_space;
+/* Sorts the keyroots of t by level, then size (descending); level_start[l] .. level_start[l + 1]. */
+static void sort_keyroots(const ww_ted_prepared *t, keyroot_entry *tmp, int32_t *sorted, int32_t *level_start,
+                          int32_t levels)
+{
+    for (int32_t k = 0; k < t->keyroot_count; k++)
+        tmp[k] = (keyroot_entry){t->level[k], subtree_size(t, t->keyroots[k]), t->keyroots[k]};
+    qsort(tmp, (size_t)t->keyroot_count, sizeof *tmp, compare_keyroot_entries);
+    for (int32_t l = 0; l <= levels; l++)
+        level_start[l] = 0;
+    for (int32_t k = 0; k < t->keyroot_count; k++) {
+        sorted[k] = tmp[k].k;
+        level_start[tmp[k].level + 1]++;
+    }
+    for (int32_t l = 0; l < levels; l++)
+        level_start[l + 1] += level_start[l];
+}
+
+static int32_t size_class(double cells)
+{
+    int32_t c = 0;
+    while (c < 62 && cells >= 2.0)
+        cells *= 0.5, c++;
+    return c;
+}
+
+static void schedule_free(pair_schedule *s)
+{
+    free(s->memory);
+    free(s->runs);
+    free(s->depth_start);
+}
+
+/* Appends the runs of one depth, then orders them largest class first (a counting sort). */
+static ww_status schedule_build(const ted_job *J, pair_schedule *s)
+{
+    const int32_t ka = J->A.keyroot_count, kb = J->B.keyroot_count;
+    s->levels_a = max_level(&J->A);
+    s->levels_b = max_level(&J->B);
+    s->depths = s->levels_a + s->levels_b - 1;
+    const size_t most = (size_t)(ka > kb ? ka : kb);
+    s->memory = malloc(most * sizeof(keyroot_entry) + ((size_t)ka + (size_t)kb + (size_t)s->levels_a +
+                                                       (size_t)s->levels_b + 2) * sizeof(int32_t) +
+                       ((size_t)kb + 1) * sizeof(double) + 16);
+    s->depth_start = (size_t *)malloc(((size_t)s->depths + 1) * sizeof(size_t));
+    size_t capacity = 1024, count = 0;
+    s->runs = (table_run *)malloc(capacity * sizeof(table_run));
+    table_run *order = NULL;
+    if (!s->memory || !s->depth_start || !s->runs)
+        goto no_memory;
+    keyroot_entry *tmp = (keyroot_entry *)s->memory;
+    s->prefix_b = (double *)(tmp + most);
+    s->keyroots_a = (int32_t *)(s->prefix_b + kb + 1);
+    s->keyroots_b = s->keyroots_a + ka;
+    s->level_start_a = s->keyroots_b + kb;
+    s->level_start_b = s->level_start_a + s->levels_a + 1;
+    sort_keyroots(&J->A, tmp, s->keyroots_a, s->level_start_a, s->levels_a);
+    sort_keyroots(&J->B, tmp, s->keyroots_b, s->level_start_b, s->levels_b);
+    s->prefix_b[0] = 0;
+    for (int32_t b = 0; b < kb; b++)
+        s->prefix_b[b + 1] = s->prefix_b[b] + subtree_size(&J->B, s->keyroots_b[b]);
+    int32_t class_count[64];
+    for (int32_t d = 0; d < s->depths; d++) {
+        s->depth_start[d] = count;
+        for (int32_t c = 0; c < 64; c++)
+            class_count[c] = 0;
+        const int32_t la_lo = d - (s->levels_b - 1) > 0 ? d - (s->levels_b - 1) : 0;
+        const int32_t la_hi = d < s->levels_a - 1 ? d : s->levels_a - 1;
+        for (int32_t la = la_lo; la <= la_hi; la++) {
+            const int32_t lb = d - la, b_lo = s->level_start_b[lb], b_hi = s->level_start_b[lb + 1];
+            for (int32_t a = s->level_start_a[la]; a < s->level_start_a[la + 1]; a++) {
+                const double size_a = subtree_size(&J->A, s->keyroots_a[a]);
+                for (int32_t b = b_lo; b < b_hi;) {
+                    /* the first end e with size_a * (prefix[e] - prefix[b]) >= TED_RUN_CELLS */
+                    const double want = s->prefix_b[b] + TED_RUN_CELLS / size_a;
+                    int32_t lo = b + 1, hi = b_hi;
+                    while (lo < hi) {
+                        const int32_t mid = lo + (hi - lo) / 2;
+                        if (s->prefix_b[mid] >= want)
+                            hi = mid;
+                        else
+                            lo = mid + 1;
+                    }
+                    if (count == capacity) {
+                        table_run *grown = (table_run *)realloc(s->runs, 2 * capacity * sizeof(table_run));
+                        if (!grown)
+                            goto no_memory;
+                        s->runs = grown;
+                        capacity *= 2;
+                    }
+                    const int32_t c = size_class(size_a * (s->prefix_b[lo] - s->prefix_b[b]));
+                    s->runs[count++] = (table_run){a, b, lo, c};
+                    class_count[c]++;
+                    b = lo;
+                }
+            }
+        }
+        /* largest class first: a stable counting sort of this depth's runs */
+        const size_t first = s->depth_start[d], n = count - first;
+        if (n > 1) {
+            table_run *grown = (table_run *)realloc(order, n * sizeof(table_run));
+            if (!grown)
+                goto no_memory;
+            order = grown;
+            int32_t at[64], sum = 0;
+            for (int32_t c = 63; c >= 0; c--) {
+                at[c] = sum;
+                sum += class_count[c];
+            }
+            for (size_t r = first; r < count; r++)
+                order[at[s->runs[r].size_class]++] = s->runs[r];
+            memcpy(s->runs + first, order, n * sizeof(table_run));
+        }
+    }
+    s->depth_start[s->depths] = count;
+    free(order);
+    return WW_OK;
+no_memory:
+    free(order);
+    schedule_free(s);
+    s->memory = NULL;
+    s->runs = NULL;
+    s->depth_start = NULL;
+    return WW_ERR_MEMORY;
+}
+
+static void run_tables(const ted_job *J, const pair_schedule *s, const table_run *r, void *fd)
+{
+    const int32_t k1 = s->keyroots_a[r->a];
+    for (int32_t b = r->b_begin; b < r->b_end; b++)
+        one_table(J, k1, s->keyroots_b[b], fd);
+}
+
+/* ---------------------------------------------------------------- one pair */
 
 /* Prepares both trees in the cheaper orientation. ints: 2 * (5 + 4) * max(na, nb) + ... */
 static size_t pair_ints(size_t na, size_t nb)
@@ -206,15 +480,16 @@ static void prepare_pair(ted_job *J, const ww_tree *a, const ww_tree *b, const w
     J->del = p->delete_cost;
     J->ins = p->insert_cost;
     J->ren = p->relabel_cost;
+    choose_exact(J, a->count, b->count);
 }
 
 /* The distance of a prepared pair whose td is set up: tables, then td of the roots. */
-static double pair_distance_serial(const ted_job *J, double *fd)
+static double pair_distance_serial(const ted_job *J, void *fd)
 {
     if (J->A.n == 0 || J->B.n == 0) /* all insertions or all deletions */
         return J->A.n == 0 ? (double)J->B.n * J->ins : (double)J->A.n * J->del;
     tables_serial(J, fd);
-    return J->td[(size_t)J->A.n * (size_t)J->B.n - 1];
+    return root_distance(J);
 }
 
 /* Sums in the order a table does: exact integers for unit costs either way. */
@@ -243,24 +518,17 @@ ww_status ww_cpu_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_t
         threads = 1;
     if ((st = ww_buffer_reserve(&ctx->shared, na * nb * sizeof(double))) != WW_OK)
         return st;
-    J.td = (double *)ctx->shared.ptr;
+    set_tree_distances(&J, ctx->shared.ptr);
     for (int t = 0; t < threads; t++)
         if ((st = ww_buffer_reserve(&ctx->cpu[t].work, fd_doubles * sizeof(double))) != WW_OK)
             return st;
     if (threads == 1) {
-        *out = pair_distance_serial(&J, (double *)ctx->cpu[0].work.ptr);
+        *out = pair_distance_serial(&J, ctx->cpu[0].work.ptr);
         return WW_OK;
     }
-    /* keyroot pairs by depth = level(k1) + level(k2) */
-    const int32_t levels_a = max_level(&J.A), levels_b = max_level(&J.B);
-    int32_t *sorted_a = (int32_t *)malloc(((size_t)J.A.keyroot_count + (size_t)J.B.keyroot_count +
-                                           2 * ((size_t)levels_a + (size_t)levels_b) + 2) * sizeof(int32_t));
-    if (sorted_a == NULL)
-        return WW_ERR_MEMORY;
-    int32_t *sorted_b = sorted_a + J.A.keyroot_count, *start_a = sorted_b + J.B.keyroot_count,
-            *start_b = start_a + 2 * levels_a + 1;
-    by_level(&J.A, sorted_a, start_a, levels_a);
-    by_level(&J.B, sorted_b, start_b, levels_b);
+    pair_schedule s;
+    if ((st = schedule_build(&J, &s)) != WW_OK)
+        return st;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
@@ -269,29 +537,18 @@ ww_status ww_cpu_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_t
 #ifdef _OPENMP
         tid = omp_get_thread_num();
 #endif
-        double *fd = (double *)ctx->cpu[tid].work.ptr;
-        for (int32_t depth = 0; depth < levels_a + levels_b - 1; depth++) {
-            /* the pairs of this depth: level la of A with level depth - la of B. A thread takes one
-             * keyroot of A with all its partners: the entries of td it writes are the rows of that
-             * keyroot's leftmost path, away from other threads' (no false sharing on tiny tables). */
-            const int32_t la_lo = depth - (levels_b - 1) > 0 ? depth - (levels_b - 1) : 0;
-            const int32_t la_hi = depth < levels_a - 1 ? depth : levels_a - 1;
-            const int32_t first = start_a[la_lo], last = start_a[la_hi + 1];
+        void *fd = ctx->cpu[tid].work.ptr;
+        for (int32_t depth = 0; depth < s.depths; depth++) {
+            const long first = (long)s.depth_start[depth], last = (long)s.depth_start[depth + 1];
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-            for (int32_t ka = first; ka < last; ka++) {
-                int32_t la = la_lo;
-                while (ka >= start_a[la + 1])
-                    la++;
-                const int32_t lb = depth - la;
-                for (int32_t kb = start_b[lb]; kb < start_b[lb + 1]; kb++)
-                    forest_table(&J, sorted_a[ka], sorted_b[kb], fd);
-            }
+            for (long r = first; r < last; r++)
+                run_tables(&J, &s, &s.runs[r], fd);
         }
     }
-    free(sorted_a);
-    *out = J.td[na * nb - 1];
+    schedule_free(&s);
+    *out = root_distance(&J);
     return WW_OK;
 }
 
@@ -329,7 +586,8 @@ ww_status ww_cpu_ted_mapping(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
         return st != WW_OK ? st : WW_ERR_MEMORY;
     ted_job J;
     prepare_pair(&J, a, b, p, (int32_t *)ctx->cpu[0].b.ptr);
-    J.td = (double *)ctx->shared.ptr;
+    J.exact = 0; /* the backtrack reads double tables (the same values) */
+    set_tree_distances(&J, ctx->shared.ptr);
     double *fd = (double *)ctx->cpu[0].work.ptr;
     *distance = pair_distance_serial(&J, fd);
 
@@ -424,8 +682,8 @@ static ww_status ted_matrix_item(void *job_, size_t e, ww_cpu_scratch *sc, uint6
             return s;
         ted_job J;
         prepare_pair(&J, a, b, p, (int32_t *)sc->b.ptr);
-        J.td = (double *)sc->a.ptr;
-        d = pair_distance_serial(&J, (double *)sc->work.ptr);
+        set_tree_distances(&J, sc->a.ptr);
+        d = pair_distance_serial(&J, sc->work.ptr);
     }
     const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
     if (o->out_dtype == WW_F32)
