@@ -689,6 +689,54 @@ void test_ted_threads_identical(void)
         ww_ctx_destroy(ctx[k]);
 }
 
+/* A matrix block with one long pair to compute (a 1 x 1 block, or the one pair of a self matrix of
+ * two trees): that pair over the threads, with progress inside it (several calls before the end,
+ * monotone) and cancel at the first report (WW_ERR_CANCELLED, then a later call still right). */
+void test_ted_pair_progress(void)
+{
+    ww_rng r = {0x9e55};
+    enum { N = 1200 };
+    int32_t *buf = (int32_t *)malloc(4 * N * sizeof(int32_t));
+    random_tree(&r, N, SHAPE_BUSHY, 30, buf, buf + N);
+    random_tree(&r, N, SHAPE_RANDOM, 30, buf + 2 * N, buf + 3 * N);
+    const ww_tree t[2] = {{N, buf, buf + N}, {N, buf + 2 * N, buf + 3 * N}};
+    const ww_ted_params costs[2] = {{1, 1, 1}, {0.3, 0.3, 1.1}}; /* int32 tables, double tables */
+    for (int threads = 1; threads <= 2; threads++) {
+        ww_ctx *ctx = cpu_ctx(threads);
+        if (!ctx)
+            continue;
+        for (int c = 0; c < 2; c++) {
+            double want = -1;
+            CHECK_STATUS(ww_ted(ctx, &t[0], &t[1], &costs[c], &want), WW_OK);
+            /* x = {t0}, y = {t1}: one entry */
+            ww_pairwise_options o = ww_pairwise_options_default();
+            cancel_log log = {0, 0, 0, 0, 1};
+            o.progress = on_progress;
+            o.progress_user = &log;
+            double out[4] = {-1, -1, -1, -1};
+            CHECK_STATUS(ww_ted_pairwise(ctx, &t[0], 1, &t[1], 1, &costs[c], out, &o), WW_OK);
+            CHECK(out[0] == want);
+            CHECK(log.calls >= 3);
+            CHECK(log.monotone && log.last_done == log.total && log.total > 0);
+            /* cancelled at the first report inside the pair */
+            cancel_log stop = {0, 1, 0, 0, 1};
+            o.progress_user = &stop;
+            out[0] = -7;
+            CHECK_STATUS(ww_ted_pairwise(ctx, &t[0], 1, &t[1], 1, &costs[c], out, &o), WW_ERR_CANCELLED);
+            CHECK(stop.calls == 1 && stop.last_done < stop.total);
+            CHECK(out[0] == -7);
+            /* a self matrix of the two trees (one pair computed, mirrored): the same value */
+            cancel_log self = {0, 0, 0, 0, 1};
+            o.progress_user = &self;
+            CHECK_STATUS(ww_ted_pairwise(ctx, t, 2, NULL, 0, &costs[c], out, &o), WW_OK);
+            CHECK(out[0] == 0 && out[3] == 0 && out[1] == want && out[2] == want);
+            CHECK(self.calls >= 3 && self.monotone && self.last_done == self.total);
+        }
+        ww_ctx_destroy(ctx);
+    }
+    free(buf);
+}
+
 /* The GPU engine against the CPU engine, bit for bit, with each strategy forced in turn (every
  * table on a block, on a warp, on a thread, then the built-in thresholds): random trees of every shape
  * (sizes 0 to 60, unit and other costs), the shared Swissport pairs, a matrix; outputs poisoned

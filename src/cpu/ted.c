@@ -501,8 +501,50 @@ static double empty_side(size_t n, double cost)
     return s;
 }
 
-ww_status ww_cpu_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p, int threads,
-                     double *out)
+/* Progress within one pair (a matrix call whose block holds one pair to compute): the tables'
+ * cells done, scaled to the caller's unit for the pair (report_cells), at most every
+ * TED_PROGRESS_CELLS cells and only from the calling thread; a nonzero answer stops the pair
+ * between runs of tables (WW_ERR_CANCELLED). The caller reports the end itself. */
+#define TED_PROGRESS_CELLS ((uint64_t)1 << 21)
+
+typedef struct pair_progress {
+    const ww_pairwise_options *o; /* NULL: no reports */
+    uint64_t report_cells;        /* the caller's total for this pair */
+    double all_cells;             /* the tables' cells */
+} pair_progress;
+
+/* Calls the user's callback with `done` of the tables' cells; nonzero: cancel. */
+static int report(const pair_progress *pp, uint64_t done)
+{
+    double scaled = (double)done / pp->all_cells * (double)pp->report_cells;
+    if (scaled > (double)(pp->report_cells - 1))
+        scaled = (double)(pp->report_cells - 1); /* the end is the caller's */
+    return pp->o->progress((uint64_t)scaled, pp->report_cells, pp->o->progress_user) != 0;
+}
+
+static ww_status tables_serial_progress(const ted_job *J, void *fd, const pair_progress *pp)
+{
+    uint64_t done = 0, reported = 0;
+    for (int32_t a = 0; a < J->A.keyroot_count; a++) {
+        const int32_t k1 = J->A.keyroots[a];
+        const uint64_t size_a = (uint64_t)subtree_size(&J->A, k1);
+        for (int32_t b = 0; b < J->B.keyroot_count; b++) {
+            one_table(J, k1, J->B.keyroots[b], fd);
+            done += size_a * (uint64_t)subtree_size(&J->B, J->B.keyroots[b]);
+        }
+        if (done - reported >= TED_PROGRESS_CELLS) {
+            reported = done;
+            if (report(pp, done))
+                return WW_ERR_CANCELLED;
+        }
+    }
+    return WW_OK;
+}
+
+/* One pair: tables on `threads` threads of the context (1 below TED_PARALLEL_CELLS), progress and
+ * cancel when pp->o has a callback. */
+static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p, int threads,
+                             pair_progress *pp, double *out)
 {
     if (a->count == 0 || b->count == 0) {
         *out = a->count == 0 ? empty_side(b->count, p->insert_cost) : empty_side(a->count, p->delete_cost);
@@ -522,13 +564,21 @@ ww_status ww_cpu_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_t
     for (int t = 0; t < threads; t++)
         if ((st = ww_buffer_reserve(&ctx->cpu[t].work, fd_doubles * sizeof(double))) != WW_OK)
             return st;
+    const int progress = pp->o != NULL && pp->o->progress != NULL;
+    pp->all_cells = J.A.cost * J.B.cost;
     if (threads == 1) {
-        *out = pair_distance_serial(&J, ctx->cpu[0].work.ptr);
+        if (progress && (st = tables_serial_progress(&J, ctx->cpu[0].work.ptr, pp)) != WW_OK)
+            return st;
+        if (!progress)
+            tables_serial(&J, ctx->cpu[0].work.ptr);
+        *out = root_distance(&J);
         return WW_OK;
     }
     pair_schedule s;
     if ((st = schedule_build(&J, &s)) != WW_OK)
         return st;
+    uint64_t done = 0;
+    int stop = 0;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
 #endif
@@ -538,18 +588,57 @@ ww_status ww_cpu_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_t
         tid = omp_get_thread_num();
 #endif
         void *fd = ctx->cpu[tid].work.ptr;
+        uint64_t reported = 0;
         for (int32_t depth = 0; depth < s.depths; depth++) {
             const long first = (long)s.depth_start[depth], last = (long)s.depth_start[depth + 1];
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-            for (long r = first; r < last; r++)
+            for (long r = first; r < last; r++) {
+                if (!progress) {
+                    run_tables(&J, &s, &s.runs[r], fd);
+                    continue;
+                }
+                int stopped;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+                stopped = stop;
+                if (stopped)
+                    continue;
                 run_tables(&J, &s, &s.runs[r], fd);
+                const table_run *run = &s.runs[r];
+                const uint64_t cells = (uint64_t)subtree_size(&J.A, s.keyroots_a[run->a]) *
+                                       (uint64_t)(s.prefix_b[run->b_end] - s.prefix_b[run->b_begin]);
+                uint64_t now;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+                now = done += cells;
+                if (tid == 0 && now - reported >= TED_PROGRESS_CELLS) {
+                    reported = now;
+                    if (report(pp, now)) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                        stop = 1;
+                    }
+                }
+            }
         }
     }
     schedule_free(&s);
+    if (stop)
+        return WW_ERR_CANCELLED;
     *out = root_distance(&J);
     return WW_OK;
+}
+
+ww_status ww_cpu_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p, int threads,
+                     double *out)
+{
+    pair_progress none = {NULL, 0, 0};
+    return pair_engine(ctx, a, b, p, threads, &none, out);
 }
 
 /* ---------------------------------------------------------------- the mapping */
@@ -711,9 +800,31 @@ ww_status ww_cpu_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww
                 total += pair_cells(x[i].count, job.y[j].count);
     if (threads < 1)
         threads = 1;
-    const ww_status failure = ww_cpu_run_items(ctx, threads, entries, total, o, NULL, ted_matrix_item, &job);
-    if (failure != WW_OK)
-        return failure;
+    /* a block with one pair to compute (one long pair, most often): that pair over the threads,
+     * with progress and cancel inside it */
+    size_t computed = 0, only = 0;
+    for (size_t e = 0; e < entries && computed < 2; e++)
+        if (entry_computed(o, self, mirror, o->row_begin + e / width, o->col_begin + e % width)) {
+            computed++;
+            only = e;
+        }
+    if (computed == 1) {
+        const size_t i = o->row_begin + only / width, j = o->col_begin + only % width;
+        pair_progress pp = {o, pair_cells(x[i].count, job.y[j].count), 0};
+        double d;
+        const ww_status s = pair_engine(ctx, &x[i], &job.y[j], p, threads, &pp, &d);
+        if (s != WW_OK)
+            return s;
+        const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
+        if (o->out_dtype == WW_F32)
+            ((float *)out)[at] = (float)d;
+        else
+            ((double *)out)[at] = d;
+    } else {
+        const ww_status failure = ww_cpu_run_items(ctx, threads, entries, total, o, NULL, ted_matrix_item, &job);
+        if (failure != WW_OK)
+            return failure;
+    }
     if (self) {
         if (mirror) {
             ww_matrix_fill_mirror(o, out, threads);
