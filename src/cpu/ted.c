@@ -107,6 +107,15 @@ typedef struct ted_job {
     double unit;
     double *td;   /* A.n x B.n, row-major by postorder numbers (double tables) */
     int32_t *itd; /* the same, exact tables */
+    /* Exact tables are computed with the longer side as columns (a table's values do not depend
+     * on its orientation when they are exact): most rows of most tables are a few cells long, and
+     * a row's fixed cost is then paid min(rows, cols) times. The tree distances are kept in both
+     * layouts (the second in td's other half), so every table reads them along its rows. */
+    struct table_view {
+        const ww_ted_prepared *X, *Y; /* rows, columns */
+        int32_t *td, *td_t;           /* X.n x Y.n, Y.n x X.n */
+        int32_t del, ins, ren;        /* deleting a node of X, inserting one of Y */
+    } view[2];                        /* A x B, B x A */
 } ted_job;
 
 static void choose_exact(ted_job *J, size_t na, size_t nb)
@@ -195,30 +204,54 @@ static inline int32_t min_i32(int32_t x, int32_t y) { return x < y ? x : y; }
  * the compiler vectorises (the prefix forests left of the subtrees gathered by leftmost leaf),
  * then the running minimum; other rows: ww_ted_cell's chain in integers. */
 WW_MULTIVERSION
-static void forest_table_exact(const ted_job *J, int32_t k1, int32_t k2, int32_t *fd)
+static void forest_table_exact(const struct table_view *V, int32_t k1, int32_t k2, int32_t *fd)
 {
-    const int32_t l1 = J->A.leftmost[k1], l2 = J->B.leftmost[k2];
+    const int32_t l1 = V->X->leftmost[k1], l2 = V->Y->leftmost[k2];
     const size_t rows = (size_t)(k1 - l1) + 1, cols = (size_t)(k2 - l2) + 1, w = cols + 1;
-    const int32_t del = J->idel, ins = J->iins, ren = J->iren;
-    const int32_t *restrict col_leftmost = J->B.leftmost + l2, *restrict col_label = J->B.label + l2;
+    const int32_t del = V->del, ins = V->ins, ren = V->ren;
+    const int32_t *restrict col_leftmost = V->Y->leftmost + l2, *restrict col_label = V->Y->label + l2;
+    if (rows == 1) {
+        /* k1 a leaf (a third of the tables, most of them a few cells): the distance from a single
+         * node to a tree T(j) is (|T(j)| - 1) ins plus the cheaper of del + ins and the
+         * relabelling of k1 to the best node of T(j): 0 once T(j) = [l2, j] holds k1's label */
+        const int32_t la = V->X->label[k1], base = del + ins;
+        size_t found = cols + 1; /* the first column with k1's label */
+        for (size_t y = 1; y <= cols; y++)
+            if (col_label[y - 1] == la) {
+                found = y;
+                break;
+            }
+        int32_t *td_row = V->td + (size_t)k1 * (size_t)V->Y->n + (size_t)l2;
+        int32_t *td_column = V->td_t + (size_t)l2 * (size_t)V->X->n + (size_t)k1;
+        for (size_t y = 1; y <= cols; y++)
+            if (col_leftmost[y - 1] == l2) {
+                const int32_t best = y >= found ? 0 : ren;
+                const int32_t d = (int32_t)(y - 1) * ins + (best < base ? best : base);
+                td_row[y - 1] = d;
+                td_column[(y - 1) * (size_t)V->X->n] = d;
+            }
+        return;
+    }
     fd[0] = 0;
     for (size_t y = 1; y <= cols; y++)
         fd[y] = fd[y - 1] + ins;
     for (size_t x = 1; x <= rows; x++) {
-        const int32_t i = l1 + (int32_t)x - 1, li = J->A.leftmost[i];
+        const int32_t i = l1 + (int32_t)x - 1, li = V->X->leftmost[i];
         int32_t *restrict row = fd + x * w;
         const int32_t *restrict up = row - w;
-        int32_t *restrict td_row = J->itd + (size_t)i * (size_t)J->B.n + (size_t)l2;
+        int32_t *restrict td_row = V->td + (size_t)i * (size_t)V->Y->n + (size_t)l2;
+        int32_t *td_column = V->td_t + (size_t)l2 * (size_t)V->X->n + (size_t)i; /* [(y - 1) * X.n]: td_t[j][i] */
         int32_t left = up[0] + del;
         row[0] = left;
         if (li == l1) {
-            const int32_t la = J->A.label[i];
+            const int32_t la = V->X->label[i];
             for (size_t y = 1; y <= cols; y++) {
                 const int32_t lj = col_leftmost[y - 1];
                 if (lj == l2) {
                     const int32_t match = up[y - 1] + (la == col_label[y - 1] ? 0 : ren);
                     left = min_i32(min_i32(up[y] + del, match), left + ins);
                     td_row[y - 1] = left;
+                    td_column[(y - 1) * (size_t)V->X->n] = left;
                 } else {
                     left = min_i32(min_i32(up[y] + del, fd[lj - l2] + td_row[y - 1]), left + ins);
                 }
@@ -242,17 +275,23 @@ static void forest_table_exact(const ted_job *J, int32_t k1, int32_t k2, int32_t
 
 static void one_table(const ted_job *J, int32_t k1, int32_t k2, void *fd)
 {
-    if (J->exact)
-        forest_table_exact(J, k1, k2, (int32_t *)fd);
-    else
+    if (J->exact) {
+        if (k1 - J->A.leftmost[k1] > k2 - J->B.leftmost[k2])
+            forest_table_exact(&J->view[1], k2, k1, (int32_t *)fd);
+        else
+            forest_table_exact(&J->view[0], k1, k2, (int32_t *)fd);
+    } else
         forest_table(J, k1, k2, (double *)fd);
 }
 
-/* The tree distances of a job in td (A.n x B.n doubles' room, either kind). */
+/* The tree distances of a job in td (A.n x B.n doubles' room: both layouts of int32). */
 static void set_tree_distances(ted_job *J, void *td)
 {
     J->td = (double *)td;
     J->itd = (int32_t *)td;
+    int32_t *transposed = J->itd + (size_t)J->A.n * (size_t)J->B.n;
+    J->view[0] = (struct table_view){&J->A, &J->B, J->itd, transposed, J->idel, J->iins, J->iren};
+    J->view[1] = (struct table_view){&J->B, &J->A, transposed, J->itd, J->iins, J->idel, J->iren};
 }
 
 static double root_distance(const ted_job *J)
