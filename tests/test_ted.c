@@ -300,7 +300,9 @@ void test_ted_pairwise(void)
         random_tree(&r, n, (enum shape)(k % SHAPE_COUNT), 5, par[k], lab[k]);
         t[k] = (ww_tree){n, par[k], lab[k]};
     }
-    for (int threads = 1; threads <= 2; threads++) {
+    const int thread_counts[3] = {1, 2, 8};
+    for (int tc = 0; tc < 3; tc++) {
+        const int threads = thread_counts[tc];
         ww_ctx *ctx = cpu_ctx(threads);
         if (!ctx)
             return;
@@ -690,8 +692,9 @@ void test_ted_threads_identical(void)
 }
 
 /* A matrix block with one long pair to compute (a 1 x 1 block, or the one pair of a self matrix of
- * two trees): that pair over the threads, with progress inside it (several calls before the end,
- * monotone) and cancel at the first report (WW_ERR_CANCELLED, then a later call still right). */
+ * two trees), or a few (two pairs on 8 threads): each pair over the threads, with progress inside
+ * it (several calls before the end, monotone) and cancel at the first report (WW_ERR_CANCELLED,
+ * then a later call still right). */
 void test_ted_pair_progress(void)
 {
     ww_rng r = {0x9e55};
@@ -701,7 +704,9 @@ void test_ted_pair_progress(void)
     random_tree(&r, N, SHAPE_RANDOM, 30, buf + 2 * N, buf + 3 * N);
     const ww_tree t[2] = {{N, buf, buf + N}, {N, buf + 2 * N, buf + 3 * N}};
     const ww_ted_params costs[2] = {{1, 1, 1}, {0.3, 0.3, 1.1}}; /* int32 tables, double tables */
-    for (int threads = 1; threads <= 2; threads++) {
+    const int thread_counts[3] = {1, 2, 8};
+    for (int tc = 0; tc < 3; tc++) {
+        const int threads = thread_counts[tc];
         ww_ctx *ctx = cpu_ctx(threads);
         if (!ctx)
             continue;
@@ -731,6 +736,20 @@ void test_ted_pair_progress(void)
             CHECK_STATUS(ww_ted_pairwise(ctx, t, 2, NULL, 0, &costs[c], out, &o), WW_OK);
             CHECK(out[0] == 0 && out[3] == 0 && out[1] == want && out[2] == want);
             CHECK(self.calls >= 3 && self.monotone && self.last_done == self.total);
+            /* two pairs: t0 against t1 and t0 */
+            cancel_log two = {0, 0, 0, 0, 1};
+            o.progress_user = &two;
+            out[0] = out[1] = -1;
+            CHECK_STATUS(ww_ted_pairwise(ctx, &t[0], 1, t, 2, &costs[c], out, &o), WW_OK);
+            CHECK(out[0] == 0 && out[1] == want);
+            CHECK(two.monotone && two.last_done == two.total);
+            CHECK(threads < 8 || two.calls >= 3); /* 8 threads: the pairs one after the other, inside */
+            if (threads == 8) {
+                cancel_log stop2 = {0, 2, 0, 0, 1};
+                o.progress_user = &stop2;
+                CHECK_STATUS(ww_ted_pairwise(ctx, &t[0], 1, t, 2, &costs[c], out, &o), WW_ERR_CANCELLED);
+                CHECK(stop2.calls == 2);
+            }
         }
         ww_ctx_destroy(ctx);
     }

@@ -540,25 +540,26 @@ static double empty_side(size_t n, double cost)
     return s;
 }
 
-/* Progress within one pair (a matrix call whose block holds one pair to compute): the tables'
- * cells done, scaled to the caller's unit for the pair (report_cells), at most every
+/* Progress within pairs computed one after the other over all threads (a matrix block with a
+ * few pairs to compute): the tables' cells done, scaled to the caller's unit for the pair
+ * (pair_cells), after the pairs before it (base), of the caller's total; at most every
  * TED_PROGRESS_CELLS cells and only from the calling thread; a nonzero answer stops the pair
  * between runs of tables (WW_ERR_CANCELLED). The caller reports the end itself. */
-#define TED_PROGRESS_CELLS ((uint64_t)1 << 21)
+#define TED_PROGRESS_CELLS ((uint64_t)1 << 20)
 
 typedef struct pair_progress {
     const ww_pairwise_options *o; /* NULL: no reports */
-    uint64_t report_cells;        /* the caller's total for this pair */
-    double all_cells;             /* the tables' cells */
+    uint64_t base, pair_cells, total;
+    double all_cells; /* the tables' cells */
 } pair_progress;
 
 /* Calls the user's callback with `done` of the tables' cells; nonzero: cancel. */
 static int report(const pair_progress *pp, uint64_t done)
 {
-    double scaled = (double)done / pp->all_cells * (double)pp->report_cells;
-    if (scaled > (double)(pp->report_cells - 1))
-        scaled = (double)(pp->report_cells - 1); /* the end is the caller's */
-    return pp->o->progress((uint64_t)scaled, pp->report_cells, pp->o->progress_user) != 0;
+    double scaled = (double)pp->base + (double)done / pp->all_cells * (double)pp->pair_cells;
+    if (scaled > (double)(pp->total - 1))
+        scaled = (double)(pp->total - 1); /* the end is the caller's */
+    return pp->o->progress((uint64_t)scaled, pp->total, pp->o->progress_user) != 0;
 }
 
 static ww_status tables_serial_progress(const ted_job *J, void *fd, const pair_progress *pp)
@@ -630,6 +631,23 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
         uint64_t reported = 0;
         for (int32_t depth = 0; depth < s.depths; depth++) {
             const long first = (long)s.depth_start[depth], last = (long)s.depth_start[depth + 1];
+            if (progress && tid == 0 && depth > 0) {
+                /* after the barrier of each depth, whatever runs this thread took */
+                uint64_t now;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+                now = done;
+                if (now - reported >= TED_PROGRESS_CELLS) {
+                    reported = now;
+                    if (report(pp, now)) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                        stop = 1;
+                    }
+                }
+            }
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
@@ -676,7 +694,7 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
 ww_status ww_cpu_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p, int threads,
                      double *out)
 {
-    pair_progress none = {NULL, 0, 0};
+    pair_progress none = {NULL, 0, 0, 0, 0};
     return pair_engine(ctx, a, b, p, threads, &none, out);
 }
 
@@ -839,26 +857,30 @@ ww_status ww_cpu_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww
                 total += pair_cells(x[i].count, job.y[j].count);
     if (threads < 1)
         threads = 1;
-    /* a block with one pair to compute (one long pair, most often): that pair over the threads,
-     * with progress and cancel inside it */
-    size_t computed = 0, only = 0;
-    for (size_t e = 0; e < entries && computed < 2; e++)
-        if (entry_computed(o, self, mirror, o->row_begin + e / width, o->col_begin + e % width)) {
-            computed++;
-            only = e;
+    /* a block with a few pairs to compute (one long pair, most often): one pair after the other,
+     * each over all the threads (a pair scales to about 4 threads on ordinary trees, so this pays
+     * up to threads / 4 pairs), with progress and cancel inside the pairs */
+    size_t computed = 0;
+    for (size_t e = 0; e < entries && (computed <= 1 || computed * 4 <= (size_t)threads); e++)
+        computed += entry_computed(o, self, mirror, o->row_begin + e / width, o->col_begin + e % width);
+    if (computed == 1 || computed * 4 <= (size_t)threads) {
+        pair_progress pp = {o, 0, 0, total, 0};
+        for (size_t e = 0; e < entries; e++) {
+            const size_t i = o->row_begin + e / width, j = o->col_begin + e % width;
+            if (!entry_computed(o, self, mirror, i, j))
+                continue;
+            pp.pair_cells = pair_cells(x[i].count, job.y[j].count);
+            double d;
+            const ww_status s = pair_engine(ctx, &x[i], &job.y[j], p, threads, &pp, &d);
+            if (s != WW_OK)
+                return s;
+            pp.base += pp.pair_cells;
+            const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
+            if (o->out_dtype == WW_F32)
+                ((float *)out)[at] = (float)d;
+            else
+                ((double *)out)[at] = d;
         }
-    if (computed == 1) {
-        const size_t i = o->row_begin + only / width, j = o->col_begin + only % width;
-        pair_progress pp = {o, pair_cells(x[i].count, job.y[j].count), 0};
-        double d;
-        const ww_status s = pair_engine(ctx, &x[i], &job.y[j], p, threads, &pp, &d);
-        if (s != WW_OK)
-            return s;
-        const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
-        if (o->out_dtype == WW_F32)
-            ((float *)out)[at] = (float)d;
-        else
-            ((double *)out)[at] = d;
     } else {
         const ww_status failure = ww_cpu_run_items(ctx, threads, entries, total, o, NULL, ted_matrix_item, &job);
         if (failure != WW_OK)
