@@ -13,6 +13,7 @@
 #include "work_queue.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,46 +139,65 @@ static void choose_exact(ted_job *J, size_t na, size_t nb)
     }
 }
 
+/* Cells y0 .. y1 - 1 of row x of the forest-distance table of the subtrees rooted at k1 and k2
+ * (leftmost leaves l1, l2; rows of w doubles), the rows above and the cells left of y0 done (y0 = 1:
+ * the row's first cell too). A table is its rows in order; a table shared by threads is blocks of
+ * rows and columns in the same order per row, so the same operations give the same values. */
+static WW_ALWAYS_INLINE void double_row_cells(const ted_job *J, int32_t l1, int32_t l2, size_t w, double *fd, size_t x,
+                                              size_t y0, size_t y1)
+{
+    const double del = J->del, ins = J->ins, ren = J->ren;
+    const int32_t *col_leftmost = J->B.leftmost + l2, *col_label = J->B.label + l2;
+    const int32_t i = l1 + (int32_t)x - 1, li = J->A.leftmost[i];
+    double *row = fd + x * w;
+    const double *up = row - w;
+    double *td_row = J->td + (size_t)i * (size_t)J->B.n + (size_t)l2; /* td_row[y - 1]: td[i][l2 + y - 1] */
+    double left;
+    if (y0 == 1) {
+        left = up[0] + del;
+        row[0] = left;
+    } else {
+        left = row[y0 - 1];
+    }
+    if (li == l1) {
+        /* i on the leftmost path: against the leftmost path of k2, both forests are trees */
+        const int32_t la = J->A.label[i];
+        for (size_t y = y0; y < y1; y++) {
+            const int32_t lj = col_leftmost[y - 1];
+            if (lj == l2) {
+                left = ww_ted_cell(up[y], left, up[y - 1] + ww_ted_relabel(la, col_label[y - 1], ren), del, ins);
+                td_row[y - 1] = left;
+            } else {
+                left = ww_ted_cell(up[y], left, fd[lj - l2] + td_row[y - 1], del, ins);
+            }
+            row[y] = left;
+        }
+    } else {
+        const double *sub = fd + (size_t)(li - l1) * w - l2; /* sub[lj]: fd[l(i) - l1][l(j) - l2] */
+        for (size_t y = y0; y < y1; y++) {
+            left = ww_ted_cell(up[y], left, sub[col_leftmost[y - 1]] + td_row[y - 1], del, ins);
+            row[y] = left;
+        }
+    }
+}
+
+static void double_first_row(double *fd, size_t cols, double ins)
+{
+    fd[0] = 0;
+    for (size_t y = 1; y <= cols; y++)
+        fd[y] = fd[y - 1] + ins;
+}
+
 /* The forest-distance table of the subtrees rooted at k1 and k2 (keyroots, or any nodes when the
  * mapping recomputes a table: the tree distances it writes are then the same values again). fd
  * holds (|T(k1)| + 1) x (|T(k2)| + 1) doubles. */
 static void forest_table(const ted_job *J, int32_t k1, int32_t k2, double *fd)
 {
     const int32_t l1 = J->A.leftmost[k1], l2 = J->B.leftmost[k2];
-    const size_t rows = (size_t)(k1 - l1) + 1, cols = (size_t)(k2 - l2) + 1, w = cols + 1;
-    const double del = J->del, ins = J->ins, ren = J->ren;
-    const int32_t *col_leftmost = J->B.leftmost + l2, *col_label = J->B.label + l2;
-    fd[0] = 0;
-    for (size_t y = 1; y <= cols; y++)
-        fd[y] = fd[y - 1] + ins;
-    for (size_t x = 1; x <= rows; x++) {
-        const int32_t i = l1 + (int32_t)x - 1, li = J->A.leftmost[i];
-        double *row = fd + x * w;
-        const double *up = row - w;
-        double *td_row = J->td + (size_t)i * (size_t)J->B.n + (size_t)l2; /* td_row[y - 1]: td[i][l2 + y - 1] */
-        double left = up[0] + del;
-        row[0] = left;
-        if (li == l1) {
-            /* i on the leftmost path: against the leftmost path of k2, both forests are trees */
-            const int32_t la = J->A.label[i];
-            for (size_t y = 1; y <= cols; y++) {
-                const int32_t lj = col_leftmost[y - 1];
-                if (lj == l2) {
-                    left = ww_ted_cell(up[y], left, up[y - 1] + ww_ted_relabel(la, col_label[y - 1], ren), del, ins);
-                    td_row[y - 1] = left;
-                } else {
-                    left = ww_ted_cell(up[y], left, fd[lj - l2] + td_row[y - 1], del, ins);
-                }
-                row[y] = left;
-            }
-        } else {
-            const double *sub = fd + (size_t)(li - l1) * w - l2; /* sub[lj]: fd[l(i) - l1][l(j) - l2] */
-            for (size_t y = 1; y <= cols; y++) {
-                left = ww_ted_cell(up[y], left, sub[col_leftmost[y - 1]] + td_row[y - 1], del, ins);
-                row[y] = left;
-            }
-        }
-    }
+    const size_t rows = (size_t)(k1 - l1) + 1, cols = (size_t)(k2 - l2) + 1;
+    double_first_row(fd, cols, J->ins);
+    for (size_t x = 1; x <= rows; x++)
+        double_row_cells(J, l1, l2, cols + 1, fd, x, 1, cols + 1);
 }
 
 /* Rows of at least this many columns go in two passes (candidates vectorised, then the running
@@ -185,36 +205,84 @@ static void forest_table(const ted_job *J, int32_t k1, int32_t k2, double *fd)
  * whose integer add and min cost less than the two passes' setup. */
 #define TED_SCAN_COLUMNS 48
 
-/* Row x of an exact table from its candidates (ww_ted_row_candidate): the running minimum, the
- * offsets y * ins added back. The only serial step of a row, one min per cell. */
-static inline void running_min_exact(int32_t *row, size_t cols, int32_t ins)
+static inline int32_t min_i32(int32_t x, int32_t y) { return x < y ? x : y; }
+
+/* forest_table's row cells in exact int32 (as double_row_cells). Long segments off the leftmost
+ * path: the candidates in one pass that the compiler vectorises (the prefix forests left of the
+ * subtrees gathered by leftmost leaf), then the running minimum; other rows: ww_ted_cell's chain
+ * in integers. */
+static WW_ALWAYS_INLINE void exact_row_cells(const struct table_view *V, int32_t l1, int32_t l2, size_t w, int32_t *fd,
+                                             size_t x, size_t y0, size_t y1)
 {
-    int32_t u = row[0], offset = 0;
-    for (size_t y = 1; y <= cols; y++) {
-        const int32_t v = row[y];
-        u = v < u ? v : u;
-        offset += ins;
-        row[y] = u + offset;
+    const int32_t del = V->del, ins = V->ins, ren = V->ren;
+    const int32_t *restrict col_leftmost = V->Y->leftmost + l2, *restrict col_label = V->Y->label + l2;
+    const int32_t i = l1 + (int32_t)x - 1, li = V->X->leftmost[i];
+    int32_t *restrict row = fd + x * w;
+    const int32_t *restrict up = row - w;
+    int32_t *restrict td_row = V->td + (size_t)i * (size_t)V->Y->n + (size_t)l2;
+    int32_t *td_column = V->td_t + (size_t)l2 * (size_t)V->X->n + (size_t)i; /* [(y - 1) * X.n]: td_t[j][i] */
+    int32_t left;
+    if (y0 == 1) {
+        left = up[0] + del;
+        row[0] = left;
+    } else {
+        left = row[y0 - 1];
+    }
+    if (li == l1) {
+        const int32_t la = V->X->label[i];
+        for (size_t y = y0; y < y1; y++) {
+            const int32_t lj = col_leftmost[y - 1];
+            if (lj == l2) {
+                const int32_t match = up[y - 1] + (la == col_label[y - 1] ? 0 : ren);
+                left = min_i32(min_i32(up[y] + del, match), left + ins);
+                td_row[y - 1] = left;
+                td_column[(y - 1) * (size_t)V->X->n] = left;
+            } else {
+                left = min_i32(min_i32(up[y] + del, fd[lj - l2] + td_row[y - 1]), left + ins);
+            }
+            row[y] = left;
+        }
+    } else if (y1 - y0 < TED_SCAN_COLUMNS) {
+        const int32_t *restrict sub = fd + (size_t)(li - l1) * w - l2;
+        for (size_t y = y0; y < y1; y++) {
+            left = min_i32(min_i32(up[y] + del, sub[col_leftmost[y - 1]] + td_row[y - 1]), left + ins);
+            row[y] = left;
+        }
+    } else {
+        const int32_t *restrict sub = fd + (size_t)(li - l1) * w - l2;
+        WW_LANES_INDEPENDENT
+        for (size_t y = y0; y < y1; y++)
+            row[y] = ww_ted_row_candidate(up[y], sub[col_leftmost[y - 1]] + td_row[y - 1], del, (int32_t)y * ins);
+        /* the running minimum of the candidates, from the cell left of y0 (its candidate form) */
+        int32_t u = left - (int32_t)(y0 - 1) * ins, offset = (int32_t)(y0 - 1) * ins;
+        for (size_t y = y0; y < y1; y++) {
+            const int32_t v = row[y];
+            u = v < u ? v : u;
+            offset += ins;
+            row[y] = u + offset;
+        }
     }
 }
 
-static inline int32_t min_i32(int32_t x, int32_t y) { return x < y ? x : y; }
+static void exact_first_row(int32_t *fd, size_t cols, int32_t ins)
+{
+    fd[0] = 0;
+    for (size_t y = 1; y <= cols; y++)
+        fd[y] = fd[y - 1] + ins;
+}
 
-/* forest_table in exact int32. Long rows off the leftmost path: the candidates in one pass that
- * the compiler vectorises (the prefix forests left of the subtrees gathered by leftmost leaf),
- * then the running minimum; other rows: ww_ted_cell's chain in integers. */
+/* forest_table in exact int32. */
 WW_MULTIVERSION
 static void forest_table_exact(const struct table_view *V, int32_t k1, int32_t k2, int32_t *fd)
 {
     const int32_t l1 = V->X->leftmost[k1], l2 = V->Y->leftmost[k2];
-    const size_t rows = (size_t)(k1 - l1) + 1, cols = (size_t)(k2 - l2) + 1, w = cols + 1;
-    const int32_t del = V->del, ins = V->ins, ren = V->ren;
-    const int32_t *restrict col_leftmost = V->Y->leftmost + l2, *restrict col_label = V->Y->label + l2;
+    const size_t rows = (size_t)(k1 - l1) + 1, cols = (size_t)(k2 - l2) + 1;
     if (rows == 1) {
         /* k1 a leaf (a third of the tables, most of them a few cells): the distance from a single
          * node to a tree T(j) is (|T(j)| - 1) ins plus the cheaper of del + ins and the
          * relabelling of k1 to the best node of T(j): 0 once T(j) = [l2, j] holds k1's label */
-        const int32_t la = V->X->label[k1], base = del + ins;
+        const int32_t *col_leftmost = V->Y->leftmost + l2, *col_label = V->Y->label + l2;
+        const int32_t la = V->X->label[k1], base = V->del + V->ins, ins = V->ins, ren = V->ren;
         size_t found = cols + 1; /* the first column with k1's label */
         for (size_t y = 1; y <= cols; y++)
             if (col_label[y - 1] == la) {
@@ -232,45 +300,9 @@ static void forest_table_exact(const struct table_view *V, int32_t k1, int32_t k
             }
         return;
     }
-    fd[0] = 0;
-    for (size_t y = 1; y <= cols; y++)
-        fd[y] = fd[y - 1] + ins;
-    for (size_t x = 1; x <= rows; x++) {
-        const int32_t i = l1 + (int32_t)x - 1, li = V->X->leftmost[i];
-        int32_t *restrict row = fd + x * w;
-        const int32_t *restrict up = row - w;
-        int32_t *restrict td_row = V->td + (size_t)i * (size_t)V->Y->n + (size_t)l2;
-        int32_t *td_column = V->td_t + (size_t)l2 * (size_t)V->X->n + (size_t)i; /* [(y - 1) * X.n]: td_t[j][i] */
-        int32_t left = up[0] + del;
-        row[0] = left;
-        if (li == l1) {
-            const int32_t la = V->X->label[i];
-            for (size_t y = 1; y <= cols; y++) {
-                const int32_t lj = col_leftmost[y - 1];
-                if (lj == l2) {
-                    const int32_t match = up[y - 1] + (la == col_label[y - 1] ? 0 : ren);
-                    left = min_i32(min_i32(up[y] + del, match), left + ins);
-                    td_row[y - 1] = left;
-                    td_column[(y - 1) * (size_t)V->X->n] = left;
-                } else {
-                    left = min_i32(min_i32(up[y] + del, fd[lj - l2] + td_row[y - 1]), left + ins);
-                }
-                row[y] = left;
-            }
-        } else if (cols < TED_SCAN_COLUMNS) {
-            const int32_t *restrict sub = fd + (size_t)(li - l1) * w - l2;
-            for (size_t y = 1; y <= cols; y++) {
-                left = min_i32(min_i32(up[y] + del, sub[col_leftmost[y - 1]] + td_row[y - 1]), left + ins);
-                row[y] = left;
-            }
-        } else {
-            const int32_t *restrict sub = fd + (size_t)(li - l1) * w - l2;
-            WW_LANES_INDEPENDENT
-            for (size_t y = 1; y <= cols; y++)
-                row[y] = ww_ted_row_candidate(up[y], sub[col_leftmost[y - 1]] + td_row[y - 1], del, (int32_t)y * ins);
-            running_min_exact(row, cols, ins);
-        }
-    }
+    exact_first_row(fd, cols, V->ins);
+    for (size_t x = 1; x <= rows; x++)
+        exact_row_cells(V, l1, l2, cols + 1, fd, x, 1, cols + 1);
 }
 
 static void one_table(const ted_job *J, int32_t k1, int32_t k2, void *fd)
@@ -347,7 +379,9 @@ typedef struct pair_schedule {
     int32_t *level_start_a, *level_start_b;
     int32_t levels_a, levels_b, depths;
     table_run *runs;
-    size_t *depth_start; /* runs of depth d: depth_start[d] .. depth_start[d + 1] */
+    size_t *depth_start;  /* runs of depth d: depth_start[d] .. depth_start[d + 1] */
+    size_t *shared_count; /* of which the first shared_count[d] are shared tables */
+    int32_t *row_done;    /* shared tables: the columns done per row, one cache line apart */
     void *memory;
 } pair_schedule;
 
@@ -392,10 +426,23 @@ static void schedule_free(pair_schedule *s)
     free(s->memory);
     free(s->runs);
     free(s->depth_start);
+    free(s->shared_count);
+    free(s->row_done);
 }
 
-/* Appends the runs of one depth, then orders them largest class first (a counting sort). */
-static ww_status schedule_build(const ted_job *J, pair_schedule *s)
+static double run_cells(const ted_job *J, const pair_schedule *s, const table_run *r)
+{
+    return (double)subtree_size(&J->A, s->keyroots_a[r->a]) * (s->prefix_b[r->b_end] - s->prefix_b[r->b_begin]);
+}
+
+/* Appends the runs of one depth, then orders them largest class first (a counting sort), and
+ * puts first the tables that all the threads compute together: single tables of at least
+ * TED_SHARED_CELLS cells that would hold up the depth (over 2 / threads of its cells; at the
+ * deepest depths one table, the roots', is most of the work). */
+#define TED_SHARED_CELLS 65536.0
+#define TED_ROW_DONE_STRIDE 16 /* int32: 64 bytes */
+
+static ww_status schedule_build(const ted_job *J, pair_schedule *s, int threads)
 {
     const int32_t ka = J->A.keyroot_count, kb = J->B.keyroot_count;
     s->levels_a = max_level(&J->A);
@@ -406,10 +453,12 @@ static ww_status schedule_build(const ted_job *J, pair_schedule *s)
                                                        (size_t)s->levels_b + 2) * sizeof(int32_t) +
                        ((size_t)kb + 1) * sizeof(double) + 16);
     s->depth_start = (size_t *)malloc(((size_t)s->depths + 1) * sizeof(size_t));
+    s->shared_count = (size_t *)calloc((size_t)s->depths + 1, sizeof(size_t));
+    s->row_done = (int32_t *)malloc(((size_t)J->A.n + (size_t)J->B.n + 2) * TED_ROW_DONE_STRIDE * sizeof(int32_t));
     size_t capacity = 1024, count = 0;
     s->runs = (table_run *)malloc(capacity * sizeof(table_run));
     table_run *order = NULL;
-    if (!s->memory || !s->depth_start || !s->runs)
+    if (!s->memory || !s->depth_start || !s->runs || !s->shared_count || !s->row_done)
         goto no_memory;
     keyroot_entry *tmp = (keyroot_entry *)s->memory;
     s->prefix_b = (double *)(tmp + most);
@@ -474,6 +523,20 @@ static ww_status schedule_build(const ted_job *J, pair_schedule *s)
                 order[at[s->runs[r].size_class]++] = s->runs[r];
             memcpy(s->runs + first, order, n * sizeof(table_run));
         }
+        double depth_cells = 0;
+        for (size_t r = first; r < count; r++)
+            depth_cells += run_cells(J, s, &s->runs[r]);
+        size_t shared = 0;
+        for (size_t r = first; r < count && threads > 1; r++) {
+            const double cells = run_cells(J, s, &s->runs[r]);
+            if (s->runs[r].b_end - s->runs[r].b_begin == 1 && cells >= TED_SHARED_CELLS &&
+                cells * threads > 2 * depth_cells) {
+                const table_run keep = s->runs[r];
+                memmove(s->runs + first + shared + 1, s->runs + first + shared, (r - first - shared) * sizeof(table_run));
+                s->runs[first + shared++] = keep;
+            }
+        }
+        s->shared_count[d] = shared;
     }
     s->depth_start[s->depths] = count;
     free(order);
@@ -484,6 +547,8 @@ no_memory:
     s->memory = NULL;
     s->runs = NULL;
     s->depth_start = NULL;
+    s->shared_count = NULL;
+    s->row_done = NULL;
     return WW_ERR_MEMORY;
 }
 
@@ -492,6 +557,67 @@ static void run_tables(const ted_job *J, const pair_schedule *s, const table_run
     const int32_t k1 = s->keyroots_a[r->a];
     for (int32_t b = r->b_begin; b < r->b_end; b++)
         one_table(J, k1, s->keyroots_b[b], fd);
+}
+
+/* One table computed by all the threads of the team together (called by each, between barriers):
+ * thread t takes rows t + 1, t + 1 + threads, ..., each in blocks of TED_SHARED_BLOCK columns, a
+ * block once the row above has passed it. The rows above are then all past it (each waited for
+ * its own row above), so every cell reads finished cells: the values of one thread's table. fd:
+ * one buffer for all (thread 0's). */
+#define TED_SHARED_BLOCK 256
+
+static int32_t wait_for_row(const int32_t *done, int32_t columns)
+{
+    int32_t now;
+    for (int spins = 0; (now = __atomic_load_n(done, __ATOMIC_ACQUIRE)) < columns; spins++)
+        if (spins > 100) /* the other thread may be waiting for a core */
+            sched_yield();
+    return now;
+}
+
+WW_MULTIVERSION
+static void shared_table(const ted_job *J, const pair_schedule *s, const table_run *r, void *fd, int tid, int threads)
+{
+    int32_t k1 = s->keyroots_a[r->a], k2 = s->keyroots_b[r->b_begin];
+    const struct table_view *V = NULL;
+    if (J->exact) {
+        const int transposed = k1 - J->A.leftmost[k1] > k2 - J->B.leftmost[k2];
+        V = &J->view[transposed];
+        if (transposed) {
+            const int32_t k = k1;
+            k1 = k2;
+            k2 = k;
+        }
+    }
+    const ww_ted_prepared *X = J->exact ? V->X : &J->A, *Y = J->exact ? V->Y : &J->B;
+    const int32_t l1 = X->leftmost[k1], l2 = Y->leftmost[k2];
+    const size_t rows = (size_t)(k1 - l1) + 1, cols = (size_t)(k2 - l2) + 1;
+    int32_t *row_done = s->row_done;
+    for (size_t x = 1 + (size_t)tid; x <= rows; x += (size_t)threads)
+        __atomic_store_n(&row_done[x * TED_ROW_DONE_STRIDE], 0, __ATOMIC_RELAXED);
+    if (tid == 0) {
+        if (J->exact)
+            exact_first_row((int32_t *)fd, cols, V->ins);
+        else
+            double_first_row((double *)fd, cols, J->ins);
+        __atomic_store_n(&row_done[0], (int32_t)cols + 1, __ATOMIC_RELEASE);
+    }
+#ifdef _OPENMP
+#pragma omp barrier
+#endif
+    for (size_t x = 1 + (size_t)tid; x <= rows; x += (size_t)threads) {
+        int32_t above = 0;
+        for (size_t y0 = 1; y0 <= cols; y0 += TED_SHARED_BLOCK) {
+            const size_t y1 = y0 + TED_SHARED_BLOCK < cols + 1 ? y0 + TED_SHARED_BLOCK : cols + 1;
+            if (above < (int32_t)y1)
+                above = wait_for_row(&row_done[(x - 1) * TED_ROW_DONE_STRIDE], (int32_t)y1);
+            if (J->exact)
+                exact_row_cells(V, l1, l2, cols + 1, (int32_t *)fd, x, y0, y1);
+            else
+                double_row_cells(J, l1, l2, cols + 1, (double *)fd, x, y0, y1);
+            __atomic_store_n(&row_done[x * TED_ROW_DONE_STRIDE], (int32_t)y1, __ATOMIC_RELEASE);
+        }
+    }
 }
 
 /* ---------------------------------------------------------------- one pair */
@@ -615,7 +741,7 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
         return WW_OK;
     }
     pair_schedule s;
-    if ((st = schedule_build(&J, &s)) != WW_OK)
+    if ((st = schedule_build(&J, &s, threads)) != WW_OK)
         return st;
     uint64_t done = 0;
     int stop = 0;
@@ -648,10 +774,22 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
                     }
                 }
             }
+            for (size_t q = 0; q < s.shared_count[depth]; q++) {
+                shared_table(&J, &s, &s.runs[first + (long)q], ctx->cpu[0].work.ptr, tid, threads);
+                if (progress && tid == 0) {
+#ifdef _OPENMP
+#pragma omp atomic update
+#endif
+                    done += (uint64_t)run_cells(&J, &s, &s.runs[first + (long)q]);
+                }
+#ifdef _OPENMP
+#pragma omp barrier
+#endif
+            }
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-            for (long r = first; r < last; r++) {
+            for (long r = first + (long)s.shared_count[depth]; r < last; r++) {
                 if (!progress) {
                     run_tables(&J, &s, &s.runs[r], fd);
                     continue;
