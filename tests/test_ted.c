@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 /* ------------------------------------------------------------------ random trees */
 
 enum shape { SHAPE_RANDOM, SHAPE_PATH, SHAPE_STAR, SHAPE_BUSHY, SHAPE_COUNT };
@@ -679,6 +683,22 @@ void test_ted_threads_identical(void)
         for (int k = 0; k < 4; k++)
             CHECK_STATUS(ww_ted(ctx[k], &a, &b, p, &d[k]), WW_OK);
         CHECK(d[0] == d[1] && d[0] == d[2] && d[0] == d[3]);
+        /* called from the caller's own parallel region with nesting off: the library's region has
+         * one thread, whatever the context asked for */
+        double nested = -6;
+        ww_ctx *fresh = cpu_ctx(8); /* no tables left from the calls above */
+#ifdef _OPENMP
+        const int levels = omp_get_max_active_levels();
+        omp_set_max_active_levels(1);
+#pragma omp parallel num_threads(2)
+#pragma omp single
+#endif
+        CHECK_STATUS(ww_ted(fresh, &a, &b, p, &nested), WW_OK);
+        ww_ctx_destroy(fresh);
+#ifdef _OPENMP
+        omp_set_max_active_levels(levels);
+#endif
+        CHECK(nested == d[0]);
         if (trial < 2) { /* the mapping on the double tables: the same distance */
             size_t count = 0;
             CHECK_STATUS(ww_ted_mapping(ctx[0], &a, &b, p, edits, &count, &mapped), WW_OK);

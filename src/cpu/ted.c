@@ -4,9 +4,13 @@
  * leftmost paths. The work is the product of the trees' keyroot subtree sums; the engine takes the
  * cheaper of the left decomposition and the right one (both trees mirrored, same distance).
  *
+ * Tables are int32 when the costs allow exact integers (unit costs, and any costs that are
+ * integers after a power-of-two scale), else double; both give the same values.
+ *
  * One pair: the keyroot pairs by dependency depth (level of k1 + level of k2; pairs of one depth
- * write disjoint entries of td and read only shallower ones) over the threads. Many pairs: one pair
- * per thread. */
+ * write disjoint entries of td and read only shallower ones) over the threads, the largest tables
+ * of a depth first, the few that would hold a depth up computed by all threads together. Many
+ * pairs: one pair per thread; a block of a few pairs: one after the other, each over all threads. */
 #include "../common/ted_internal.h"
 #include "../measures/ted.h"
 #include "cpu_common.h"
@@ -566,6 +570,8 @@ static void run_tables(const ted_job *J, const pair_schedule *s, const table_run
  * one buffer for all (thread 0's). */
 #define TED_SHARED_BLOCK 256
 
+/* No thread leaves a shared table early (a cancel waits for its end): the others would wait for
+ * its rows forever. */
 static int32_t wait_for_row(const int32_t *done, int32_t columns)
 {
     int32_t now;
@@ -724,6 +730,9 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
     prepare_pair(&J, a, b, p, (int32_t *)ctx->cpu[0].b.ptr);
     if (threads < 1 || J.A.cost * J.B.cost < TED_PARALLEL_CELLS)
         threads = 1;
+#ifndef _OPENMP
+    threads = 1;
+#endif
     if ((st = ww_buffer_reserve(&ctx->shared, na * nb * sizeof(double))) != WW_OK)
         return st;
     set_tree_distances(&J, ctx->shared.ptr);
@@ -749,9 +758,10 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
 #pragma omp parallel num_threads(threads)
 #endif
     {
-        int tid = 0;
+        int tid = 0, team = 1;
 #ifdef _OPENMP
         tid = omp_get_thread_num();
+        team = omp_get_num_threads(); /* fewer than asked when nested or limited */
 #endif
         void *fd = ctx->cpu[tid].work.ptr;
         uint64_t reported = 0;
@@ -775,7 +785,7 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
                 }
             }
             for (size_t q = 0; q < s.shared_count[depth]; q++) {
-                shared_table(&J, &s, &s.runs[first + (long)q], ctx->cpu[0].work.ptr, tid, threads);
+                shared_table(&J, &s, &s.runs[first + (long)q], ctx->cpu[0].work.ptr, tid, team);
                 if (progress && tid == 0) {
 #ifdef _OPENMP
 #pragma omp atomic update
