@@ -464,9 +464,9 @@ static ww_status schedule_build(const ted_job *J, pair_schedule *s, int threads)
     table_run *order = NULL;
     if (!s->memory || !s->depth_start || !s->runs || !s->shared_count || !s->row_done)
         goto no_memory;
-    keyroot_entry *tmp = (keyroot_entry *)s->memory;
-    s->prefix_b = (double *)(tmp + most);
-    s->keyroots_a = (int32_t *)(s->prefix_b + kb + 1);
+    s->prefix_b = (double *)s->memory; /* the doubles first: aligned */
+    keyroot_entry *tmp = (keyroot_entry *)(s->prefix_b + kb + 1);
+    s->keyroots_a = (int32_t *)(tmp + most);
     s->keyroots_b = s->keyroots_a + ka;
     s->level_start_a = s->keyroots_b + kb;
     s->level_start_b = s->level_start_a + s->levels_a + 1;
