@@ -215,16 +215,44 @@ static inline int32_t min_i32(int32_t x, int32_t y) { return x < y ? x : y; }
  * path: the candidates in one pass that the compiler vectorises (the prefix forests left of the
  * subtrees gathered by leftmost leaf), then the running minimum; other rows: ww_ted_cell's chain
  * in integers. */
-static WW_ALWAYS_INLINE void exact_row_cells(const struct table_view *V, int32_t l1, int32_t l2, size_t w, int32_t *fd,
-                                             size_t x, size_t y0, size_t y1)
+typedef struct exact_table {
+    const int32_t *x_leftmost, *x_label, *col_leftmost, *col_label; /* col_*: from column 1 */
+    int32_t *td, *td_t;
+    size_t x_n, y_n, w;
+    int32_t l1, l2, del, ins, ren;
+} exact_table;
+
+/* A table's constants, read once per table, not once per row. */
+static WW_ALWAYS_INLINE exact_table exact_table_of(const struct table_view *V, int32_t k1, int32_t k2)
 {
-    const int32_t del = V->del, ins = V->ins, ren = V->ren;
-    const int32_t *restrict col_leftmost = V->Y->leftmost + l2, *restrict col_label = V->Y->label + l2;
-    const int32_t i = l1 + (int32_t)x - 1, li = V->X->leftmost[i];
+    exact_table T;
+    T.l1 = V->X->leftmost[k1];
+    T.l2 = V->Y->leftmost[k2];
+    T.x_leftmost = V->X->leftmost;
+    T.x_label = V->X->label;
+    T.col_leftmost = V->Y->leftmost + T.l2;
+    T.col_label = V->Y->label + T.l2;
+    T.td = V->td;
+    T.td_t = V->td_t;
+    T.x_n = (size_t)V->X->n;
+    T.y_n = (size_t)V->Y->n;
+    T.w = (size_t)(k2 - T.l2) + 2;
+    T.del = V->del;
+    T.ins = V->ins;
+    T.ren = V->ren;
+    return T;
+}
+
+static WW_ALWAYS_INLINE void exact_row_cells(const exact_table *T, int32_t *fd, size_t x, size_t y0, size_t y1)
+{
+    const int32_t del = T->del, ins = T->ins, ren = T->ren, l1 = T->l1, l2 = T->l2;
+    const size_t w = T->w, x_n = T->x_n;
+    const int32_t *restrict col_leftmost = T->col_leftmost, *restrict col_label = T->col_label;
+    const int32_t i = l1 + (int32_t)x - 1, li = T->x_leftmost[i];
     int32_t *restrict row = fd + x * w;
     const int32_t *restrict up = row - w;
-    int32_t *restrict td_row = V->td + (size_t)i * (size_t)V->Y->n + (size_t)l2;
-    int32_t *td_column = V->td_t + (size_t)l2 * (size_t)V->X->n + (size_t)i; /* [(y - 1) * X.n]: td_t[j][i] */
+    int32_t *restrict td_row = T->td + (size_t)i * T->y_n + (size_t)l2;
+    int32_t *td_column = T->td_t + (size_t)l2 * x_n + (size_t)i; /* [(y - 1) * X.n]: td_t[j][i] */
     int32_t left;
     if (y0 == 1) {
         left = up[0] + del;
@@ -233,14 +261,14 @@ static WW_ALWAYS_INLINE void exact_row_cells(const struct table_view *V, int32_t
         left = row[y0 - 1];
     }
     if (li == l1) {
-        const int32_t la = V->X->label[i];
+        const int32_t la = T->x_label[i];
         for (size_t y = y0; y < y1; y++) {
             const int32_t lj = col_leftmost[y - 1];
             if (lj == l2) {
                 const int32_t match = up[y - 1] + (la == col_label[y - 1] ? 0 : ren);
                 left = min_i32(min_i32(up[y] + del, match), left + ins);
                 td_row[y - 1] = left;
-                td_column[(y - 1) * (size_t)V->X->n] = left;
+                td_column[(y - 1) * x_n] = left;
             } else {
                 left = min_i32(min_i32(up[y] + del, fd[lj - l2] + td_row[y - 1]), left + ins);
             }
@@ -304,9 +332,10 @@ static void forest_table_exact(const struct table_view *V, int32_t k1, int32_t k
             }
         return;
     }
+    const exact_table T = exact_table_of(V, k1, k2);
     exact_first_row(fd, cols, V->ins);
     for (size_t x = 1; x <= rows; x++)
-        exact_row_cells(V, l1, l2, cols + 1, fd, x, 1, cols + 1);
+        exact_row_cells(&T, fd, x, 1, cols + 1);
 }
 
 static void one_table(const ted_job *J, int32_t k1, int32_t k2, void *fd)
@@ -599,6 +628,9 @@ static void shared_table(const ted_job *J, const pair_schedule *s, const table_r
     const int32_t l1 = X->leftmost[k1], l2 = Y->leftmost[k2];
     const size_t rows = (size_t)(k1 - l1) + 1, cols = (size_t)(k2 - l2) + 1;
     int32_t *row_done = s->row_done;
+    exact_table T;
+    if (J->exact)
+        T = exact_table_of(V, k1, k2);
     for (size_t x = 1 + (size_t)tid; x <= rows; x += (size_t)threads)
         __atomic_store_n(&row_done[x * TED_ROW_DONE_STRIDE], 0, __ATOMIC_RELAXED);
     if (tid == 0) {
@@ -618,7 +650,7 @@ static void shared_table(const ted_job *J, const pair_schedule *s, const table_r
             if (above < (int32_t)y1)
                 above = wait_for_row(&row_done[(x - 1) * TED_ROW_DONE_STRIDE], (int32_t)y1);
             if (J->exact)
-                exact_row_cells(V, l1, l2, cols + 1, (int32_t *)fd, x, y0, y1);
+                exact_row_cells(&T, (int32_t *)fd, x, y0, y1);
             else
                 double_row_cells(J, l1, l2, cols + 1, (double *)fd, x, y0, y1);
             __atomic_store_n(&row_done[x * TED_ROW_DONE_STRIDE], (int32_t)y1, __ATOMIC_RELEASE);
