@@ -414,7 +414,7 @@ typedef struct pair_schedule {
     table_run *runs;
     size_t *depth_start;  /* runs of depth d: depth_start[d] .. depth_start[d + 1] */
     size_t *shared_count; /* of which the first shared_count[d] are shared tables */
-    int32_t *row_done;    /* shared tables: the columns done per row, one cache line apart */
+    int32_t *row_done;    /* shared tables: the blocks done per band (thread), a cache line apart */
     void *memory;
 } pair_schedule;
 
@@ -487,7 +487,7 @@ static ww_status schedule_build(const ted_job *J, pair_schedule *s, int threads)
                        ((size_t)kb + 1) * sizeof(double) + 16);
     s->depth_start = (size_t *)malloc(((size_t)s->depths + 1) * sizeof(size_t));
     s->shared_count = (size_t *)calloc((size_t)s->depths + 1, sizeof(size_t));
-    s->row_done = (int32_t *)malloc(((size_t)J->A.n + (size_t)J->B.n + 2) * TED_ROW_DONE_STRIDE * sizeof(int32_t));
+    s->row_done = (int32_t *)malloc(((size_t)threads + 1) * TED_ROW_DONE_STRIDE * sizeof(int32_t));
     size_t capacity = 1024, count = 0;
     s->runs = (table_run *)malloc(capacity * sizeof(table_run));
     table_run *order = NULL;
@@ -593,21 +593,20 @@ static void run_tables(const ted_job *J, const pair_schedule *s, const table_run
 }
 
 /* One table computed by all the threads of the team together (called by each, between barriers):
- * thread t takes rows t + 1, t + 1 + threads, ..., each in blocks of TED_SHARED_BLOCK columns, a
- * block once the row above has passed it. The rows above are then all past it (each waited for
- * its own row above), so every cell reads finished cells: the values of one thread's table. fd:
- * one buffer for all (thread 0's). */
-#define TED_SHARED_BLOCK 256
+ * thread t takes a band of consecutive rows and sweeps it block of columns by block, each block
+ * once the band above has finished it. Every row a cell reads (the row above, the rows of its left
+ * forest) is then done up to that cell's column: the same values as one thread's table. The
+ * critical path is threads + blocks - 1 band-blocks, so about 3 blocks per thread (of at least
+ * TED_SHARED_MIN_COLUMNS columns) keep the threads busy. fd: one buffer for all (thread 0's). */
+#define TED_SHARED_MIN_COLUMNS 32
 
-/* No thread leaves a shared table early (a cancel waits for its end): the others would wait for
- * its rows forever. */
-static int32_t wait_for_row(const int32_t *done, int32_t columns)
+/* No thread leaves a shared table early (a cancel waits for its end): the threads of the bands
+ * below would wait for its blocks forever. */
+static void wait_for_blocks(const int32_t *done, int32_t blocks)
 {
-    int32_t now;
-    for (int spins = 0; (now = __atomic_load_n(done, __ATOMIC_ACQUIRE)) < columns; spins++)
+    for (int spins = 0; __atomic_load_n(done, __ATOMIC_ACQUIRE) < blocks; spins++)
         if (spins > 100) /* the other thread may be waiting for a core */
             sched_yield();
-    return now;
 }
 
 WW_MULTIVERSION
@@ -627,34 +626,39 @@ static void shared_table(const ted_job *J, const pair_schedule *s, const table_r
     const ww_ted_prepared *X = J->exact ? V->X : &J->A, *Y = J->exact ? V->Y : &J->B;
     const int32_t l1 = X->leftmost[k1], l2 = Y->leftmost[k2];
     const size_t rows = (size_t)(k1 - l1) + 1, cols = (size_t)(k2 - l2) + 1;
-    int32_t *row_done = s->row_done;
+    const size_t band = (rows + (size_t)threads - 1) / (size_t)threads, r0 = 1 + (size_t)tid * band;
+    const size_t r1 = r0 + band < rows + 1 ? r0 + band : rows + 1;
+    size_t width = cols / (3 * (size_t)threads);
+    if (width < TED_SHARED_MIN_COLUMNS)
+        width = TED_SHARED_MIN_COLUMNS;
+    const size_t blocks = (cols + width - 1) / width;
+    int32_t *done = s->row_done + (size_t)tid * TED_ROW_DONE_STRIDE; /* blocks done by this band */
     exact_table T;
     if (J->exact)
         T = exact_table_of(V, k1, k2);
-    for (size_t x = 1 + (size_t)tid; x <= rows; x += (size_t)threads)
-        __atomic_store_n(&row_done[x * TED_ROW_DONE_STRIDE], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(done, 0, __ATOMIC_RELAXED);
     if (tid == 0) {
         if (J->exact)
             exact_first_row((int32_t *)fd, cols, V->ins);
         else
             double_first_row((double *)fd, cols, J->ins);
-        __atomic_store_n(&row_done[0], (int32_t)cols + 1, __ATOMIC_RELEASE);
     }
 #ifdef _OPENMP
 #pragma omp barrier
 #endif
-    for (size_t x = 1 + (size_t)tid; x <= rows; x += (size_t)threads) {
-        int32_t above = 0;
-        for (size_t y0 = 1; y0 <= cols; y0 += TED_SHARED_BLOCK) {
-            const size_t y1 = y0 + TED_SHARED_BLOCK < cols + 1 ? y0 + TED_SHARED_BLOCK : cols + 1;
-            if (above < (int32_t)y1)
-                above = wait_for_row(&row_done[(x - 1) * TED_ROW_DONE_STRIDE], (int32_t)y1);
+    if (r0 >= r1) /* no rows here, nor in the bands below */
+        return;
+    for (size_t b = 0; b < blocks; b++) {
+        const size_t y0 = 1 + b * width, y1 = y0 + width < cols + 1 ? y0 + width : cols + 1;
+        if (tid > 0)
+            wait_for_blocks(done - TED_ROW_DONE_STRIDE, (int32_t)b + 1);
+        for (size_t x = r0; x < r1; x++) {
             if (J->exact)
                 exact_row_cells(&T, (int32_t *)fd, x, y0, y1);
             else
                 double_row_cells(J, l1, l2, cols + 1, (double *)fd, x, y0, y1);
-            __atomic_store_n(&row_done[x * TED_ROW_DONE_STRIDE], (int32_t)y1, __ATOMIC_RELEASE);
         }
+        __atomic_store_n(done, (int32_t)b + 1, __ATOMIC_RELEASE);
     }
 }
 
