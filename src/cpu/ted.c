@@ -415,6 +415,8 @@ typedef struct pair_schedule {
     size_t *depth_start;  /* runs of depth d: depth_start[d] .. depth_start[d + 1] */
     size_t *shared_count; /* of which the first shared_count[d] are shared tables */
     int32_t *row_done;    /* shared tables: the blocks done per band (thread), a cache line apart */
+    size_t *claimed;      /* per depth: runs taken so far, a cache line apart */
+    int32_t *barrier;     /* threads arrived, then the barrier's sense, a cache line apart */
     void *memory;
 } pair_schedule;
 
@@ -487,12 +489,16 @@ static ww_status schedule_build(const ted_job *J, pair_schedule *s, int threads)
                        ((size_t)kb + 1) * sizeof(double) + 16);
     s->depth_start = (size_t *)malloc(((size_t)s->depths + 1) * sizeof(size_t));
     s->shared_count = (size_t *)calloc((size_t)s->depths + 1, sizeof(size_t));
-    s->row_done = (int32_t *)malloc(((size_t)threads + 1) * TED_ROW_DONE_STRIDE * sizeof(int32_t));
+    /* row_done: threads + 1 counters, then the barrier's two; claimed: one per depth */
+    s->row_done = (int32_t *)calloc(((size_t)threads + 3) * TED_ROW_DONE_STRIDE + ((size_t)s->depths + 1) * 8 * 2,
+                                    sizeof(int32_t));
     size_t capacity = 1024, count = 0;
     s->runs = (table_run *)malloc(capacity * sizeof(table_run));
     table_run *order = NULL;
     if (!s->memory || !s->depth_start || !s->runs || !s->shared_count || !s->row_done)
         goto no_memory;
+    s->barrier = s->row_done + ((size_t)threads + 1) * TED_ROW_DONE_STRIDE;
+    s->claimed = (size_t *)(s->barrier + 2 * TED_ROW_DONE_STRIDE); /* 8 size_t: 64 bytes per depth */
     s->prefix_b = (double *)s->memory; /* the doubles first: aligned */
     keyroot_entry *tmp = (keyroot_entry *)(s->prefix_b + kb + 1);
     s->keyroots_a = (int32_t *)(tmp + most);
@@ -600,17 +606,38 @@ static void run_tables(const ted_job *J, const pair_schedule *s, const table_run
  * TED_SHARED_MIN_COLUMNS columns) keep the threads busy. fd: one buffer for all (thread 0's). */
 #define TED_SHARED_MIN_COLUMNS 32
 
-/* No thread leaves a shared table early (a cancel waits for its end): the threads of the bands
- * below would wait for its blocks forever. */
-static void wait_for_blocks(const int32_t *done, int32_t blocks)
+/* Waits for *value >= at_least: spinning, then yielding the core, since the thread being waited
+ * for may be waiting for one (a machine busier than its cores): sleeping in the kernel, as OpenMP's
+ * barriers do after a while, costs a scheduler tick per wait there, about 4 ms. */
+static void wait_until(const int32_t *value, int32_t at_least)
 {
-    for (int spins = 0; __atomic_load_n(done, __ATOMIC_ACQUIRE) < blocks; spins++)
-        if (spins > 100) /* the other thread may be waiting for a core */
+    for (int spins = 0; __atomic_load_n(value, __ATOMIC_ACQUIRE) < at_least; spins++)
+        if (spins > 100)
             sched_yield();
 }
 
+/* A barrier of the team on a counter and a sense (the schedule's): the last thread to arrive
+ * resets the counter and flips the sense; the others wait for the flip. sense: the thread's own. */
+static void team_barrier(int32_t *barrier, int team, int32_t *sense)
+{
+    int32_t *arrived = barrier, *flag = barrier + TED_ROW_DONE_STRIDE;
+    const int32_t mine = *sense + 1; /* senses count up: a wait for >= mine */
+    *sense = mine;
+    if (__atomic_add_fetch(arrived, 1, __ATOMIC_ACQ_REL) == team) {
+        __atomic_store_n(arrived, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(flag, mine, __ATOMIC_RELEASE);
+    } else {
+        wait_until(flag, mine);
+    }
+}
+
+/* No thread leaves a shared table early (a cancel waits for its end): the threads of the bands
+ * below would wait for its blocks forever. */
+static void wait_for_blocks(const int32_t *done, int32_t blocks) { wait_until(done, blocks); }
+
 WW_MULTIVERSION
-static void shared_table(const ted_job *J, const pair_schedule *s, const table_run *r, void *fd, int tid, int threads)
+static void shared_table(const ted_job *J, const pair_schedule *s, const table_run *r, void *fd, int tid, int threads,
+                         int32_t *sense)
 {
     int32_t k1 = s->keyroots_a[r->a], k2 = s->keyroots_b[r->b_begin];
     const struct table_view *V = NULL;
@@ -643,9 +670,7 @@ static void shared_table(const ted_job *J, const pair_schedule *s, const table_r
         else
             double_first_row((double *)fd, cols, J->ins);
     }
-#ifdef _OPENMP
-#pragma omp barrier
-#endif
+    team_barrier(s->barrier, threads, sense);
     if (r0 >= r1) /* no rows here, nor in the bands below */
         return;
     for (size_t b = 0; b < blocks; b++) {
@@ -801,6 +826,7 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
 #endif
         void *fd = ctx->cpu[tid].work.ptr;
         uint64_t reported = 0;
+        int32_t sense = 0; /* barriers passed */
         for (int32_t depth = 0; depth < s.depths; depth++) {
             const long first = (long)s.depth_start[depth], last = (long)s.depth_start[depth + 1];
             if (progress && tid == 0 && depth > 0) {
@@ -821,23 +847,21 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
                 }
             }
             for (size_t q = 0; q < s.shared_count[depth]; q++) {
-                shared_table(&J, &s, &s.runs[first + (long)q], ctx->cpu[0].work.ptr, tid, team);
+                shared_table(&J, &s, &s.runs[first + (long)q], ctx->cpu[0].work.ptr, tid, team, &sense);
                 if (progress && tid == 0) {
 #ifdef _OPENMP
 #pragma omp atomic update
 #endif
                     done += (uint64_t)run_cells(&J, &s, &s.runs[first + (long)q]);
                 }
-#ifdef _OPENMP
-#pragma omp barrier
-#endif
+                team_barrier(s.barrier, team, &sense);
             }
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-            for (long r = first + (long)s.shared_count[depth]; r < last; r++) {
+            /* the other runs, taken one at a time from the depth's counter */
+            const size_t runs = (size_t)(last - first) - s.shared_count[depth];
+            const table_run *depth_runs = s.runs + first + (long)s.shared_count[depth];
+            for (size_t q; (q = __atomic_fetch_add(&s.claimed[8 * (size_t)depth], 1, __ATOMIC_RELAXED)) < runs;) {
                 if (!progress) {
-                    run_tables(&J, &s, &s.runs[r], fd);
+                    run_tables(&J, &s, &depth_runs[q], fd);
                     continue;
                 }
                 int stopped;
@@ -847,15 +871,12 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
                 stopped = stop;
                 if (stopped)
                     continue;
-                run_tables(&J, &s, &s.runs[r], fd);
-                const table_run *run = &s.runs[r];
-                const uint64_t cells = (uint64_t)subtree_size(&J.A, s.keyroots_a[run->a]) *
-                                       (uint64_t)(s.prefix_b[run->b_end] - s.prefix_b[run->b_begin]);
+                run_tables(&J, &s, &depth_runs[q], fd);
                 uint64_t now;
 #ifdef _OPENMP
 #pragma omp atomic capture
 #endif
-                now = done += cells;
+                now = done += (uint64_t)run_cells(&J, &s, &depth_runs[q]);
                 if (tid == 0 && now - reported >= TED_PROGRESS_CELLS) {
                     reported = now;
                     if (report(pp, now)) {
@@ -866,6 +887,7 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
                     }
                 }
             }
+            team_barrier(s.barrier, team, &sense); /* the depth's tree distances are all written */
         }
     }
     schedule_free(&s);
