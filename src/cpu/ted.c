@@ -387,20 +387,6 @@ static void tables_serial(const ted_job *J, void *fd)
  * big tables of a depth (at the deep ones, a few tables are most of the work) start at once. */
 #define TED_RUN_CELLS 4096.0
 
-typedef struct keyroot_entry {
-    int32_t level, size, k;
-} keyroot_entry;
-
-static int compare_keyroot_entries(const void *x, const void *y)
-{
-    const keyroot_entry *e = (const keyroot_entry *)x, *f = (const keyroot_entry *)y;
-    if (e->level != f->level)
-        return e->level < f->level ? -1 : 1;
-    if (e->size != f->size)
-        return e->size > f->size ? -1 : 1;
-    return (e->k > f->k) - (e->k < f->k);
-}
-
 typedef struct table_run {
     int32_t a, b_begin, b_end; /* indexes into the sorted keyroots of A and B */
     int32_t size_class;        /* floor(log2(cells)) */
@@ -431,29 +417,41 @@ static int32_t max_level(const ww_ted_prepared *t)
 
 static int32_t subtree_size(const ww_ted_prepared *t, int32_t k) { return k - t->leftmost[k] + 1; }
 
-/* Sorts the keyroots of t by level, then size (descending); level_start[l] .. level_start[l + 1]. */
-static void sort_keyroots(const ww_ted_prepared *t, keyroot_entry *tmp, int32_t *sorted, int32_t *level_start,
-                          int32_t levels)
+/* Sorts the keyroots of t by level, then size (descending); level_start[l] .. level_start[l + 1].
+ * Two counting sorts (by size, then stably by level): tmp holds t->n + 2 + keyroot_count ints. */
+static void sort_keyroots(const ww_ted_prepared *t, int32_t *tmp, int32_t *sorted, int32_t *level_start, int32_t levels)
 {
-    for (int32_t k = 0; k < t->keyroot_count; k++)
-        tmp[k] = (keyroot_entry){t->level[k], subtree_size(t, t->keyroots[k]), t->keyroots[k]};
-    qsort(tmp, (size_t)t->keyroot_count, sizeof *tmp, compare_keyroot_entries);
+    const int32_t n = t->n, count = t->keyroot_count;
+    int32_t *at = tmp, *by_size = tmp + n + 2;
+    for (int32_t v = 0; v <= n + 1; v++)
+        at[v] = 0;
+    for (int32_t k = 0; k < count; k++)
+        at[n - subtree_size(t, t->keyroots[k]) + 1]++; /* largest first */
+    for (int32_t v = 0; v <= n; v++)
+        at[v + 1] += at[v];
+    for (int32_t k = 0; k < count; k++)
+        by_size[at[n - subtree_size(t, t->keyroots[k])]++] = k;
     for (int32_t l = 0; l <= levels; l++)
         level_start[l] = 0;
-    for (int32_t k = 0; k < t->keyroot_count; k++) {
-        sorted[k] = tmp[k].k;
-        level_start[tmp[k].level + 1]++;
-    }
+    for (int32_t k = 0; k < count; k++)
+        level_start[t->level[k] + 1]++;
     for (int32_t l = 0; l < levels; l++)
         level_start[l + 1] += level_start[l];
+    int32_t *fill = at; /* reused: levels <= n */
+    for (int32_t l = 0; l < levels; l++)
+        fill[l] = level_start[l];
+    for (int32_t q = 0; q < count; q++) {
+        const int32_t k = by_size[q];
+        sorted[fill[t->level[k]]++] = t->keyroots[k];
+    }
 }
 
 static int32_t size_class(double cells)
 {
-    int32_t c = 0;
-    while (c < 62 && cells >= 2.0)
-        cells *= 0.5, c++;
-    return c;
+    if (cells < 2.0)
+        return 0;
+    const int c = ilogb(cells);
+    return c > 62 ? 62 : c;
 }
 
 static void schedule_free(pair_schedule *s)
@@ -483,10 +481,9 @@ static ww_status schedule_build(const ted_job *J, pair_schedule *s, int threads)
     s->levels_a = max_level(&J->A);
     s->levels_b = max_level(&J->B);
     s->depths = s->levels_a + s->levels_b - 1;
-    const size_t most = (size_t)(ka > kb ? ka : kb);
-    s->memory = malloc(most * sizeof(keyroot_entry) + ((size_t)ka + (size_t)kb + (size_t)s->levels_a +
-                                                       (size_t)s->levels_b + 2) * sizeof(int32_t) +
-                       ((size_t)kb + 1) * sizeof(double) + 16);
+    const size_t scratch = (size_t)(J->A.n > J->B.n ? J->A.n : J->B.n) + 2 + (size_t)(ka > kb ? ka : kb);
+    s->memory = malloc(((size_t)kb + 1) * sizeof(double) +
+                       (scratch + (size_t)ka + (size_t)kb + (size_t)s->levels_a + (size_t)s->levels_b + 2) * sizeof(int32_t));
     s->depth_start = (size_t *)malloc(((size_t)s->depths + 1) * sizeof(size_t));
     s->shared_count = (size_t *)calloc((size_t)s->depths + 1, sizeof(size_t));
     /* row_done: threads + 1 counters, then the barrier's two; claimed: one per depth */
@@ -500,8 +497,8 @@ static ww_status schedule_build(const ted_job *J, pair_schedule *s, int threads)
     s->barrier = s->row_done + ((size_t)threads + 1) * TED_ROW_DONE_STRIDE;
     s->claimed = (size_t *)(s->barrier + 2 * TED_ROW_DONE_STRIDE); /* 8 size_t: 64 bytes per depth */
     s->prefix_b = (double *)s->memory; /* the doubles first: aligned */
-    keyroot_entry *tmp = (keyroot_entry *)(s->prefix_b + kb + 1);
-    s->keyroots_a = (int32_t *)(tmp + most);
+    int32_t *tmp = (int32_t *)(s->prefix_b + kb + 1);
+    s->keyroots_a = tmp + scratch;
     s->keyroots_b = s->keyroots_a + ka;
     s->level_start_a = s->keyroots_b + kb;
     s->level_start_b = s->level_start_a + s->levels_a + 1;
