@@ -303,9 +303,9 @@ static void exact_first_row(int32_t *fd, size_t cols, int32_t ins)
         fd[y] = fd[y - 1] + ins;
 }
 
-/* forest_table in exact int32. */
-WW_MULTIVERSION
-static void forest_table_exact(const struct table_view *V, int32_t k1, int32_t k2, int32_t *fd)
+/* forest_table in exact int32. Inlined into the loops over tables, which are compiled per
+ * instruction set (one dispatch per loop, not per table: most tables are a few dozen cells). */
+static WW_ALWAYS_INLINE void forest_table_exact(const struct table_view *V, int32_t k1, int32_t k2, int32_t *fd)
 {
     const int32_t l1 = V->X->leftmost[k1], l2 = V->Y->leftmost[k2];
     const size_t rows = (size_t)(k1 - l1) + 1, cols = (size_t)(k2 - l2) + 1;
@@ -338,7 +338,7 @@ static void forest_table_exact(const struct table_view *V, int32_t k1, int32_t k
         exact_row_cells(&T, fd, x, 1, cols + 1);
 }
 
-static void one_table(const ted_job *J, int32_t k1, int32_t k2, void *fd)
+static WW_ALWAYS_INLINE void one_table(const ted_job *J, int32_t k1, int32_t k2, void *fd)
 {
     if (J->exact) {
         if (k1 - J->A.leftmost[k1] > k2 - J->B.leftmost[k2])
@@ -366,6 +366,7 @@ static double root_distance(const ted_job *J)
 }
 
 /* Every keyroot pair on one thread, in increasing postorder (inner subtrees first). */
+WW_MULTIVERSION
 static void tables_serial(const ted_job *J, void *fd)
 {
     for (int32_t a = 0; a < J->A.keyroot_count; a++)
@@ -588,6 +589,7 @@ no_memory:
     return WW_ERR_MEMORY;
 }
 
+WW_MULTIVERSION
 static void run_tables(const ted_job *J, const pair_schedule *s, const table_run *r, void *fd)
 {
     const int32_t k1 = s->keyroots_a[r->a];
@@ -752,6 +754,7 @@ static int report(const pair_progress *pp, uint64_t done)
     return pp->o->progress((uint64_t)scaled, pp->total, pp->o->progress_user) != 0;
 }
 
+WW_MULTIVERSION
 static ww_status tables_serial_progress(const ted_job *J, void *fd, const pair_progress *pp)
 {
     uint64_t done = 0, reported = 0;
