@@ -338,9 +338,67 @@ static WW_ALWAYS_INLINE void forest_table_exact(const struct table_view *V, int3
         exact_row_cells(&T, fd, x, 1, cols + 1);
 }
 
+/* Keyroots of two nodes (a node with one child, a leaf: in XML an element holding a text), exact
+ * tables: the tree distances of both nodes against every subtree T(j) of the other tree follow
+ * from the mappings of a two-node path, in one pass over the other tree instead of one table per
+ * keyroot of it (a third to a half of all the tables of the Swissport trees). With p the parent
+ * and c the child, s = |T(j)|: nothing mapped, 2 del + s ins; one node mapped, del + (s - 1) ins
+ * plus 0 when T(j) holds the label of p or c, else ren; both mapped (c to a proper descendant of
+ * p's image), (s - 2) ins plus 0, ren or 2 ren by the labels found; and c alone against T(j),
+ * (s - 1) ins + min(del + ins, 0 or ren). T(j) is the postorder range [l(j), j], so the last
+ * position of each label of interest, scanned in postorder, answers "is it in T(j)". */
+static int32_t keyroot_pair_size(const ww_ted_prepared *t, int32_t k) { return k - t->leftmost[k] + 1; }
+
+static void two_node_rows(const struct table_view *V, int32_t k)
+{
+    const int32_t c = k - 1, p = k, lc = V->X->label[c], lp = V->X->label[p];
+    const int32_t del = V->del, ins = V->ins, ren = V->ren;
+    const ww_ted_prepared *Y = V->Y;
+    const size_t x_n = (size_t)V->X->n;
+    int32_t *row_c = V->td + (size_t)c * (size_t)Y->n, *row_p = V->td + (size_t)p * (size_t)Y->n;
+    int32_t last_c = -1, last_p = -1, last_p_over_c = -1, last_p_inner = -1;
+    for (int32_t j = 0; j < Y->n; j++) {
+        const int32_t l = Y->leftmost[j], label = Y->label[j], s = j - l + 1;
+        const int32_t c_below = last_c; /* the last label-c node before j */
+        if (label == lp) {
+            if (c_below >= l)
+                last_p_over_c = j; /* a p-labelled node over a c-labelled one */
+            if (l < j)
+                last_p_inner = j; /* a p-labelled node with descendants */
+            last_p = j;
+        }
+        if (label == lc)
+            last_c = j;
+        const int has_c = last_c >= l, has_p = last_p >= l;
+        const int32_t dc = (s - 1) * ins + min_i32(del + ins, has_c ? 0 : ren);
+        int32_t dp = min_i32(2 * del + s * ins, del + (s - 1) * ins + (has_c || has_p ? 0 : ren));
+        if (s >= 2) {
+            const int32_t relabel = last_p_over_c >= l ? 0 : last_p_inner >= l || c_below >= l ? ren : 2 * ren;
+            dp = min_i32(dp, (s - 2) * ins + relabel);
+        }
+        row_c[j] = dc;
+        row_p[j] = dp;
+        V->td_t[(size_t)j * x_n + (size_t)c] = dc;
+        V->td_t[(size_t)j * x_n + (size_t)p] = dp;
+    }
+}
+
+/* Before any table of an exact pair: the two-node keyroots' passes (their tables are skipped). */
+static void two_node_passes(const ted_job *J)
+{
+    for (int32_t a = 0; a < J->A.keyroot_count; a++)
+        if (keyroot_pair_size(&J->A, J->A.keyroots[a]) == 2)
+            two_node_rows(&J->view[0], J->A.keyroots[a]);
+    for (int32_t b = 0; b < J->B.keyroot_count; b++)
+        if (keyroot_pair_size(&J->B, J->B.keyroots[b]) == 2)
+            two_node_rows(&J->view[1], J->B.keyroots[b]);
+}
+
 static WW_ALWAYS_INLINE void one_table(const ted_job *J, int32_t k1, int32_t k2, void *fd)
 {
     if (J->exact) {
+        if (keyroot_pair_size(&J->A, k1) == 2 || keyroot_pair_size(&J->B, k2) == 2)
+            return; /* two_node_rows wrote its tree distances */
         if (k1 - J->A.leftmost[k1] > k2 - J->B.leftmost[k2])
             forest_table_exact(&J->view[1], k2, k1, (int32_t *)fd);
         else
@@ -369,6 +427,8 @@ static double root_distance(const ted_job *J)
 WW_MULTIVERSION
 static void tables_serial(const ted_job *J, void *fd)
 {
+    if (J->exact)
+        two_node_passes(J);
     for (int32_t a = 0; a < J->A.keyroot_count; a++)
         for (int32_t b = 0; b < J->B.keyroot_count; b++)
             one_table(J, J->A.keyroots[a], J->B.keyroots[b], fd);
@@ -519,6 +579,8 @@ static ww_status schedule_build(const ted_job *J, pair_schedule *s, int threads)
             const int32_t lb = d - la, b_lo = s->level_start_b[lb], b_hi = s->level_start_b[lb + 1];
             for (int32_t a = s->level_start_a[la]; a < s->level_start_a[la + 1]; a++) {
                 const double size_a = subtree_size(&J->A, s->keyroots_a[a]);
+                if (J->exact && size_a == 2)
+                    continue; /* two_node_rows */
                 for (int32_t b = b_lo; b < b_hi;) {
                     /* the first end e with size_a * (prefix[e] - prefix[b]) >= TED_RUN_CELLS */
                     const double want = s->prefix_b[b] + TED_RUN_CELLS / size_a;
@@ -757,6 +819,8 @@ static int report(const pair_progress *pp, uint64_t done)
 WW_MULTIVERSION
 static ww_status tables_serial_progress(const ted_job *J, void *fd, const pair_progress *pp)
 {
+    if (J->exact)
+        two_node_passes(J);
     uint64_t done = 0, reported = 0;
     for (int32_t a = 0; a < J->A.keyroot_count; a++) {
         const int32_t k1 = J->A.keyroots[a];
@@ -827,6 +891,25 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
         void *fd = ctx->cpu[tid].work.ptr;
         uint64_t reported = 0;
         int32_t sense = 0; /* barriers passed */
+        if (J.exact) {
+            /* the two-node keyroots' passes, read from depth 1 on: shared out, then a barrier */
+            const size_t passes = (size_t)J.A.keyroot_count + (size_t)J.B.keyroot_count;
+            for (size_t q; (q = __atomic_fetch_add(&s.claimed[8 * (size_t)s.depths], 1, __ATOMIC_RELAXED)) < passes;) {
+                const int in_a = q < (size_t)J.A.keyroot_count;
+                const ww_ted_prepared *t = in_a ? &J.A : &J.B;
+                const int32_t k = t->keyroots[in_a ? q : q - (size_t)J.A.keyroot_count];
+                if (keyroot_pair_size(t, k) != 2)
+                    continue;
+                two_node_rows(&J.view[in_a ? 0 : 1], k);
+                if (progress && in_a) {
+#ifdef _OPENMP
+#pragma omp atomic update
+#endif
+                    done += (uint64_t)(2 * J.B.cost); /* its tables, left out of the runs */
+                }
+            }
+            team_barrier(s.barrier, team, &sense);
+        }
         for (int32_t depth = 0; depth < s.depths; depth++) {
             const long first = (long)s.depth_start[depth], last = (long)s.depth_start[depth + 1];
             if (progress && tid == 0 && depth > 0) {
