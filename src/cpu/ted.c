@@ -5,7 +5,8 @@
  * cheaper of the left decomposition and the right one (both trees mirrored, same distance).
  *
  * Tables are int32 when the costs allow exact integers (unit costs, and any costs that are
- * integers after a power-of-two scale), else double; both give the same values.
+ * integers after a power-of-two scale), else double; both give the same values. Exact pairs take
+ * the keyroots of one or two nodes in closed form (no table).
  *
  * One pair: the keyroot pairs by dependency depth (level of k1 + level of k2; pairs of one depth
  * write disjoint entries of td and read only shallower ones) over the threads, the largest tables
@@ -341,13 +342,13 @@ static WW_ALWAYS_INLINE void forest_table_exact(const struct table_view *V, int3
 /* Keyroots of two nodes (a node with one child, a leaf: in XML an element holding a text), exact
  * tables: the tree distances of both nodes against every subtree T(j) of the other tree follow
  * from the mappings of a two-node path, in one pass over the other tree instead of one table per
- * keyroot of it (a third to a half of all the tables of the Swissport trees). With p the parent
+ * keyroot of it (134,000 of the 160,000 tables of the 1000-node Swissport pair). With p the parent
  * and c the child, s = |T(j)|: nothing mapped, 2 del + s ins; one node mapped, del + (s - 1) ins
  * plus 0 when T(j) holds the label of p or c, else ren; both mapped (c to a proper descendant of
  * p's image), (s - 2) ins plus 0, ren or 2 ren by the labels found; and c alone against T(j),
  * (s - 1) ins + min(del + ins, 0 or ren). T(j) is the postorder range [l(j), j], so the last
  * position of each label of interest, scanned in postorder, answers "is it in T(j)". */
-static int32_t keyroot_pair_size(const ww_ted_prepared *t, int32_t k) { return k - t->leftmost[k] + 1; }
+static int32_t subtree_size(const ww_ted_prepared *t, int32_t k) { return k - t->leftmost[k] + 1; }
 
 static void two_node_rows(const struct table_view *V, int32_t k)
 {
@@ -387,17 +388,17 @@ static void two_node_rows(const struct table_view *V, int32_t k)
 static void two_node_passes(const ted_job *J)
 {
     for (int32_t a = 0; a < J->A.keyroot_count; a++)
-        if (keyroot_pair_size(&J->A, J->A.keyroots[a]) == 2)
+        if (subtree_size(&J->A, J->A.keyroots[a]) == 2)
             two_node_rows(&J->view[0], J->A.keyroots[a]);
     for (int32_t b = 0; b < J->B.keyroot_count; b++)
-        if (keyroot_pair_size(&J->B, J->B.keyroots[b]) == 2)
+        if (subtree_size(&J->B, J->B.keyroots[b]) == 2)
             two_node_rows(&J->view[1], J->B.keyroots[b]);
 }
 
 static WW_ALWAYS_INLINE void one_table(const ted_job *J, int32_t k1, int32_t k2, void *fd)
 {
     if (J->exact) {
-        if (keyroot_pair_size(&J->A, k1) == 2 || keyroot_pair_size(&J->B, k2) == 2)
+        if (subtree_size(&J->A, k1) == 2 || subtree_size(&J->B, k2) == 2)
             return; /* two_node_rows wrote its tree distances */
         if (k1 - J->A.leftmost[k1] > k2 - J->B.leftmost[k2])
             forest_table_exact(&J->view[1], k2, k1, (int32_t *)fd);
@@ -475,8 +476,6 @@ static int32_t max_level(const ww_ted_prepared *t)
             m = t->level[k];
     return m + 1;
 }
-
-static int32_t subtree_size(const ww_ted_prepared *t, int32_t k) { return k - t->leftmost[k] + 1; }
 
 /* Sorts the keyroots of t by level, then size (descending); level_start[l] .. level_start[l + 1].
  * Two counting sorts (by size, then stably by level): tmp holds t->n + 2 + keyroot_count ints. */
@@ -898,7 +897,7 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
                 const int in_a = q < (size_t)J.A.keyroot_count;
                 const ww_ted_prepared *t = in_a ? &J.A : &J.B;
                 const int32_t k = t->keyroots[in_a ? q : q - (size_t)J.A.keyroot_count];
-                if (keyroot_pair_size(t, k) != 2)
+                if (subtree_size(t, k) != 2)
                     continue;
                 two_node_rows(&J.view[in_a ? 0 : 1], k);
                 if (progress && in_a) {
