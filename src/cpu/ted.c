@@ -565,8 +565,11 @@ static ww_status schedule_build(const ted_job *J, pair_schedule *s, int threads)
     sort_keyroots(&J->A, tmp, s->keyroots_a, s->level_start_a, s->levels_a);
     sort_keyroots(&J->B, tmp, s->keyroots_b, s->level_start_b, s->levels_b);
     s->prefix_b[0] = 0;
-    for (int32_t b = 0; b < kb; b++)
-        s->prefix_b[b + 1] = s->prefix_b[b] + subtree_size(&J->B, s->keyroots_b[b]);
+    for (int32_t b = 0; b < kb; b++) {
+        /* two-node keyroots of an exact pair have no tables (two_node_rows): no cells */
+        const int32_t size = subtree_size(&J->B, s->keyroots_b[b]);
+        s->prefix_b[b + 1] = s->prefix_b[b] + (J->exact && size == 2 ? 0 : size);
+    }
     int32_t class_count[64];
     for (int32_t d = 0; d < s->depths; d++) {
         s->depth_start[d] = count;
@@ -876,6 +879,9 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
     pair_schedule s;
     if ((st = schedule_build(&J, &s, threads)) != WW_OK)
         return st;
+    int32_t two_node_a = 0; /* keyroots of two nodes in A */
+    for (int32_t q = 0; J.exact && q < J.A.keyroot_count; q++)
+        two_node_a += subtree_size(&J.A, J.A.keyroots[q]) == 2;
     uint64_t done = 0;
     int stop = 0;
 #ifdef _OPENMP
@@ -900,11 +906,13 @@ static ww_status pair_engine(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, co
                 if (subtree_size(t, k) != 2)
                     continue;
                 two_node_rows(&J.view[in_a ? 0 : 1], k);
-                if (progress && in_a) {
+                if (progress) {
+                    /* its tables, left out of the runs (both keyroots of two nodes: counted once) */
+                    const uint64_t cells = (uint64_t)(in_a ? 2 * J.B.cost : 2 * (J.A.cost - 2.0 * (double)two_node_a));
 #ifdef _OPENMP
 #pragma omp atomic update
 #endif
-                    done += (uint64_t)(2 * J.B.cost); /* its tables, left out of the runs */
+                    done += cells;
                 }
             }
             team_barrier(s.barrier, team, &sense);
