@@ -212,10 +212,7 @@ static void forest_table(const ted_job *J, int32_t k1, int32_t k2, double *fd)
 
 static inline int32_t min_i32(int32_t x, int32_t y) { return x < y ? x : y; }
 
-/* forest_table's row cells in exact int32 (as double_row_cells). Long segments off the leftmost
- * path: the candidates in one pass that the compiler vectorises (the prefix forests left of the
- * subtrees gathered by leftmost leaf), then the running minimum; other rows: ww_ted_cell's chain
- * in integers. */
+/* An exact table of a view: its constants, read once per table, not once per row. */
 typedef struct exact_table {
     const int32_t *x_leftmost, *x_label, *col_leftmost, *col_label; /* col_*: from column 1 */
     int32_t *td, *td_t;
@@ -223,7 +220,6 @@ typedef struct exact_table {
     int32_t l1, l2, del, ins, ren;
 } exact_table;
 
-/* A table's constants, read once per table, not once per row. */
 static WW_ALWAYS_INLINE exact_table exact_table_of(const struct table_view *V, int32_t k1, int32_t k2)
 {
     exact_table T;
@@ -244,6 +240,10 @@ static WW_ALWAYS_INLINE exact_table exact_table_of(const struct table_view *V, i
     return T;
 }
 
+/* forest_table's row cells in exact int32 (as double_row_cells). Long segments off the leftmost
+ * path: the candidates in one pass that the compiler vectorises (the prefix forests left of the
+ * subtrees gathered by leftmost leaf), then the running minimum; other rows: ww_ted_cell's chain
+ * in integers. */
 static WW_ALWAYS_INLINE void exact_row_cells(const exact_table *T, int32_t *fd, size_t x, size_t y0, size_t y1)
 {
     const int32_t del = T->del, ins = T->ins, ren = T->ren, l1 = T->l1, l2 = T->l2;
