@@ -655,6 +655,67 @@ void test_ted_shared_trees(void)
     ww_ctx_destroy(ctx);
 }
 
+/* An XML-like tree: a random tree of `elements` nodes whose leaves get, most of them, one text
+ * child (a leaf): the keyroots of two nodes that the engine takes in closed form. Preorder
+ * parents and labels (texts with labels of their own range) into parent/labels; returns the size. */
+static size_t emit_xml(const int32_t *first_child, const int32_t *next_sibling, int32_t v, int32_t parent, ww_rng *r,
+                       int32_t *out_parent, int32_t *out_labels, const int32_t *labels, size_t n)
+{
+    const int32_t me = (int32_t)n;
+    out_parent[n] = parent;
+    out_labels[n++] = labels[v];
+    if (first_child[v] < 0 && ww_rng_uniform(r) < 0.8) { /* a text */
+        out_parent[n] = me;
+        out_labels[n++] = 100 + (int32_t)ww_rng_below(r, 3);
+    }
+    for (int32_t c = first_child[v]; c >= 0; c = next_sibling[c])
+        n = emit_xml(first_child, next_sibling, c, me, r, out_parent, out_labels, labels, n);
+    return n;
+}
+
+static size_t xml_tree(ww_rng *r, size_t elements, int32_t *parent, int32_t *labels)
+{
+    enum { MAXE = 16 };
+    int32_t p[MAXE], lab[MAXE], first_child[MAXE], next_sibling[MAXE], last_child[MAXE];
+    random_tree(r, elements, SHAPE_RANDOM, 3, p, lab);
+    for (size_t v = 0; v < elements; v++)
+        first_child[v] = next_sibling[v] = last_child[v] = -1;
+    for (size_t v = 1; v < elements; v++) { /* children in preorder = in order */
+        const int32_t q = p[v];
+        if (last_child[q] < 0)
+            first_child[q] = (int32_t)v;
+        else
+            next_sibling[last_child[q]] = (int32_t)v;
+        last_child[q] = (int32_t)v;
+    }
+    return elements ? emit_xml(first_child, next_sibling, 0, -1, r, parent, labels, lab, 0) : 0;
+}
+
+/* The closed forms of the int32 tables (keyroots of one and two nodes) against the reference, on
+ * XML-like trees, with costs that make every case of them the cheapest somewhere: zero deletions,
+ * insertions or relabellings, relabelling dearer than deleting and inserting, fractions. */
+void test_ted_two_node_keyroots(void)
+{
+    ww_ctx *ctx = cpu_ctx(1);
+    if (!ctx)
+        return;
+    ww_rng r = {0x2d0de};
+    const ww_ted_params costs[] = {{1, 1, 1}, {0, 1, 1}, {1, 0, 1}, {1, 1, 0}, {2, 1, 5}, {1, 3, 0.5}, {0.25, 0.5, 4}};
+    int32_t pa[32], la[32], pb[32], lb[32];
+    for (int trial = 0; trial < 300; trial++) {
+        const size_t na = xml_tree(&r, ww_rng_below(&r, 9), pa, la), nb = xml_tree(&r, 1 + ww_rng_below(&r, 8), pb, lb);
+        const ww_tree a = {na, pa, la}, b = {nb, pb, lb};
+        const ww_ted_params *p = &costs[trial % 7];
+        double d = -1;
+        CHECK_STATUS(ww_ted(ctx, &a, &b, p, &d), WW_OK);
+        CHECK(d == reference_ted(&a, &b, p)); /* dyadic costs: exact in both */
+        CHECK_STATUS(ww_ted(ctx, &b, &a, p, &d), WW_OK);
+        const ww_ted_params swapped = {p->insert_cost, p->delete_cost, p->relabel_cost};
+        CHECK(d == reference_ted(&a, &b, &swapped));
+    }
+    ww_ctx_destroy(ctx);
+}
+
 /* One large pair over 2, 3 and 8 threads (keyroot tables by dependency depth, largest runs first)
  * equals one thread bit for bit, and the int32 tables (costs integers after a power-of-two
  * scale) equal the double tables (the mapping's, the same pair): random shapes, few and many
