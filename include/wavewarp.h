@@ -427,7 +427,10 @@ WW_API ww_status ww_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const w
 /* Distance matrix of trees x[0 .. nx) against y[0 .. ny) (y == NULL: x against itself, ny ignored, each
  * unordered pair computed once, mirrored, zero diagonal), row-major, with the block, stride,
  * out_dtype and progress/cancel of opt (NULL: the whole matrix as F64). Progress counts
- * count_a * count_b cells per pair (at least 1). Pairs run in parallel on the context's threads. */
+ * count_a * count_b cells per pair (at least 1). Pairs run in parallel on the context's threads; a
+ * block with one pair to compute (or at most threads / 4) runs each pair over all the threads, and
+ * reports progress and honours a cancel inside the pair (one long pair, a 1 x 1 block, is how to
+ * get progress and Ctrl-C for it). */
 WW_API ww_status ww_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww_tree *y, size_t ny,
                                  const ww_ted_params *p, double *out, const ww_pairwise_options *opt);
 

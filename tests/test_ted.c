@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 /* ------------------------------------------------------------------ random trees */
 
 enum shape { SHAPE_RANDOM, SHAPE_PATH, SHAPE_STAR, SHAPE_BUSHY, SHAPE_COUNT };
@@ -300,7 +304,9 @@ void test_ted_pairwise(void)
         random_tree(&r, n, (enum shape)(k % SHAPE_COUNT), 5, par[k], lab[k]);
         t[k] = (ww_tree){n, par[k], lab[k]};
     }
-    for (int threads = 1; threads <= 2; threads++) {
+    const int thread_counts[3] = {1, 2, 8};
+    for (int tc = 0; tc < 3; tc++) {
+        const int threads = thread_counts[tc];
         ww_ctx *ctx = cpu_ctx(threads);
         if (!ctx)
             return;
@@ -649,31 +655,186 @@ void test_ted_shared_trees(void)
     ww_ctx_destroy(ctx);
 }
 
-/* One large pair over two threads (the dependency-depth schedule) equals one thread. */
+/* An XML-like tree: a random tree of `elements` nodes whose leaves get, most of them, one text
+ * child (a leaf): the keyroots of two nodes that the engine takes in closed form. Preorder
+ * parents and labels (texts with labels of their own range) into parent/labels; returns the size. */
+static size_t emit_xml(const int32_t *first_child, const int32_t *next_sibling, int32_t v, int32_t parent, ww_rng *r,
+                       int32_t *out_parent, int32_t *out_labels, const int32_t *labels, size_t n)
+{
+    const int32_t me = (int32_t)n;
+    out_parent[n] = parent;
+    out_labels[n++] = labels[v];
+    if (first_child[v] < 0 && ww_rng_uniform(r) < 0.8) { /* a text */
+        out_parent[n] = me;
+        out_labels[n++] = 100 + (int32_t)ww_rng_below(r, 3);
+    }
+    for (int32_t c = first_child[v]; c >= 0; c = next_sibling[c])
+        n = emit_xml(first_child, next_sibling, c, me, r, out_parent, out_labels, labels, n);
+    return n;
+}
+
+static size_t xml_tree(ww_rng *r, size_t elements, int32_t *parent, int32_t *labels)
+{
+    enum { MAXE = 16 };
+    int32_t p[MAXE], lab[MAXE], first_child[MAXE], next_sibling[MAXE], last_child[MAXE];
+    random_tree(r, elements, SHAPE_RANDOM, 3, p, lab);
+    for (size_t v = 0; v < elements; v++)
+        first_child[v] = next_sibling[v] = last_child[v] = -1;
+    for (size_t v = 1; v < elements; v++) { /* children in preorder = in order */
+        const int32_t q = p[v];
+        if (last_child[q] < 0)
+            first_child[q] = (int32_t)v;
+        else
+            next_sibling[last_child[q]] = (int32_t)v;
+        last_child[q] = (int32_t)v;
+    }
+    return elements ? emit_xml(first_child, next_sibling, 0, -1, r, parent, labels, lab, 0) : 0;
+}
+
+/* The closed forms of the int32 tables (keyroots of one and two nodes) against the reference, on
+ * XML-like trees, with costs that make every case of them the cheapest somewhere: zero deletions,
+ * insertions or relabellings, relabelling dearer than deleting and inserting, fractions. */
+void test_ted_two_node_keyroots(void)
+{
+    ww_ctx *ctx = cpu_ctx(1);
+    if (!ctx)
+        return;
+    ww_rng r = {0x2d0de};
+    const ww_ted_params costs[] = {{1, 1, 1}, {0, 1, 1}, {1, 0, 1}, {1, 1, 0}, {2, 1, 5}, {1, 3, 0.5}, {0.25, 0.5, 4}};
+    int32_t pa[32], la[32], pb[32], lb[32];
+    for (int trial = 0; trial < 300; trial++) {
+        const size_t na = xml_tree(&r, ww_rng_below(&r, 9), pa, la), nb = xml_tree(&r, 1 + ww_rng_below(&r, 8), pb, lb);
+        const ww_tree a = {na, pa, la}, b = {nb, pb, lb};
+        const ww_ted_params *p = &costs[trial % 7];
+        double d = -1;
+        CHECK_STATUS(ww_ted(ctx, &a, &b, p, &d), WW_OK);
+        CHECK(d == reference_ted(&a, &b, p)); /* dyadic costs: exact in both */
+        CHECK_STATUS(ww_ted(ctx, &b, &a, p, &d), WW_OK);
+        const ww_ted_params swapped = {p->insert_cost, p->delete_cost, p->relabel_cost};
+        CHECK(d == reference_ted(&a, &b, &swapped));
+    }
+    ww_ctx_destroy(ctx);
+}
+
+/* One large pair over 2, 3 and 8 threads (keyroot tables by dependency depth, largest runs first)
+ * equals one thread bit for bit, and the int32 tables (costs integers after a power-of-two
+ * scale) equal the double tables (the mapping's, the same pair): random shapes, few and many
+ * labels, unit, dyadic and other costs. */
 void test_ted_threads_identical(void)
 {
-    ww_ctx *one = cpu_ctx(1), *two = cpu_ctx(2);
-    if (!one || !two) {
-        ww_ctx_destroy(one);
-        ww_ctx_destroy(two);
+    ww_ctx *ctx[4] = {cpu_ctx(1), cpu_ctx(2), cpu_ctx(3), cpu_ctx(8)};
+    if (!ctx[0] || !ctx[1] || !ctx[2] || !ctx[3]) {
+        for (int k = 0; k < 4; k++)
+            ww_ctx_destroy(ctx[k]);
         return;
     }
     ww_rng r = {0x2222};
-    enum { N = 2500 }; /* bushy: about 3e7 cells, past the threshold of the threaded schedule */
+    enum { N = 1100 }; /* at least 1e6 cells: past the threshold of the threaded schedule */
     int32_t *buf = (int32_t *)malloc(4 * N * sizeof(int32_t));
-    for (int trial = 0; trial < 2; trial++) {
-        random_tree(&r, N, SHAPE_BUSHY, trial ? 3 : 20, buf, buf + N);
-        random_tree(&r, N - 100, SHAPE_BUSHY, 20, buf + 2 * N, buf + 3 * N);
-        const ww_tree a = {N, buf, buf + N}, b = {N - 100, buf + 2 * N, buf + 3 * N};
-        const ww_ted_params p = {1, 1.5, 0.75};
-        double d1 = -1, d2 = -2;
-        CHECK_STATUS(ww_ted(one, &a, &b, &p, &d1), WW_OK);
-        CHECK_STATUS(ww_ted(two, &a, &b, &p, &d2), WW_OK);
-        CHECK(d1 == d2);
+    ww_ted_edit *edits = (ww_ted_edit *)malloc(2 * N * sizeof(ww_ted_edit));
+    const ww_ted_params costs[] = {{1, 1, 1}, {1, 1.5, 0.75}, {0.3, 0.7, 1.1}};
+    const enum shape shapes[][2] = {{SHAPE_BUSHY, SHAPE_RANDOM}, {SHAPE_RANDOM, SHAPE_BUSHY}, {SHAPE_BUSHY, SHAPE_STAR}};
+    for (int trial = 0; trial < 3; trial++) {
+        const size_t na = N - 37 * (size_t)trial, nb = N - 100 + 50 * (size_t)trial;
+        random_tree(&r, na, shapes[trial][0], trial == 1 ? 3 : 40, buf, buf + N);
+        random_tree(&r, nb, shapes[trial][1], 40, buf + 2 * N, buf + 3 * N);
+        const ww_tree a = {na, buf, buf + N}, b = {nb, buf + 2 * N, buf + 3 * N};
+        const ww_ted_params *p = &costs[trial];
+        double d[4] = {-1, -2, -3, -4}, mapped = -5;
+        for (int k = 0; k < 4; k++)
+            CHECK_STATUS(ww_ted(ctx[k], &a, &b, p, &d[k]), WW_OK);
+        CHECK(d[0] == d[1] && d[0] == d[2] && d[0] == d[3]);
+        /* called from the caller's own parallel region with nesting off: the library's region has
+         * one thread, whatever the context asked for */
+        double nested = -6;
+        ww_ctx *fresh = cpu_ctx(8); /* no tables left from the calls above */
+#ifdef _OPENMP
+        const int levels = omp_get_max_active_levels();
+        omp_set_max_active_levels(1);
+#pragma omp parallel num_threads(2)
+#pragma omp single
+#endif
+        CHECK_STATUS(ww_ted(fresh, &a, &b, p, &nested), WW_OK);
+        ww_ctx_destroy(fresh);
+#ifdef _OPENMP
+        omp_set_max_active_levels(levels);
+#endif
+        CHECK(nested == d[0]);
+        if (trial < 2) { /* the mapping on the double tables: the same distance */
+            size_t count = 0;
+            CHECK_STATUS(ww_ted_mapping(ctx[0], &a, &b, p, edits, &count, &mapped), WW_OK);
+            CHECK(mapped == d[0]);
+        }
+    }
+    free(edits);
+    free(buf);
+    for (int k = 0; k < 4; k++)
+        ww_ctx_destroy(ctx[k]);
+}
+
+/* A matrix block with one long pair to compute (a 1 x 1 block, or the one pair of a self matrix of
+ * two trees), or a few (two pairs on 8 threads): each pair over the threads, with progress inside
+ * it (several calls before the end, monotone) and cancel at the first report (WW_ERR_CANCELLED,
+ * then a later call still right). */
+void test_ted_pair_progress(void)
+{
+    ww_rng r = {0x9e55};
+    enum { N = 1200 };
+    int32_t *buf = (int32_t *)malloc(4 * N * sizeof(int32_t));
+    random_tree(&r, N, SHAPE_BUSHY, 30, buf, buf + N);
+    random_tree(&r, N, SHAPE_RANDOM, 30, buf + 2 * N, buf + 3 * N);
+    const ww_tree t[2] = {{N, buf, buf + N}, {N, buf + 2 * N, buf + 3 * N}};
+    const ww_ted_params costs[2] = {{1, 1, 1}, {0.3, 0.3, 1.1}}; /* int32 tables, double tables */
+    const int thread_counts[3] = {1, 2, 8};
+    for (int tc = 0; tc < 3; tc++) {
+        const int threads = thread_counts[tc];
+        ww_ctx *ctx = cpu_ctx(threads);
+        if (!ctx)
+            continue;
+        for (int c = 0; c < 2; c++) {
+            double want = -1;
+            CHECK_STATUS(ww_ted(ctx, &t[0], &t[1], &costs[c], &want), WW_OK);
+            /* x = {t0}, y = {t1}: one entry */
+            ww_pairwise_options o = ww_pairwise_options_default();
+            cancel_log log = {0, 0, 0, 0, 1};
+            o.progress = on_progress;
+            o.progress_user = &log;
+            double out[4] = {-1, -1, -1, -1};
+            CHECK_STATUS(ww_ted_pairwise(ctx, &t[0], 1, &t[1], 1, &costs[c], out, &o), WW_OK);
+            CHECK(out[0] == want);
+            CHECK(log.calls >= 3);
+            CHECK(log.monotone && log.last_done == log.total && log.total > 0);
+            /* cancelled at the first report inside the pair */
+            cancel_log stop = {0, 1, 0, 0, 1};
+            o.progress_user = &stop;
+            out[0] = -7;
+            CHECK_STATUS(ww_ted_pairwise(ctx, &t[0], 1, &t[1], 1, &costs[c], out, &o), WW_ERR_CANCELLED);
+            CHECK(stop.calls == 1 && stop.last_done < stop.total);
+            CHECK(out[0] == -7);
+            /* a self matrix of the two trees (one pair computed, mirrored): the same value */
+            cancel_log self = {0, 0, 0, 0, 1};
+            o.progress_user = &self;
+            CHECK_STATUS(ww_ted_pairwise(ctx, t, 2, NULL, 0, &costs[c], out, &o), WW_OK);
+            CHECK(out[0] == 0 && out[3] == 0 && out[1] == want && out[2] == want);
+            CHECK(self.calls >= 3 && self.monotone && self.last_done == self.total);
+            /* two pairs: t0 against t1 and t0 */
+            cancel_log two = {0, 0, 0, 0, 1};
+            o.progress_user = &two;
+            out[0] = out[1] = -1;
+            CHECK_STATUS(ww_ted_pairwise(ctx, &t[0], 1, t, 2, &costs[c], out, &o), WW_OK);
+            CHECK(out[0] == 0 && out[1] == want);
+            CHECK(two.monotone && two.last_done == two.total);
+            CHECK(threads < 8 || two.calls >= 3); /* 8 threads: the pairs one after the other, inside */
+            if (threads == 8) {
+                cancel_log stop2 = {0, 2, 0, 0, 1};
+                o.progress_user = &stop2;
+                CHECK_STATUS(ww_ted_pairwise(ctx, &t[0], 1, t, 2, &costs[c], out, &o), WW_ERR_CANCELLED);
+                CHECK(stop2.calls == 2);
+            }
+        }
+        ww_ctx_destroy(ctx);
     }
     free(buf);
-    ww_ctx_destroy(one);
-    ww_ctx_destroy(two);
 }
 
 /* The GPU engine against the CPU engine, bit for bit, with each strategy forced in turn (every

@@ -60,6 +60,18 @@ static PyObject *py_ted(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         double d = 0;
         ww_status st;
+        if (!want_mapping && backend != WW_BACKEND_CUDA) {
+            /* a 1 x 1 block of the matrix call: the same engine over the same threads, with
+             * Ctrl-C polled inside the pair (ww_ted has no callback) */
+            poll_state poll;
+            ww_pairwise_options opt = poll_options(&poll, Py_None, 0);
+            Py_BEGIN_ALLOW_THREADS
+            st = ww_ted_pairwise(ctx, &a, 1, &b, 1, &p, &d, &opt);
+            Py_END_ALLOW_THREADS
+            ctx_release(ctx, backend, threads);
+            result = st == WW_OK ? PyFloat_FromDouble(d) : raise_after_poll(st);
+            goto done;
+        }
         if (!want_mapping) {
             Py_BEGIN_ALLOW_THREADS
             st = ww_ted(ctx, &a, &b, &p, &d);

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 import random
+import signal
+import sys
+import threading
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -177,6 +181,49 @@ def test_progress_exception_cancels():
             wavewarp.ted_pairwise(xs, progress=stop, threads=1)
     finally:
         wavewarp._wavewarp._set_poll_interval(0.1)
+
+
+def test_one_long_pair_reports_and_cancels_inside():
+    """One pair (a 1 x 1 matrix) runs over the threads with progress inside it, and a callback that
+    raises stops it before the end; ted() gives the same value (the same engine), with 1 and 2
+    threads, and an interrupt inside ted() (SIGINT from another thread) stops it too."""
+    rng = random.Random(21)
+    a, b = random_tree(rng, 1500, "bushy", 30), random_tree(rng, 1400, "random", 30)
+    wavewarp._wavewarp._set_poll_interval(1e-6)
+    try:
+        for threads in (1, 2):
+            calls = []
+            m = wavewarp.ted_pairwise([a], [b], threads=threads, progress=lambda d, t: calls.append((d, t)))
+            assert m[0, 0] == wavewarp.ted(a, b, threads=threads) == wavewarp.ted(a, b, threads=1)
+            assert len(calls) >= 3 and calls[-1][0] == calls[-1][1]
+            assert all(x[0] <= y[0] for x, y in zip(calls, calls[1:]))
+            seen = []
+
+            def stop(done, total):
+                seen.append((done, total))
+                raise KeyboardInterrupt
+
+            with pytest.raises(KeyboardInterrupt):
+                wavewarp.ted_pairwise([a], [b], threads=threads, progress=stop)
+            assert len(seen) == 1 and seen[0][0] < seen[0][1]
+    finally:
+        wavewarp._wavewarp._set_poll_interval(0.1)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery is POSIX-specific")
+def test_ctrl_c_inside_one_ted_call():
+    rng = random.Random(22)
+    a, b = random_tree(rng, 4000, "bushy", 30), random_tree(rng, 4000, "bushy", 30)
+    previous = wavewarp._wavewarp._set_poll_interval(0.01)
+    timer = threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            wavewarp.ted(a, b, threads=1)  # about 0.5 s on one core: the interrupt comes inside it
+    finally:
+        timer.cancel()
+        wavewarp._wavewarp._set_poll_interval(previous)
+    assert wavewarp.ted("{a{b}}", "{a}") == 1  # and the next call is fine
 
 
 # ------------------------------------------------------------------ trees

@@ -229,7 +229,10 @@ ww_status ww_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww_tre
     if (!ww_mul_size(o.row_end - o.row_begin, o.out_stride, &cells) || !ww_mul_size(cells, sizeof(double), &cells))
         return WW_ERR_OVERFLOW;
     const ww_tree *c = y ? y : x;
-    const int threads = threads_within_limit(ctx, largest(x, o.row_begin, o.row_end), largest(c, o.col_begin, o.col_end), 1);
+    /* a 1 x 1 block is one pair over the threads (src/cpu/ted.c): a forest table per further thread */
+    const int one_pair = o.row_end - o.row_begin == 1 && width == 1;
+    const int threads =
+        threads_within_limit(ctx, largest(x, o.row_begin, o.row_end), largest(c, o.col_begin, o.col_end), !one_pair);
     if (threads == 0)
         return WW_ERR_TREE_SIZE;
     if (route(ctx) == WW_BACKEND_CUDA) {

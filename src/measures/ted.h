@@ -30,4 +30,16 @@ WW_TED_FN double ww_ted_cell(double up, double left, double match, double del, d
 /* Relabelling i to j: free for equal labels. */
 WW_TED_FN double ww_ted_relabel(int32_t la, int32_t lb, double relabel) { return la == lb ? 0.0 : relabel; }
 
+/* The same row in prefix-minimum form, for tables in exact integers (costs that are integers after
+ * a power-of-two scale, values far from overflow). With m[y] = min(up[y] + del, match[y]) and
+ * m[0] the row's first cell, cell y of the row is min over y' <= y of m[y'] + (y - y') ins, so
+ * u[y] = cell - y ins is the running minimum of m[y'] - y' ins: the cells of a row no longer wait
+ * on their left neighbours' additions (the candidates of a whole row are independent; only a
+ * running minimum is serial). Exact integers make it the same value as ww_ted_cell's chain. */
+WW_TED_FN int32_t ww_ted_row_candidate(int32_t up, int32_t match, int32_t del, int32_t offset)
+{
+    const int32_t d = up + del;
+    return (d < match ? d : match) - offset;
+}
+
 #endif
