@@ -612,6 +612,16 @@ void test_softdtw_batch_threads(void)
 /* ------------------------------------------------------------------ GPU */
 
 #ifdef WW_TEST_CUDA
+/* A context on the GPU (NULL, a failed check, when it cannot be made). */
+static ww_ctx *sd_cuda_ctx(void)
+{
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CUDA;
+    ww_ctx *gpu = NULL;
+    CHECK_STATUS(ww_ctx_create(&gpu, &o), WW_OK);
+    return gpu;
+}
+
 /* One batch on the GPU (device arrays, outputs poisoned with NaN first): values, grad_x and grad_y
  * one after the other in a host buffer of the data's type (free it); NULL if the call failed. */
 static void *sd_gpu_outputs(ww_ctx *gpu, const ww_measure *m, int f32, size_t count, size_t dim, const size_t *ox,
@@ -709,10 +719,7 @@ void test_cuda_softdtw_batch(void)
 #else
     if (!ww_cuda_available())
         SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
-    ww_ctx_options o = ww_ctx_options_default();
-    o.backend = WW_BACKEND_CUDA;
-    ww_ctx *gpu = NULL, *cpu = sd_ctx(WW_ENGINE_AUTO, 0);
-    CHECK_STATUS(ww_ctx_create(&gpu, &o), WW_OK);
+    ww_ctx *gpu = sd_cuda_ctx(), *cpu = sd_ctx(WW_ENGINE_AUTO, 0);
     if (gpu == NULL)
         return;
     ww_rng rng = {0xc0dau};
@@ -789,10 +796,7 @@ void test_cuda_softdtw_shapes_and_checkpoints(void)
 #else
     if (!ww_cuda_available())
         SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
-    ww_ctx_options o = ww_ctx_options_default();
-    o.backend = WW_BACKEND_CUDA;
-    ww_ctx *gpu = NULL, *cpu = sd_ctx(WW_ENGINE_AUTO, 0);
-    CHECK_STATUS(ww_ctx_create(&gpu, &o), WW_OK);
+    ww_ctx *gpu = sd_cuda_ctx(), *cpu = sd_ctx(WW_ENGINE_AUTO, 0);
     if (gpu == NULL)
         return;
     ww_rng rng = {0x5d7au};
