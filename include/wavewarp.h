@@ -498,12 +498,16 @@ WW_API void ww_tree_free(ww_tree *t);
  * between an image and itself, and +inf when the heights or the widths are too unequal.
  *
  * The CPU engine computes u8 and f32 pixels in float (about 1e-6 relative of the double result)
- * and f64 pixels in double (a call with any f64 image computes all of it in double). Images live
- * in host memory (WW_DEVICE is WW_ERR_MEMORY_KIND). On a CUDA context, matrices and kNN searches
- * of more than WW_SMALL_WORK cells (all of them with backend CUDA) run on the GPU engine, which computes every dtype in float (one block per image pair; images
- * up to 128 pixels wide, a pair within a block's shared memory; larger ones run on the CPU with
- * backend AUTO, and give WW_ERR_UNSUPPORTED with backend CUDA). The warping map always runs on the
- * CPU (WW_ERR_UNSUPPORTED with backend CUDA). */
+ * and f64 pixels in double (a call with any f64 image computes all of it in double). On a CUDA
+ * context, matrices and kNN searches of more than WW_SMALL_WORK cells (all of them with backend
+ * CUDA) run on the GPU engine, which computes every dtype in float (one block per image pair;
+ * images up to 128 pixels wide, a pair within a block's shared memory; larger ones run on the CPU
+ * with backend AUTO, and give WW_ERR_UNSUPPORTED with backend CUDA). Images in device memory
+ * (memory = WW_DEVICE, on the context's GPU; every image of a call's sets then on the device, else
+ * WW_ERR_MEMORY_KIND) are read in place by the GPU engine, their pixels checked there
+ * (WW_ERR_NONFINITE before anything is written); without a GPU in the context, or for the map,
+ * they are WW_ERR_MEMORY_KIND, and images the GPU engine cannot take WW_ERR_UNSUPPORTED. The warping
+ * map always runs on the CPU (WW_ERR_UNSUPPORTED with backend CUDA). */
 typedef struct ww_image {
     const void *pixels; /* row-major, channels last: pixel (i, n) component c at (i * width + n) * channels + c */
     size_t height, width, channels;
@@ -519,7 +523,8 @@ WW_API ww_image_params ww_image_params_default(void);
 /* A host image descriptor. */
 WW_API ww_image ww_image_make(const void *pixels, size_t height, size_t width, size_t channels, ww_dtype dtype);
 /* Checks an image: WW_ERR_NULL_POINTER, WW_ERR_DTYPE, WW_ERR_MEMORY_KIND, WW_ERR_EMPTY (height,
- * width or channels 0), WW_ERR_OVERFLOW, WW_ERR_NONFINITE (a NaN or infinite float pixel). */
+ * width or channels 0), WW_ERR_OVERFLOW, WW_ERR_NONFINITE (a NaN or infinite float pixel; the
+ * pixels of a device image are not read here: the GPU engine checks them). */
 WW_API ww_status ww_image_check(const ww_image *img);
 
 /* The distance of two images (same channels, else WW_ERR_SHAPE; dtypes may differ). p may be NULL

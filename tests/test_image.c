@@ -7,6 +7,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef WW_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
 
 /* A random image of the given dtype; `values` receives the same pixels as doubles. */
 static void *random_image(ww_rng *rng, size_t h, size_t w, size_t c, ww_dtype dt, double *values, ww_image *img)
@@ -978,4 +981,88 @@ void test_image_cli_bad_input(void)
     CHECK(no_temp_files(dir));
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
+}
+
+/* Images in device memory, read in place by the GPU engine: a u8 stack and f32 images against the
+ * same images on the host (the same engine: the same bits), kNN; then the errors: device images on
+ * a CPU context, host and device mixed, the map, and a NaN pixel on the device (the output
+ * untouched). */
+void test_image_cuda_device_images(void)
+{
+#ifndef WW_TEST_CUDA
+    SKIP("test built without the CUDA runtime headers");
+#else
+    if (!ww_cuda_available())
+        SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0), *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    if (gpu == NULL || cpu == NULL)
+        return;
+    enum { N = 300, SIDE = 28, PX = SIDE * SIDE, NF = 20 };
+    ww_rng rng = {0xde71ceULL};
+    unsigned char *pix = malloc(N * PX);
+    for (size_t k = 0; k < (size_t)N * PX; k++)
+        pix[k] = (unsigned char)ww_rng_below(&rng, 256);
+    float *fpix = malloc(NF * 20 * 24 * sizeof(float));
+    for (size_t k = 0; k < (size_t)NF * 20 * 24; k++)
+        fpix[k] = (float)(ww_rng_uniform(&rng) * 2 - 1);
+    unsigned char *dpix = NULL;
+    float *dfpix = NULL;
+    CHECK(cudaMalloc((void **)&dpix, N * PX) == cudaSuccess && cudaMalloc((void **)&dfpix, NF * 20 * 24 * 4) == cudaSuccess);
+    cudaMemcpy(dpix, pix, N * PX, cudaMemcpyHostToDevice);
+    cudaMemcpy(dfpix, fpix, NF * 20 * 24 * 4, cudaMemcpyHostToDevice);
+    ww_image *host = malloc(N * sizeof(ww_image)), *dev = malloc(N * sizeof(ww_image));
+    for (int k = 0; k < N; k++) {
+        host[k] = ww_image_make(pix + (size_t)k * PX, SIDE, SIDE, 1, WW_U8);
+        dev[k] = ww_image_make(dpix + (size_t)k * PX, SIDE, SIDE, 1, WW_U8);
+        dev[k].memory = WW_DEVICE;
+    }
+    double *a = malloc(N * N * sizeof(double)), *b = malloc(N * N * sizeof(double));
+    for (size_t k = 0; k < (size_t)N * N; k++)
+        a[k] = b[k] = NAN;
+    /* one query against the stack, and a block of the self matrix */
+    CHECK_STATUS(ww_image_pairwise(gpu, host, 1, host + 1, N - 1, NULL, a, NULL), WW_OK);
+    CHECK_STATUS(ww_image_pairwise(gpu, dev, 1, dev + 1, N - 1, NULL, b, NULL), WW_OK);
+    CHECK(ww_ctx_last_backend(gpu) == WW_BACKEND_CUDA);
+    CHECK(memcmp(a, b, (N - 1) * sizeof(double)) == 0);
+    CHECK_STATUS(ww_image_pairwise(gpu, host, 60, NULL, 0, NULL, a, NULL), WW_OK);
+    CHECK_STATUS(ww_image_pairwise(gpu, dev, 60, NULL, 0, NULL, b, NULL), WW_OK);
+    CHECK(memcmp(a, b, 60 * 60 * sizeof(double)) == 0);
+    /* f32 images of another size (20 x 24) against the u8 stack: dtypes and sizes mix, memory not */
+    ww_image fh[NF], fd[NF];
+    for (int k = 0; k < NF; k++) {
+        fh[k] = ww_image_make(fpix + (size_t)k * 480, 20, 24, 1, WW_F32);
+        fd[k] = ww_image_make(dfpix + (size_t)k * 480, 20, 24, 1, WW_F32);
+        fd[k].memory = WW_DEVICE;
+    }
+    CHECK_STATUS(ww_image_pairwise(gpu, fh, NF, host, 40, NULL, a, NULL), WW_OK);
+    CHECK_STATUS(ww_image_pairwise(gpu, fd, NF, dev, 40, NULL, b, NULL), WW_OK);
+    CHECK(memcmp(a, b, NF * 40 * sizeof(double)) == 0);
+    /* kNN with device images */
+    size_t hi_idx[10 * 3], di_idx[10 * 3];
+    double hd[10 * 3], dd[10 * 3];
+    CHECK_STATUS(ww_image_knn(gpu, host, 10, host + 10, N - 10, NULL, 3, hi_idx, hd, NULL), WW_OK);
+    CHECK_STATUS(ww_image_knn(gpu, dev, 10, dev + 10, N - 10, NULL, 3, di_idx, dd, NULL), WW_OK);
+    CHECK(memcmp(hi_idx, di_idx, sizeof hi_idx) == 0 && memcmp(hd, dd, sizeof hd) == 0);
+    /* errors */
+    CHECK_STATUS(ww_image_pairwise(cpu, dev, 2, NULL, 0, NULL, a, NULL), WW_ERR_MEMORY_KIND);
+    ww_image mixed[2] = {host[0], dev[1]};
+    CHECK_STATUS(ww_image_pairwise(gpu, mixed, 2, NULL, 0, NULL, a, NULL), WW_ERR_MEMORY_KIND);
+    CHECK_STATUS(ww_image_pairwise(gpu, host, 2, dev, 2, NULL, a, NULL), WW_ERR_MEMORY_KIND);
+    double dist = 0;
+    size_t matches[4 * 112], count = 0;
+    CHECK_STATUS(ww_image_map(cpu, &dev[0], &dev[1], NULL, &dist, matches, 112, &count), WW_ERR_MEMORY_KIND);
+    const float nan = NAN;
+    cudaMemcpy(dfpix + 5 * 480 + 17, &nan, sizeof nan, cudaMemcpyHostToDevice);
+    for (size_t k = 0; k < (size_t)NF * NF; k++)
+        b[k] = -1;
+    CHECK_STATUS(ww_image_pairwise(gpu, fd, NF, NULL, 0, NULL, b, NULL), WW_ERR_NONFINITE);
+    int untouched = 1;
+    for (size_t k = 0; k < (size_t)NF * NF; k++)
+        untouched &= b[k] == -1;
+    CHECK(untouched);
+    cudaFree(dpix), cudaFree(dfpix);
+    free(pix), free(fpix), free(host), free(dev), free(a), free(b);
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+#endif
 }

@@ -1,13 +1,105 @@
 /* Elastic image matching in the binding (issue 11): included by _wavewarp.c, whose helpers it uses
  * (contexts, progress and Ctrl-C polling, status to exception). Images arrive from
  * wavewarp/_image.py as lists of C-contiguous NumPy arrays of uint8, float32 or float64, 2-D
- * (height, width) or 3-D (height, width, channels); this file re-checks what it relies on. */
+ * (height, width) or 3-D (height, width, channels), or as GPU stacks (CuPy, PyTorch) read in place;
+ * this file re-checks what it relies on. */
 
-/* The images of a list (kept alive by the list) as descriptors; NULL with an exception set. */
+/* The images of a stack in GPU memory (an object with __cuda_array_interface__, C-contiguous
+ * (count, height, width[, channels]) of uint8, float32 or float64: CuPy, PyTorch), as descriptors
+ * of its images in place (memory WW_DEVICE); NULL with an exception set. */
+static ww_image *images_from_device_stack(PyObject *iface, const char *what, size_t *count)
+{
+    if (!PyDict_Check(iface)) {
+        PyErr_Format(PyExc_ValueError, "%s: __cuda_array_interface__ is not a dict", what);
+        return NULL;
+    }
+    PyObject *typestr = PyDict_GetItemString(iface, "typestr"), *shape = PyDict_GetItemString(iface, "shape");
+    PyObject *data = PyDict_GetItemString(iface, "data"), *strides = PyDict_GetItemString(iface, "strides");
+    PyObject *mask = PyDict_GetItemString(iface, "mask"), *stream = PyDict_GetItemString(iface, "stream");
+    if (typestr == NULL || shape == NULL || data == NULL || !PyUnicode_Check(typestr) || !PyTuple_Check(shape) ||
+        !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1 || (mask != NULL && mask != Py_None)) {
+        PyErr_Format(PyExc_ValueError, "%s: malformed or masked __cuda_array_interface__", what);
+        return NULL;
+    }
+    ww_dtype dtype;
+    Py_ssize_t esize;
+    if (PyUnicode_CompareWithASCIIString(typestr, "|u1") == 0)
+        dtype = WW_U8, esize = 1;
+    else if (PyUnicode_CompareWithASCIIString(typestr, "<f4") == 0)
+        dtype = WW_F32, esize = 4;
+    else if (PyUnicode_CompareWithASCIIString(typestr, "<f8") == 0)
+        dtype = WW_F64, esize = 8;
+    else {
+        PyErr_Format(PyExc_ValueError, "%s: GPU images must be uint8, float32 or float64, not typestr %R", what,
+                     typestr);
+        return NULL;
+    }
+    const Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+    if (nd != 3 && nd != 4) {
+        PyErr_Format(PyExc_ValueError, "%s: a GPU stack of images must be 3-D (count, height, width) or 4-D "
+                                       "(count, height, width, channels), not %zd-D", what, nd);
+        return NULL;
+    }
+    Py_ssize_t dims[4] = {0, 0, 0, 1};
+    for (Py_ssize_t i = 0; i < nd; i++)
+        if ((dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i))) < 0) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "%s: negative extent in a GPU array's shape", what);
+            return NULL;
+        }
+    if (strides != NULL && strides != Py_None) { /* C-contiguous (extents of 1 may carry any stride) */
+        if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != nd) {
+            PyErr_Format(PyExc_ValueError, "%s: malformed strides in __cuda_array_interface__", what);
+            return NULL;
+        }
+        Py_ssize_t expected = esize;
+        for (Py_ssize_t i = nd - 1; i >= 0; i--) {
+            const Py_ssize_t st = PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i));
+            if (st == -1 && PyErr_Occurred())
+                return NULL;
+            if (dims[i] > 1 && st != expected) {
+                PyErr_Format(PyExc_ValueError, "%s: a GPU stack of images must be C-contiguous", what);
+                return NULL;
+            }
+            expected *= dims[i];
+        }
+    }
+    const uintptr_t base = (uintptr_t)PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
+    if (PyErr_Occurred())
+        return NULL;
+    if (stream != NULL && stream != Py_None) {
+        const uintptr_t s = (uintptr_t)PyLong_AsVoidPtr(stream);
+        if (PyErr_Occurred() || sync_producer_stream(s) != 0)
+            return NULL;
+    }
+    *count = (size_t)dims[0];
+    ww_image *images = (ww_image *)PyMem_Malloc((size_t)(dims[0] > 0 ? dims[0] : 1) * sizeof(ww_image));
+    if (images == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    const size_t bytes = (size_t)dims[1] * (size_t)dims[2] * (size_t)dims[3] * (size_t)esize;
+    for (Py_ssize_t k = 0; k < dims[0]; k++) {
+        images[k] = ww_image_make((const void *)(base + (size_t)k * bytes), (size_t)dims[1], (size_t)dims[2],
+                                  (size_t)dims[3], dtype);
+        images[k].memory = WW_DEVICE;
+    }
+    return images;
+}
+
+/* The images of a list (kept alive by the list) as descriptors, or of a GPU stack (kept alive by
+ * the caller); NULL with an exception set. */
 static ww_image *images_from_list(PyObject *list, const char *what, size_t *count)
 {
     if (!PyList_Check(list)) {
-        PyErr_Format(PyExc_TypeError, "%s: expected a list of arrays", what);
+        PyObject *iface = cuda_interface_of(list);
+        if (iface != NULL) {
+            ww_image *images = images_from_device_stack(iface, what, count);
+            Py_DECREF(iface);
+            return images;
+        }
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "%s: expected a list of arrays or a GPU stack of images", what);
         return NULL;
     }
     const Py_ssize_t n = PyList_GET_SIZE(list);
@@ -54,6 +146,12 @@ static PyObject *raise_image_status(ww_status status, const char *what_a, const 
                 return NULL;
             }
     }
+    if (status == WW_ERR_NONFINITE) /* not found on the host: a GPU stack's (checked on the GPU) */
+        return PyErr_Format(PyExc_ValueError, "an image of %s%s%s in GPU memory has a NaN or infinite pixel", what_a,
+                            b ? " or " : "", b ? what_b : "");
+    if (status == WW_ERR_MEMORY_KIND)
+        return PyErr_Format(PyExc_ValueError, "%s (GPU images need a GPU backend, and the sets of a call must "
+                                              "all be on the GPU or all on the host)", ww_strerror(status));
     if (status == WW_ERR_SHAPE)
         return PyErr_Format(PyExc_ValueError, "%s (images must all have the same number of channels)",
                             ww_strerror(status));

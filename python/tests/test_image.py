@@ -188,6 +188,40 @@ def test_gpu_engine_matches_cpu():
     assert np.all(gi[:, 0] == np.arange(5)) and np.all(gd[:, 0] == 0)
 
 
+def test_gpu_stacks_are_read_in_place():
+    """CUDA tensors (and CuPy arrays) holding stacks of images: the GPU engine reads them where they
+    are, with the same bits as the same images from the host; errors stay clear."""
+    if not wavewarp.cuda_available():
+        pytest.skip("GPU test: no CUDA backend in this build or no GPU on this machine")
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("GPU test: PyTorch has no CUDA device here")
+    rng = np.random.default_rng(11)
+    X = rng.integers(0, 256, size=(200, 28, 28)).astype(np.uint8)
+    F = rng.random((30, 20, 24, 3)).astype(np.float32)
+    Xg, Fg = torch.from_numpy(X).cuda(), torch.from_numpy(F).cuda()
+    host = wavewarp.image_pairwise(X[:4], X, backend="cuda")
+    np.testing.assert_array_equal(wavewarp.image_pairwise(Xg[:4], Xg), host)
+    np.testing.assert_array_equal(wavewarp.image_pairwise(Fg, backend="cuda"), wavewarp.image_pairwise(F, backend="cuda"))
+    gi, gd = wavewarp.image_knn(Xg[:4], Xg, k=2)
+    hi, hd = wavewarp.image_knn(X[:4], X, k=2, backend="cuda")
+    np.testing.assert_array_equal(gi, hi)
+    np.testing.assert_array_equal(gd, hd)
+    # backend "cpu", or one set on the host: copied to the host, the CPU or GPU engine as asked
+    np.testing.assert_allclose(wavewarp.image_pairwise(Xg[:2], Xg[:10], backend="cpu"), host[:2, :10], rtol=1e-5)
+    np.testing.assert_array_equal(wavewarp.image_pairwise(Xg[:4], X, backend="cuda"), host)
+    bad = Fg.clone()
+    bad[3, 5, 6, 1] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        wavewarp.image_pairwise(bad)
+    # a stack that is not C-contiguous: copied to the host
+    np.testing.assert_array_equal(wavewarp.image_pairwise(Fg[:, ::2], backend="cuda"),
+                                  wavewarp.image_pairwise(np.ascontiguousarray(F[:, ::2]), backend="cuda"))
+    cupy = pytest.importorskip("cupy")
+    Xc = cupy.asarray(X)
+    np.testing.assert_array_equal(wavewarp.image_pairwise(Xc[:4], Xc), host)
+
+
 def test_other_dtypes_and_byte_orders():
     a = np.arange(20, dtype=">f4").reshape(4, 5)
     b = np.arange(20, dtype=np.int64).reshape(4, 5)[::-1]  # not contiguous, integers
@@ -252,7 +286,7 @@ def test_ctrl_c_cancels_image_calls(fast_polling, function):
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
-            call(*args, threads=1, progress=report)
+            call(*args, threads=1, progress=report, backend="cpu")  # the GPU engine polls between chunks of 1M pairs
     finally:
         signal.signal(signal.SIGINT, previous)
     done, total = reports[-1]

@@ -50,7 +50,31 @@ def _image(obj: Any, what: str) -> np.ndarray:
     return np.ascontiguousarray(a)
 
 
-def _images(X: Any, what: str) -> List[np.ndarray]:
+def _gpu_stack(X: Any) -> bool:
+    """Whether X is a stack of images in GPU memory that the GPU engine can read in place: a CuPy
+    array or a CUDA tensor, 3-D or 4-D, C-contiguous, of uint8, float32 or float64."""
+    if isinstance(X, (list, tuple)):
+        return False
+    try:
+        iface = X.__cuda_array_interface__
+    except Exception:  # no interface, or a tensor that refuses it (one that requires grad)
+        return False
+    shape, typestr = tuple(iface.get("shape", ())), iface.get("typestr")
+    if len(shape) not in (3, 4) or typestr not in ("|u1", "<f4", "<f8"):
+        return False
+    strides, expected = iface.get("strides"), int(typestr[2:])
+    if strides is not None:
+        for extent, stride in zip(reversed(shape), reversed(tuple(strides))):
+            if extent > 1 and stride != expected:
+                return False
+            expected *= extent
+    return True
+
+
+def _images(X: Any, what: str) -> Any:
+    """A list of host images (NumPy arrays), or a GPU stack as it is (see _gpu_stack)."""
+    if _gpu_stack(X):
+        return X
     if isinstance(X, (list, tuple)):
         return [_image(x, f"{what}[{k}]") for k, x in enumerate(X)]
     a = np.asarray(_to_host(X))
@@ -58,6 +82,17 @@ def _images(X: Any, what: str) -> List[np.ndarray]:
         raise ValueError(f"{what} must be a list of images, a 3-D array (count, height, width) or a 4-D array "
                          f"(count, height, width, channels), not an array of shape {a.shape}")
     return [_image(x, f"{what}[{k}]") for k, x in enumerate(a)]
+
+
+def _sets(X: Any, Y: Any, x_what: str, y_what: str, backend: str) -> Tuple[Any, Any]:
+    """The image sets of a call: GPU stacks stay on the GPU (the GPU engine reads them in place)
+    when both are (or Y is None) and the backend is not "cpu"; otherwise every set is on the host."""
+    on_gpu = backend != "cpu" and _gpu_stack(X) and (Y is None or _gpu_stack(Y))
+    if on_gpu:
+        return X, Y
+    xs = _images(_to_host(X) if _gpu_stack(X) else X, x_what)
+    ys = None if Y is None else _images(_to_host(Y) if _gpu_stack(Y) else Y, y_what)
+    return xs, ys
 
 
 def image_distance(a: Any, b: Any, return_map: bool = False, *, squared: bool = False,
@@ -100,7 +135,9 @@ def image_pairwise(X: Any, Y: Any = None, *, squared: bool = False, threads: Opt
     ----------
     X, Y : list of images, or 3-D / 4-D array
         Images of any sizes and one channel count. Y None: X against itself (each pair once,
-        mirrored, zero diagonal).
+        mirrored, zero diagonal). A stack on the GPU (CuPy array, CUDA tensor; C-contiguous uint8,
+        float32 or float64) is read there in place when both sets are and the backend is not
+        "cpu"; otherwise GPU arrays are copied to the host.
     squared, threads
         As in :func:`image_distance`.
     progress : bool or callable
@@ -113,8 +150,7 @@ def image_pairwise(X: Any, Y: Any = None, *, squared: bool = False, threads: Opt
     -------
     ndarray of float64, ``(len(X), len(Y))``
     """
-    xs = _images(X, "X")
-    ys = _images(Y, "Y") if Y is not None else None
+    xs, ys = _sets(X, Y, "X", "Y", backend)
     callback, bar = _progress_callback(progress, "wavewarp.image_pairwise")
     try:
         return _image_pairwise(xs, ys, squared, threads, callback, backend)
@@ -133,8 +169,7 @@ def image_knn(queries: Any, X: Any, k: int = 1, *, squared: bool = False, thread
     (indices, distances) : ``(len(queries), k)`` arrays (intp, float64), nearest first, ties broken
         by the smaller index.
     """
-    qs = _images(queries, "queries")
-    xs = _images(X, "X")
+    qs, xs = _sets(queries, X, "queries", "X", backend)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"k must be an integer, not {k!r}")
     callback, bar = _progress_callback(progress, "wavewarp.image_knn")

@@ -25,9 +25,7 @@ static ww_status check_shape(const ww_image *img)
         return WW_ERR_NULL_POINTER;
     if (img->dtype != WW_U8 && img->dtype != WW_F32 && img->dtype != WW_F64)
         return WW_ERR_DTYPE;
-    if (img->memory == WW_DEVICE)
-        return WW_ERR_MEMORY_KIND; /* no GPU engine for images yet */
-    if (img->memory != WW_HOST)
+    if (img->memory != WW_HOST && img->memory != WW_DEVICE)
         return WW_ERR_MEMORY_KIND;
     if (img->height == 0 || img->width == 0 || img->channels == 0)
         return WW_ERR_EMPTY;
@@ -46,7 +44,7 @@ static ww_status check_shape(const ww_image *img)
 ww_status ww_image_check(const ww_image *img)
 {
     ww_status st = check_shape(img);
-    if (st != WW_OK)
+    if (st != WW_OK || img->memory == WW_DEVICE) /* device pixels: checked by the GPU engine */
         return st;
     const size_t n = img->height * img->width * img->channels;
     if (img->dtype == WW_F32) {
@@ -63,8 +61,9 @@ ww_status ww_image_check(const ww_image *img)
     return WW_OK;
 }
 
-/* Every image of a set, and one channel count for all (*channels: 0 before the first). */
-static ww_status check_set(const ww_image *set, size_t count, size_t *channels)
+/* Every image of a set, one channel count for all (*channels: 0 before the first) and one memory
+ * kind (*memory: -1 before the first): host and device images do not mix. */
+static ww_status check_set(const ww_image *set, size_t count, size_t *channels, int *memory)
 {
     if (count == 0)
         return WW_ERR_EMPTY;
@@ -78,6 +77,10 @@ static ww_status check_set(const ww_image *set, size_t count, size_t *channels)
             *channels = set[k].channels;
         else if (set[k].channels != *channels)
             return WW_ERR_SHAPE;
+        if (*memory == -1)
+            *memory = (int)set[k].memory;
+        else if ((int)set[k].memory != *memory)
+            return WW_ERR_MEMORY_KIND;
     }
     return WW_OK;
 }
@@ -101,6 +104,14 @@ static ww_status route(ww_ctx *ctx)
 static ww_status run_block(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *y, size_t ny, int squared,
                            void *out, const ww_pairwise_options *o)
 {
+    if (x[0].memory == WW_DEVICE) { /* device images: the GPU engine, or nothing */
+        if (ctx->backend != WW_BACKEND_CUDA)
+            return WW_ERR_MEMORY_KIND;
+        ww_status st = ww_cuda_image_pairwise(ctx, x, nx, y, ny, squared, out, o);
+        if (st == WW_OK)
+            ctx->last_backend = WW_BACKEND_CUDA;
+        return st;
+    }
     if (ctx->backend == WW_BACKEND_CUDA) {
         double cells = 0;
         const ww_image *ys = y ? y : x;
@@ -150,9 +161,10 @@ ww_status ww_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_
     if (ctx == NULL || out == NULL)
         return WW_ERR_NULL_POINTER;
     size_t channels = 0;
-    ww_status st = check_set(x, nx, &channels);
+    int memory = -1;
+    ww_status st = check_set(x, nx, &channels, &memory);
     if (st == WW_OK && y != NULL)
-        st = check_set(y, ny, &channels);
+        st = check_set(y, ny, &channels, &memory);
     if (st != WW_OK)
         return st;
     ww_pairwise_options o;
@@ -206,9 +218,10 @@ ww_status ww_image_knn(ww_ctx *ctx, const ww_image *queries, size_t nq, const ww
     if (ctx == NULL || indices == NULL || distances == NULL || x == NULL || queries == NULL)
         return WW_ERR_NULL_POINTER;
     size_t channels = 0;
-    ww_status st = check_set(queries, nq, &channels);
+    int memory = -1;
+    ww_status st = check_set(queries, nq, &channels, &memory);
     if (st == WW_OK)
-        st = check_set(x, nx, &channels);
+        st = check_set(x, nx, &channels, &memory);
     if (st != WW_OK)
         return st;
     if (k == 0 || k > nx)
@@ -278,6 +291,8 @@ ww_status ww_image_map(ww_ctx *ctx, const ww_image *a, const ww_image *b, const 
         st = ww_image_check(b);
     if (st != WW_OK)
         return st;
+    if (a->memory != WW_HOST || b->memory != WW_HOST) /* the map is the CPU engine's */
+        return WW_ERR_MEMORY_KIND;
     if (a->channels != b->channels || capacity < ww_image_map_capacity(a, b))
         return WW_ERR_SHAPE;
     st = route(ctx);

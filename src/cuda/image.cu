@@ -32,6 +32,29 @@ struct pair_range {
 constexpr int THREADS = 128;
 constexpr int CHUNK_PAIRS = 1 << 20; /* entries per launch: progress and Ctrl-C between launches */
 
+/* An image's pixels: base + offset, where device images in place have base 0 and their address as
+ * the offset (unsigned arithmetic: no pointer past an object). */
+__host__ __device__ __forceinline__ const unsigned char *pixels_at(const unsigned char *base, unsigned long long offset)
+{
+    return (const unsigned char *)((uintptr_t)base + (uintptr_t)offset);
+}
+
+/* Sets *flag when a float image of the set has a NaN or infinite pixel (device images in place:
+ * their values were not checked on the host). */
+__global__ void image_finite_kernel(const unsigned char *base, const image_meta *meta, long long count, int channels,
+                                    int *flag)
+{
+    for (long long k = blockIdx.x; k < count; k += gridDim.x) {
+        const image_meta m = meta[k];
+        const unsigned char *p = pixels_at(base, m.offset);
+        const long long n = (long long)m.height * m.width * channels;
+        for (long long q = threadIdx.x; q < n; q += blockDim.x)
+            if ((m.dtype == WW_F32 && !isfinite(reinterpret_cast<const float *>(p)[q])) ||
+                (m.dtype == WW_F64 && !isfinite(reinterpret_cast<const double *>(p)[q])))
+                *flag = 1;
+    }
+}
+
 __device__ __forceinline__ float load_pixel(const unsigned char *base, int dtype, size_t k)
 {
     if (dtype == WW_U8)
@@ -194,9 +217,9 @@ __global__ void __launch_bounds__(THREADS) image_pairs_kernel(const unsigned cha
         /* the band of row pairs: row ri's first pair and its count's running sum */
         int *band_lo = (int *)(Dd + (size_t)h1 * h2), *band_start = band_lo + h1;
         for (int k = threadIdx.x; k < h1 * w1 * channels; k += blockDim.x)
-            xs[k] = load_pixel(xpix + a.offset, a.dtype, (size_t)k);
+            xs[k] = load_pixel(pixels_at(xpix, a.offset), a.dtype, (size_t)k);
         for (int k = threadIdx.x; k < h2 * w2 * channels; k += blockDim.x)
-            ys[k] = load_pixel(ypix + b.offset, b.dtype, (size_t)k);
+            ys[k] = load_pixel(pixels_at(ypix, b.offset), b.dtype, (size_t)k);
         for (int k = threadIdx.x; k < h1 * h2; k += blockDim.x)
             rd[k] = inf;
         if (threadIdx.x == 0) {
@@ -322,9 +345,19 @@ static ww_status run(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *
     if (widest > 128 || smem > s->smem_optin)
         return WW_ERR_UNSUPPORTED; /* the CPU engine takes them (policy in src/common/image.c) */
 
-    /* pixels in their dtype: a stack straight from where it is, other sets through pinned staging */
-    const int x_as_is = contiguous_set(x, nx), y_as_is = self || contiguous_set(ys, nys);
-    const size_t xbytes = pack_set(x, nx, x_as_is, NULL, NULL), ybytes = self ? 0 : pack_set(ys, nys, y_as_is, NULL, NULL);
+    /* pixels in their dtype: a host stack straight from where it is, other host sets through pinned
+     * staging; device images in place (every image of both sets is then on the device: image.c) */
+    const int on_device = x[0].memory == WW_DEVICE;
+    if (on_device) {
+        ww_status pst = ww_cuda_check_device_pointer(x[0].pixels);
+        if (pst == WW_OK)
+            pst = ww_cuda_check_device_pointer(ys[0].pixels);
+        if (pst != WW_OK)
+            return pst;
+    }
+    const int x_as_is = on_device || contiguous_set(x, nx), y_as_is = self || on_device || contiguous_set(ys, nys);
+    const size_t xbytes = on_device ? 0 : pack_set(x, nx, x_as_is, NULL, NULL);
+    const size_t ybytes = self || on_device ? 0 : pack_set(ys, nys, y_as_is, NULL, NULL);
     const size_t rows = o->row_end - o->row_begin, cols = o->col_end - o->col_begin;
     const size_t chunk = rows * cols < (size_t)CHUNK_PAIRS ? rows * cols : (size_t)CHUNK_PAIRS;
     const size_t meta_bytes = (nx + (self ? 0 : nys)) * sizeof(image_meta);
@@ -339,18 +372,38 @@ static ww_status run(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *
     unsigned char *h = (unsigned char *)s->pinned, *d = (unsigned char *)s->input.ptr;
     image_meta *hxm = (image_meta *)(h + staged - meta_bytes), *hym = self ? hxm : hxm + nx;
     unsigned char *stage_x = h, *stage_y = h + (x_as_is ? 0 : xbytes);
-    pack_set(x, nx, x_as_is, x_as_is ? NULL : stage_x, hxm);
-    if (!self)
-        pack_set(ys, nys, y_as_is, y_as_is ? NULL : stage_y, hym);
-    /* (a stack is copied to its last byte, never past it) */
-    WW_CUDA_TRY(cudaMemcpyAsync(d, x_as_is ? x[0].pixels : stage_x, x_as_is ? exact_bytes(x, nx) : xbytes,
-                                cudaMemcpyHostToDevice, s->stream));
-    if (!self)
-        WW_CUDA_TRY(cudaMemcpyAsync(d + xbytes, y_as_is ? ys[0].pixels : stage_y, y_as_is ? exact_bytes(ys, nys) : ybytes,
+    if (on_device) {
+        for (size_t k = 0; k < nx + (self ? 0 : nys); k++) {
+            const ww_image *im = k < nx ? &x[k] : &ys[k - nx];
+            hxm[k].offset = (unsigned long long)(uintptr_t)im->pixels;
+            hxm[k].height = (int)im->height, hxm[k].width = (int)im->width, hxm[k].dtype = (int)im->dtype;
+        }
+    } else {
+        pack_set(x, nx, x_as_is, x_as_is ? NULL : stage_x, hxm);
+        if (!self)
+            pack_set(ys, nys, y_as_is, y_as_is ? NULL : stage_y, hym);
+        /* (a stack is copied to its last byte, never past it) */
+        WW_CUDA_TRY(cudaMemcpyAsync(d, x_as_is ? x[0].pixels : stage_x, x_as_is ? exact_bytes(x, nx) : xbytes,
                                     cudaMemcpyHostToDevice, s->stream));
+        if (!self)
+            WW_CUDA_TRY(cudaMemcpyAsync(d + xbytes, y_as_is ? ys[0].pixels : stage_y,
+                                        y_as_is ? exact_bytes(ys, nys) : ybytes, cudaMemcpyHostToDevice, s->stream));
+    }
     WW_CUDA_TRY(cudaMemcpyAsync(d + xbytes + ybytes, hxm, meta_bytes, cudaMemcpyHostToDevice, s->stream));
-    const unsigned char *dx = d, *dy = self ? dx : dx + xbytes;
+    const unsigned char *dx = on_device ? NULL : d, *dy = on_device || self ? dx : dx + xbytes;
     const image_meta *dxm = (const image_meta *)(d + xbytes + ybytes), *dym = self ? dxm : dxm + nx;
+    if (on_device) { /* NaN or infinite pixels: nothing is written */
+        if ((st = ww_device_reserve(&s->result, 2 * sizeof(double))) != WW_OK)
+            return st;
+        int *flag = (int *)s->result.ptr, host_flag = 0;
+        WW_CUDA_TRY(cudaMemsetAsync(flag, 0, sizeof(int), s->stream));
+        image_finite_kernel<<<256, 128, 0, s->stream>>>(NULL, dxm, (long long)(nx + (self ? 0 : nys)), channels, flag);
+        WW_CUDA_TRY(cudaGetLastError());
+        WW_CUDA_TRY(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, s->stream));
+        WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
+        if (host_flag)
+            return WW_ERR_NONFINITE;
+    }
     float *dout = (float *)s->work.ptr, *hout = (float *)(h + staged);
 
     uint64_t total = 0, done = 0;
