@@ -83,7 +83,7 @@ if has python; then
     rm -rf build-gpu-py/pkg && mkdir -p build-gpu-py/pkg && cp -r python/wavewarp build-gpu-py/pkg/ &&
       cp build-gpu-py/python/_wavewarp*.so build-gpu-py/pkg/wavewarp/ 2>/dev/null
     (cd python/tests && PYTHONPATH="$PWD/../../build-gpu-py/pkg" python3 -m pytest -q -rs -p no:cacheprovider \
-       test_gpu.py test_api.py test_ted.py 2>&1 | tail -15) | tee "$out/py_tests.log"
+       test_gpu.py test_api.py test_ted.py test_image.py 2>&1 | tail -15) | tee "$out/py_tests.log"
   else
     echo "skipped: python3 on this machine lacks numpy or pytest" | tee "$out/py_tests.log"
   fi
