@@ -188,6 +188,28 @@ def test_gpu_engine_matches_cpu():
     assert np.all(gi[:, 0] == np.arange(5)) and np.all(gd[:, 0] == 0)
 
 
+@pytest.mark.skipif(wavewarp.cuda_available(), reason="a GPU is usable: stand-in host pointers must not reach it")
+def test_gpu_stack_without_gpu_is_a_clear_error():
+    """A stack claiming GPU memory (a stand-in whose __cuda_array_interface__ points at host memory,
+    never read) on a machine without a usable GPU: a clear error, nothing read, no result."""
+
+    class StandIn:
+        def __init__(self, host: np.ndarray, typestr: str = ""):
+            self.host = host
+            self.__cuda_array_interface__ = {"shape": host.shape, "typestr": typestr or host.dtype.str,
+                                             "data": (host.ctypes.data, False), "version": 3,
+                                             "strides": None, "stream": None}
+
+    X = np.zeros((4, 6, 6), dtype=np.uint8)
+    with pytest.raises(ValueError, match="GPU"):
+        wavewarp.image_pairwise(StandIn(X))
+    with pytest.raises(ValueError, match="GPU"):
+        wavewarp.image_knn(StandIn(X[:1]), StandIn(X), k=2)
+    # backend "cpu" or a host set beside it: the stand-in is not a CuPy/PyTorch array, nothing to copy
+    with pytest.raises((TypeError, ValueError)):
+        wavewarp.image_pairwise(StandIn(X), backend="cpu")
+
+
 def test_gpu_stacks_are_read_in_place():
     """CUDA tensors (and CuPy arrays) holding stacks of images: the GPU engine reads them where they
     are, with the same bits as the same images from the host; errors stay clear."""
