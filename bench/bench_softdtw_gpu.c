@@ -49,6 +49,7 @@ int main(int argc, char **argv)
 {
     int f64 = 0, reps = 11, first = 1;
     size_t budget = SIZE_MAX;
+    double window = -1; /* a Sakoe-Chiba radius of this fraction of N; < 0: none */
     for (; first < argc && strncmp(argv[first], "--", 2) == 0; first++) {
         if (strcmp(argv[first], "--f64") == 0)
             f64 = 1;
@@ -56,8 +57,10 @@ int main(int argc, char **argv)
             reps = atoi(argv[++first]);
         else if (strcmp(argv[first], "--budget") == 0 && first + 1 < argc)
             budget = (size_t)strtoull(argv[++first], NULL, 10);
+        else if (strcmp(argv[first], "--window") == 0 && first + 1 < argc)
+            window = atof(argv[++first]);
         else {
-            fprintf(stderr, "usage: %s [--f64] [--reps R] [--budget BYTES] [B:N ...]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--f64] [--reps R] [--budget BYTES] [--window FRACTION] [B:N ...]\n", argv[0]);
             return 2;
         }
     }
@@ -73,8 +76,8 @@ int main(int argc, char **argv)
     }
     if (budget != SIZE_MAX)
         ww_softdtw_set_memory_budget(ctx, budget);
-    printf("| B | N | dtype | forward (ms) | forward + backward (ms) | Gcells/s forward | Gcells/s both |\n");
-    printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+    printf("| B | N | dtype | window radius | forward (ms) | forward + backward (ms) | Gcells/s forward | Gcells/s both |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     const size_t dim = 2, es = f64 ? sizeof(double) : sizeof(float);
     for (int c = 0; c < cases; c++) {
         size_t B = 0, N = 0;
@@ -102,11 +105,19 @@ int main(int argc, char **argv)
         x.memory = y.memory = WW_DEVICE;
         if (B > 1) /* pair b with b + 1 */
             cudaMemcpy((char *)dy, (char *)dx + N * dim * es, (B - 1) * N * dim * es, cudaMemcpyDeviceToDevice);
-        const ww_measure m = ww_measure_softdtw(1.0);
+        ww_measure m = ww_measure_softdtw(1.0);
+        const size_t radius = window >= 0 ? (size_t)(window * (double)N) : SIZE_MAX;
+        if (window >= 0)
+            ww_measure_set_window(&m, radius);
         const float fwd = time_calls(ctx, &m, &x, &y, dv, NULL, NULL, reps);
         const float both = time_calls(ctx, &m, &x, &y, dv, dgx, dgy, reps);
-        const double cells = (double)B * N * N;
-        printf("| %zu | %zu | %s | %.3f | %.3f | %.1f | %.1f |\n", B, N, f64 ? "f64" : "f32", fwd, both,
+        /* the cells computed: the window's band (|i - j| <= radius for equal lengths) */
+        const double r = window >= 0 && radius < N ? (double)radius : (double)N;
+        const double cells = (double)B * ((double)N * N - (N - 1 - r) * (N - r) * (r < N ? 1 : 0));
+        char rtext[32] = "none";
+        if (window >= 0)
+            snprintf(rtext, sizeof rtext, "%zu", radius);
+        printf("| %zu | %zu | %s | %s | %.3f | %.3f | %.1f | %.1f |\n", B, N, f64 ? "f64" : "f32", rtext, fwd, both,
                fwd > 0 ? cells / fwd / 1e6 : 0, both > 0 ? cells / both / 1e6 : 0);
         fflush(stdout);
         cudaFree(dx), cudaFree(dy), cudaFree(dv), cudaFree(dgx), cudaFree(dgy);

@@ -158,6 +158,7 @@ if has softdtw; then
   tail -3 "$out/softdtw_tests.log"
   # the kernels alone (CUDA events, device arrays; float32, float32 checkpointed, float64)
   { build-gpu/bench/ww_bench_softdtw_gpu && build-gpu/bench/ww_bench_softdtw_gpu --budget 0 512:512 512:4096 64:8192 &&
+      build-gpu/bench/ww_bench_softdtw_gpu --window 0.1 512:512 512:4096 64:8192 &&
       build-gpu/bench/ww_bench_softdtw_gpu --f64 512:512 512:1024 64:8192; } 2>&1 | tee "$out/gpu_softdtw_kernels.md"
   if ls build-gpu-py/python/_wavewarp*.so >/dev/null 2>&1; then
     rm -rf build-gpu-py/pkg && mkdir -p build-gpu-py/pkg && cp -r python/wavewarp build-gpu-py/pkg/ &&

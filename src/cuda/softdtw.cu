@@ -58,7 +58,8 @@ static size_t pair_table(size_t n, size_t m, size_t band_rows, int mode)
  * `scale` into values, ga and gb (device, already zeroed), unless *nonfinite (device) is set. */
 template <typename T>
 static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measure *m, const ww_dataset *a,
-                          const ww_dataset *b, T scale, T *values, T *ga, T *gb, int grads, const int *nonfinite)
+                          const ww_dataset *b, T scale, T *values, T *ga, T *gb, int grads, int accumulate,
+                          const int *nonfinite)
 {
     const size_t count = a->count;
     if (count == 0)
@@ -106,6 +107,7 @@ static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measur
     L.shape = shape;
     L.dim = (int)a->dim;
     L.mode = mode;
+    L.accumulate = accumulate;
     L.stream = s->stream;
     size_t begin = 0;
     std::vector<sdtw_pair> pairs;
@@ -195,22 +197,22 @@ static ww_status batch_typed(ww_cuda_state *s, size_t table_budget, const ww_mea
         return st;
     int *flag = (int *)s->result.ptr, host_flag = 0;
     WW_CUDA_TRY(cudaMemsetAsync(flag, 0, sizeof(int), s->stream));
-    sdtw_check_kernel<T><<<256, 256, 0, s->stream>>>((const T *)x->values, (long long)nx, flag);
-    sdtw_check_kernel<T><<<256, 256, 0, s->stream>>>((const T *)y->values, (long long)ny, flag);
+    sdtw_check_kernel<T><<<256, 256, 0, s->stream>>>((const T *)x->values, (long long)nx, (const T *)y->values,
+                                                    (long long)ny, flag);
     const int grads = grad_x != NULL || grad_y != NULL;
     T *v = (T *)values, *gx = (T *)grad_x, *gy = (T *)grad_y;
-    sdtw_zero_kernel<T><<<64, 256, 0, s->stream>>>(v, (long long)x->count, flag);
+    /* the values: stored by the first pass (run_pass's accumulate) */
     if (gx)
         sdtw_zero_kernel<T><<<256, 256, 0, s->stream>>>(gx, (long long)nx, flag);
     if (gy)
         sdtw_zero_kernel<T><<<256, 256, 0, s->stream>>>(gy, (long long)ny, flag);
     WW_CUDA_TRY(cudaGetLastError());
-    if ((st = run_pass<T>(s, table_budget, m, x, y, (T)1, v, gx, gy, grads, flag)) != WW_OK)
+    if ((st = run_pass<T>(s, table_budget, m, x, y, (T)1, v, gx, gy, grads, 0, flag)) != WW_OK)
         return st;
     if (m->params.softdtw.divergence) {
         /* D = sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2: each self term's gradient lands twice in its array */
-        if ((st = run_pass<T>(s, table_budget, m, x, x, (T)-0.5, v, gx, gx, grads && gx, flag)) != WW_OK ||
-            (st = run_pass<T>(s, table_budget, m, y, y, (T)-0.5, v, gy, gy, grads && gy, flag)) != WW_OK)
+        if ((st = run_pass<T>(s, table_budget, m, x, x, (T)-0.5, v, gx, gx, grads && gx, 1, flag)) != WW_OK ||
+            (st = run_pass<T>(s, table_budget, m, y, y, (T)-0.5, v, gy, gy, grads && gy, 1, flag)) != WW_OK)
             return st;
     }
     WW_CUDA_TRY(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, s->stream));

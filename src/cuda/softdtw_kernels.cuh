@@ -70,27 +70,60 @@ __device__ __forceinline__ sdtw_pair sdtw_pair_at(const sdtw_pairs &ps, int b)
     return p;
 }
 
+/* Steps of a band's loop unrolled: two in float, which renames the registers that rotate from step to
+ * step instead of moving them (forward 0.53 -> 0.51 ms, forward + backward 1.84 -> 1.65 ms at
+ * B = 512, N = 512 on an H200); one in double, where two took more registers (forward 2.2 -> 3.0 ms). */
+template <typename T> __host__ __device__ constexpr int sdtw_unroll() { return sizeof(T) == 4 ? 2 : 1; }
+
 /* Threads per block at most: f64 cells hold twice the registers. */
 template <typename T> __host__ __device__ constexpr int sdtw_max_threads() { return sizeof(T) == 8 ? 256 : 512; }
 
-__device__ __forceinline__ double sdtw_cell(double up, double left, double diag, double cost, const ww_coef_f64 *c)
-{
-    return ww_softdtw_cell_f64(up, left, diag, 0, 0, cost, 0, c);
-}
-__device__ __forceinline__ float sdtw_cell(float up, float left, float diag, float cost, const ww_coef_f32 *c)
-{
-    return ww_softdtw_cell_f32(up, left, diag, 0, 0, cost, 0, c);
-}
-__device__ __forceinline__ double sdtw_weight(double q, double here, double inv_gamma)
-{
-    return ww_softdtw_back_weight_f64(q, here, 0, inv_gamma, 1);
-}
-__device__ __forceinline__ float sdtw_weight(float q, float here, float inv_gamma)
-{
-    return ww_softdtw_back_weight_f32(q, here, 0, inv_gamma, 1);
-}
+/* The kernels' arithmetic in the computing type T. double computes R as the CPU engine does
+ * (natural exponentials, +inf off the table and the window). float computes R' = R / (gamma ln 2)
+ * in base 2 with a finite off value (src/measures/softmath.h, ww_softmin2_f32): the samples kept in
+ * registers are scaled by sqrt(1 / (gamma ln 2)) once, so the costs come scaled, and a cell is
+ * about half the instructions (no scaling of the exponentials' arguments, no selects guarding
+ * inf - inf). Measured on an H200 (bench/results/gpu-softdtw.md). */
+template <typename T> struct sdtw_math;
+template <> struct sdtw_math<double> {
+    ww_coef_f64 c;
+    __device__ explicit sdtw_math(const ww_coef_f64 &coef) : c(coef) {}
+    __device__ static double off() { return INFINITY; }
+    __device__ static bool is_off(double r) { return !(r < INFINITY); }
+    __device__ static double sample_unit() { return 1; } /* samples in registers are multiplied by it */
+    __device__ static double cost_unit() { return 1; }   /* costs from device memory (D = 0) are */
+    __device__ double cell(double up, double left, double diag, double cost) const
+    {
+        return ww_softdtw_cell_f64(up, left, diag, 0, 0, cost, 0, &c);
+    }
+    __device__ double weight(double q, double here) const { return ww_softdtw_back_weight_f64(q, here, 0, c.inv_gamma, 1); }
+    __device__ static double value(double r) { return r; }
+    /* a cell's R, or off outside the window */
+    __device__ static double keep(double r, bool inside) { return inside ? r : INFINITY; }
+    /* E is masked off the table: the f64 exponential of -inf is about 3e-308, not 0 */
+    static constexpr bool mask_e = true;
+};
+template <> struct sdtw_math<float> {
+    float k, root_k; /* 1 / (gamma ln 2) and its square root */
+    __device__ explicit sdtw_math(const ww_coef_f32 &coef) : k(coef.inv_gamma * 1.44269504088896341f), root_k(sqrtf(k)) {}
+    __device__ static float off() { return WW_SOFT2_OFF_F32; }
+    __device__ static bool is_off(float r) { return r >= 0.5f * WW_SOFT2_OFF_F32; }
+    __device__ float sample_unit() const { return root_k; }
+    __device__ float cost_unit() const { return k; }
+    __device__ float cell(float up, float left, float diag, float cost) const
+    {
+        return ww_softdtw2_cell_f32(up, left, diag, cost);
+    }
+    __device__ float weight(float q, float here) const { return ww_softdtw2_back_weight_f32(q, here); }
+    __device__ float value(float r) const { return is_off(r) ? INFINITY : r / k; }
+    /* as a max (r <= off): a select of r let the compiler branch around the cell's clamp, one
+     * branch per cell, which kept the cells' chains from interleaving (0.54 -> 0.65 ms forward) */
+    __device__ static float keep(float r, bool inside) { return fmaxf(r, inside ? -WW_SOFT2_OFF_F32 : WW_SOFT2_OFF_F32); }
+    /* off the table E comes out 0 by itself: every weight there is 2^(finite - 2^125) = 0 */
+    static constexpr bool mask_e = false;
+};
 
-template <typename T> __device__ __forceinline__ T sdtw_inf() { return (T)INFINITY; }
+template <typename T> __device__ __forceinline__ T sdtw_off() { return sdtw_math<T>::off(); }
 
 /* The samples of a thread's rows and of the columns its rows are at: in registers for D > 0
  * (the columns shift by one per step: one new sample is read, one step ahead), read from device
@@ -100,12 +133,13 @@ template <typename T, int K, int D> struct sdtw_samples {
     T x[K][DD], y[K][DD], next[DD];
     const T *X, *Y;
     int dim;
+    T unit, cost_unit; /* sdtw_math's: the registers' samples are scaled by unit, D = 0's costs by cost_unit */
 
     __device__ __forceinline__ void load_column(T *to, const sdtw_pair &p, int col) const
     {
 #pragma unroll
         for (int k = 0; k < DD; k++)
-            to[k] = col >= 1 && col <= p.m ? Y[(p.y0 + col - 1) * D + k] : (T)0;
+            to[k] = col >= 1 && col <= p.m ? unit * Y[(p.y0 + col - 1) * D + k] : (T)0;
     }
     /* rows i0 .. i0 + K - 1 at the first step: row r at column first_col - r. `next` is the column
      * that enters at the next step: row 0's forward (dir +1), row K - 1's backward (dir -1). */
@@ -116,7 +150,7 @@ template <typename T, int K, int D> struct sdtw_samples {
         for (int r = 0; r < K; r++) {
 #pragma unroll
             for (int k = 0; k < DD; k++)
-                x[r][k] = i0 + r <= p.n ? X[(p.x0 + i0 + r - 1) * D + k] : (T)0;
+                x[r][k] = i0 + r <= p.n ? unit * X[(p.x0 + i0 + r - 1) * D + k] : (T)0;
             load_column(y[r], p, first_col - r);
         }
         load_column(next, p, dir > 0 ? first_col + 1 : first_col - K);
@@ -164,6 +198,7 @@ template <typename T, int K, int D> struct sdtw_samples {
                 const T diff = a[k] - b[k];
                 acc += diff * diff;
             }
+            acc *= cost_unit;
         }
         return acc;
     }
@@ -190,18 +225,19 @@ template <int K> __device__ __forceinline__ void sdtw_window_rows(const sdtw_pai
 template <typename T> __device__ __forceinline__ T sdtw_top(const T *top, int b0, int m, int c)
 {
     if (c < 0 || c > m)
-        return sdtw_inf<T>();
+        return sdtw_off<T>();
     if (b0 == 1)
-        return c == 0 ? (T)0 : sdtw_inf<T>();
-    return c == 0 ? sdtw_inf<T>() : top[c];
+        return c == 0 ? (T)0 : sdtw_off<T>();
+    return c == 0 ? sdtw_off<T>() : top[c];
 }
 
 /* The forward sweep of one band (rows b0 .. b0 + H - 1 that exist): R into `table` (may be NULL),
  * the band's last row into `bottom` (NULL for the last band), scale R[n][m] added to *value (NULL:
- * not). xch: 2 values per warp of shared memory. Every thread of the block calls it. */
+ * not; stored when !accumulate). xch: 2 values per warp of shared memory. Every thread of the block
+ * calls it. */
 template <typename T, int K, int D>
-__device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, const typename coef_of<T>::type &c,
-                                  int b0, const T *top, T *bottom, T *table, T *value, T scale, T *xch)
+__device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, const sdtw_math<T> &math,
+                                  int b0, const T *top, T *bottom, T *table, T *value, T scale, bool accumulate, T *xch)
 {
     const int P = (int)blockDim.x, t = (int)threadIdx.x, lane = t & 31, warp = t >> 5;
     const int H = P * K, n = p.n, m = p.m, i0 = b0 + t * K;
@@ -212,10 +248,10 @@ __device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, 
     T prev[K], prev2[K];
 #pragma unroll
     for (int r = 0; r < K; r++)
-        prev[r] = prev2[r] = sdtw_inf<T>();
+        prev[r] = prev2[r] = sdtw_off<T>();
     /* the first row's neighbours above: R(i0 - 1, j) and R(i0 - 1, j - 1); thread 0 reads them
      * from the boundary row two steps ahead */
-    T up_in = sdtw_inf<T>(), diag_in = sdtw_inf<T>(), ahead1 = sdtw_inf<T>(), ahead2 = sdtw_inf<T>();
+    T up_in = sdtw_off<T>(), diag_in = sdtw_off<T>(), ahead1 = sdtw_off<T>(), ahead2 = sdtw_off<T>();
     if (t == 0) {
         diag_in = sdtw_top(top, b0, m, 0);
         up_in = sdtw_top(top, b0, m, 1);
@@ -223,6 +259,7 @@ __device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, 
         ahead2 = sdtw_top(top, b0, m, 3);
     }
     int slot = 0; /* (d - b0 - 1) mod m */
+#pragma unroll sdtw_unroll<T>()
     for (int d = b0 + 1; d <= last_row + m; d++) {
         T cur[K];
         /* the K cells are computed without branches, so that their chains interleave; a warp with
@@ -233,8 +270,8 @@ __device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, 
             for (int r = 0; r < K; r++) {
                 const int i = i0 + r, j = j0 - r;
                 const T up = r == 0 ? up_in : prev[r - 1], diag = r == 0 ? diag_in : prev2[r - 1];
-                const T v = sdtw_cell(up, prev[r], diag, s.cost(p, r, i, j), &c);
-                cur[r] = j >= lo[r] && j <= hi[r] ? v : sdtw_inf<T>();
+                const T v = math.cell(up, prev[r], diag, s.cost(p, r, i, j));
+                cur[r] = sdtw_math<T>::keep(v, j >= lo[r] && j <= hi[r]);
                 /* the ramp's stores before column 1 land in slots of columns j + k m that are
                  * stored later (the row's columns 1..m fill its m slots in order) */
                 if (table && j <= m)
@@ -243,7 +280,7 @@ __device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, 
         } else {
 #pragma unroll
             for (int r = 0; r < K; r++)
-                cur[r] = sdtw_inf<T>();
+                cur[r] = sdtw_off<T>();
         }
         if (bottom && t == P - 1 && j0 - (K - 1) >= 1 && j0 - (K - 1) <= m)
             bottom[j0 - (K - 1)] = cur[K - 1];
@@ -274,7 +311,7 @@ __device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, 
 #pragma unroll
         for (int r = 0; r < K; r++)
             if (i0 + r == n)
-                *value += scale * prev[r];
+                *value = (accumulate ? *value : (T)0) + scale * math.value(prev[r]);
 }
 
 /* E and Q of the boundary row below a band at column c (the band below's first row; none: the
@@ -283,7 +320,7 @@ template <typename T>
 __device__ __forceinline__ void sdtw_below(const T *be, const T *bq, int m, int c, T *e, T *q)
 {
     if (be == NULL || c < 1 || c > m)
-        *e = 0, *q = -sdtw_inf<T>();
+        *e = 0, *q = -sdtw_off<T>();
     else
         *e = be[c], *q = bq[c];
 }
@@ -296,7 +333,7 @@ __device__ __forceinline__ void sdtw_load_step(const sdtw_pair &p, const T *tabl
 #pragma unroll
     for (int r = 0; r < K; r++) {
         const int i = i0 + r, j = d - i;
-        out[r] = j >= 1 && j <= p.m && i <= p.n ? table[(long long)slot * H + r * P + t] : sdtw_inf<T>();
+        out[r] = j >= 1 && j <= p.m && i <= p.n ? table[(long long)slot * H + r * P + t] : sdtw_off<T>();
     }
 }
 
@@ -305,7 +342,7 @@ __device__ __forceinline__ void sdtw_load_step(const sdtw_pair &p, const T *tabl
  * itself). be, bq: E and Q of the band below (NULL: the last band); ae, aq: where this band's first
  * row goes for the band above (NULL: the first band). xch: (2 + max(D, 1)) x 2 values per warp. */
 template <typename T, int K, int D>
-__device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, T inv_gamma, int b0,
+__device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, const sdtw_math<T> &math, int b0,
                                    const T *table, const T *be, const T *bq, T *ae, T *aq, T *GX, T *GY, T scale,
                                    T *xch)
 {
@@ -314,7 +351,8 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
     const int H = P * K, n = p.n, m = p.m, i0 = b0 + t * K;
     const int last_row = b0 + H - 1 < n ? b0 + H - 1 : n;
     const bool shared_grads = GX == GY;
-    const T two_scale = (T)2 * scale;
+    const T two_scale = (T)2 * scale; /* the gradient of a cost from device memory (D = 0) */
+    const T two_scale_units = two_scale / s.unit; /* from the registers' scaled samples */
     int lo[K], hi[K];
     sdtw_window_rows<K>(p, i0, lo, hi);
     const int d_first = last_row + m;
@@ -322,15 +360,15 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
     T pe[K], pq[K], p2e[K], p2q[K], pcol[K][DD], gx[K][DD];
 #pragma unroll
     for (int r = 0; r < K; r++) {
-        pe[r] = p2e[r] = 0, pq[r] = p2q[r] = -sdtw_inf<T>();
+        pe[r] = p2e[r] = 0, pq[r] = p2q[r] = -sdtw_off<T>();
 #pragma unroll
         for (int k = 0; k < DD; k++)
             pcol[r][k] = gx[r][k] = 0;
     }
     /* the successors below the thread's last row: (row i0 + K, same column) of the step before and
      * of two steps before; the band's last thread reads them from the boundary row ahead */
-    T dn_e = 0, dn_q = -sdtw_inf<T>(), dg_e = 0, dg_q = -sdtw_inf<T>(), dn_col[DD];
-    T ah1_e = 0, ah1_q = -sdtw_inf<T>(), ah2_e = 0, ah2_q = -sdtw_inf<T>();
+    T dn_e = 0, dn_q = -sdtw_off<T>(), dg_e = 0, dg_q = -sdtw_off<T>(), dn_col[DD];
+    T ah1_e = 0, ah1_q = -sdtw_off<T>(), ah2_e = 0, ah2_q = -sdtw_off<T>();
 #pragma unroll
     for (int k = 0; k < DD; k++)
         dn_col[k] = 0;
@@ -349,6 +387,7 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
     ahead_slot = ahead_slot == 0 ? m - 1 : ahead_slot - 1;
     sdtw_load_step<T, K>(p, table, H, i0, d_first - 1, ahead_slot, here_next);
     ahead_slot = ahead_slot == 0 ? m - 1 : ahead_slot - 1;
+#pragma unroll sdtw_unroll<T>()
     for (int d = d_first; d >= b0 + 1; d--) {
         T ce[K], cq[K], ccol[K][DD];
         /* without branches but for D = 0's gradients, as the forward pass; a warp with no cell in the
@@ -360,17 +399,18 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
                 const int i = i0 + r, j = j0 - r;
                 const T e_dn = r < K - 1 ? pe[r + 1] : dn_e, q_dn = r < K - 1 ? pq[r + 1] : dn_q;
                 const T e_dg = r < K - 1 ? p2e[r + 1] : dg_e, q_dg = r < K - 1 ? p2q[r + 1] : dg_q;
-                /* off the table or the window `here` is +inf: E is 0 and Q is -inf (E is masked: the
-                 * f64 exponential of -inf is about 3e-308, not 0) */
+                /* off the table or the window `here` is off (+inf in double): E is 0 and Q is -off */
                 const T here = here_now[r];
                 const T cost = s.cost(p, r, i, j);
-                T e = i == n && j == m ? (T)1
-                                       : (e_dn * sdtw_weight(q_dn, here, inv_gamma) +
-                                          pe[r] * sdtw_weight(pq[r], here, inv_gamma)) +
-                                             e_dg * sdtw_weight(q_dg, here, inv_gamma);
-                e = here < sdtw_inf<T>() ? e : (T)0;
+                /* the last cell's successors are all off the table (E 0): its E is 0 + 1, exactly;
+                 * added rather than selected, so that no branch skips the sum (cells interleave) */
+                T e = ((e_dn * math.weight(q_dn, here) + pe[r] * math.weight(pq[r], here)) +
+                       e_dg * math.weight(q_dg, here)) +
+                      (i == n && j == m ? (T)1 : (T)0);
+                if (sdtw_math<T>::mask_e)
+                    e = sdtw_math<T>::is_off(here) ? (T)0 : e;
                 ce[r] = e;
-                cq[r] = here < sdtw_inf<T>() ? here - cost : -sdtw_inf<T>();
+                cq[r] = sdtw_math<T>::is_off(here) ? -sdtw_off<T>() : here - cost;
                 if (D == 0 && e != (T)0) {
                     const T *a = s.X + (p.x0 + i - 1) * (long long)s.dim, *b = s.Y + (p.y0 + j - 1) * (long long)s.dim;
                     for (int k = 0; k < s.dim; k++) {
@@ -386,7 +426,7 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
                 }
 #pragma unroll
                 for (int k = 0; k < DD; k++) {
-                    const T g = D > 0 ? two_scale * e * (s.x[r][k] - s.y[r][k]) : (T)0;
+                    const T g = D > 0 ? two_scale_units * e * (s.x[r][k] - s.y[r][k]) : (T)0;
                     gx[r][k] += g;
                     ccol[r][k] = (r < K - 1 ? pcol[r + 1][k] : dn_col[k]) - g;
                 }
@@ -394,7 +434,7 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
         } else {
 #pragma unroll
             for (int r = 0; r < K; r++) {
-                ce[r] = 0, cq[r] = -sdtw_inf<T>();
+                ce[r] = 0, cq[r] = -sdtw_off<T>();
 #pragma unroll
                 for (int k = 0; k < DD; k++)
                     ccol[r][k] = 0;
@@ -493,24 +533,26 @@ template <typename T> __device__ __forceinline__ T *sdtw_e_row(T *work, const sd
     return work + p.rows0 + (long long)(mode == SDTW_CHECKPOINTS ? bands : 1) * (p.m + 1);
 }
 
-/* Forward: values[b] += scale R[n][m] for every pair of the launch, R kept as `mode` says. */
+/* Forward: values[b] = scale R[n][m] (accumulate: +=) for every pair of the launch, R kept as `mode`
+ * says (storing spares the values a zeroing launch). */
 template <typename T, int K, int D>
 __global__ void __launch_bounds__(sdtw_max_threads<T>())
     sdtw_forward_kernel(const sdtw_pairs pairs, const T *X, const T *Y, int dim, typename coef_of<T>::type c,
-                        T *work, T *values, T scale, int mode)
+                        T *work, T *values, T scale, int mode, int accumulate)
 {
     __shared__ T xch[2 * 32];
     if (*pairs.nonfinite)
         return;
     const sdtw_pair p = sdtw_pair_at(pairs, (int)blockIdx.x);
     sdtw_samples<T, K, D> s;
-    s.X = X, s.Y = Y, s.dim = dim;
+    const sdtw_math<T> math(c);
+    s.X = X, s.Y = Y, s.dim = dim, s.unit = math.sample_unit(), s.cost_unit = math.cost_unit();
     const int H = (int)blockDim.x * K, bands = (p.n + H - 1) / H;
     for (int b = 0; b < bands; b++) {
         T *table = mode == SDTW_COMPACT ? work + p.table0 + (long long)b * H * p.m : NULL;
         T *bottom = b + 1 < bands ? sdtw_r_row(work, p, b + 1, mode) : NULL;
-        sdtw_band_forward<T, K, D>(p, s, c, 1 + b * H, sdtw_r_row(work, p, b, mode), bottom, table,
-                                   b + 1 == bands ? values + blockIdx.x : NULL, scale, xch);
+        sdtw_band_forward<T, K, D>(p, s, math, 1 + b * H, sdtw_r_row(work, p, b, mode), bottom, table,
+                                   b + 1 == bands ? values + blockIdx.x : NULL, scale, accumulate != 0, xch);
         __syncthreads();
     }
 }
@@ -529,17 +571,18 @@ __global__ void __launch_bounds__(sdtw_max_threads<T>())
         return;
     const sdtw_pair p = sdtw_pair_at(pairs, (int)blockIdx.x);
     sdtw_samples<T, K, D> s;
-    s.X = X, s.Y = Y, s.dim = dim;
+    const sdtw_math<T> math(c);
+    s.X = X, s.Y = Y, s.dim = dim, s.unit = math.sample_unit(), s.cost_unit = math.cost_unit();
     const int H = (int)blockDim.x * K, bands = (p.n + H - 1) / H;
     T *erow = sdtw_e_row(work, p, bands, mode), *qrow = erow + (p.m + 2);
     for (int b = bands - 1; b >= 0; b--) {
         T *table = work + p.table0 + (mode == SDTW_COMPACT ? (long long)b * H * p.m : 0);
         if (mode == SDTW_CHECKPOINTS) {
-            sdtw_band_forward<T, K, D>(p, s, c, 1 + b * H, sdtw_r_row(work, p, b, mode), NULL, table, NULL, (T)0,
-                                       xch_fwd);
+            sdtw_band_forward<T, K, D>(p, s, math, 1 + b * H, sdtw_r_row(work, p, b, mode), NULL, table, NULL, (T)0,
+                                       false, xch_fwd);
             __syncthreads();
         }
-        sdtw_band_backward<T, K, D>(p, s, c.inv_gamma, 1 + b * H, table, b + 1 < bands ? erow : NULL,
+        sdtw_band_backward<T, K, D>(p, s, math, 1 + b * H, table, b + 1 < bands ? erow : NULL,
                                     b + 1 < bands ? qrow : NULL, b > 0 ? erow : NULL, b > 0 ? qrow : NULL, GX, GY,
                                     scale, xch);
         __syncthreads();
@@ -555,11 +598,12 @@ template <typename T> __global__ void sdtw_zero_kernel(T *v, long long count, co
         v[k] = 0;
 }
 
-/* Sets *flag when a value is NaN or infinite. */
-template <typename T> __global__ void sdtw_check_kernel(const T *v, long long count, int *flag)
+/* Sets *flag when a value of a or b is NaN or infinite (one launch for both). */
+template <typename T> __global__ void sdtw_check_kernel(const T *a, long long na, const T *b, long long nb, int *flag)
 {
-    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count; k += (long long)gridDim.x * blockDim.x)
-        if (!isfinite(v[k]))
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < na + nb; k += step)
+        if (!isfinite(k < na ? a[k] : b[k - na]))
             *flag = 1;
 }
 

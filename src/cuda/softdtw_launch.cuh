@@ -15,7 +15,8 @@ struct sdtw_shape {
 struct sdtw_launch_args {
     unsigned blocks;
     sdtw_shape shape;
-    int dim, mode; /* mode: enum sdtw_mode */
+    int dim, mode;  /* mode: enum sdtw_mode */
+    int accumulate; /* the forward pass adds to the values (else stores them) */
     cudaStream_t stream;
 };
 
@@ -34,7 +35,7 @@ static cudaError_t sdtw_launch_kd(const sdtw_launch_args &L, const sdtw_pairs &p
             <<<L.blocks, L.shape.threads, 0, L.stream>>>(pairs, X, Y, L.dim, c, work, gx, gy, scale, L.mode);
     else
         sdtw_forward_kernel<T, K, D>
-            <<<L.blocks, L.shape.threads, 0, L.stream>>>(pairs, X, Y, L.dim, c, work, values, scale, L.mode);
+            <<<L.blocks, L.shape.threads, 0, L.stream>>>(pairs, X, Y, L.dim, c, work, values, scale, L.mode, L.accumulate);
     return cudaGetLastError();
 }
 

@@ -173,4 +173,52 @@ WW_HD static inline float ww_softlog_inv_f32(float s, float *inv_s)
     return ww_softlog_f32(s);
 }
 
+/* Soft-DTW in base 2 with a finite "off" value, the form of the float32 GPU kernels
+ * (src/cuda/softdtw_kernels.cuh). With R' = R / (gamma ln 2) and the costs scaled alike, the soft
+ * minimum is
+ *   softmin2(a, b, c) = m - log2(2^(m - a) + 2^(m - b) + 2^(m - c)),  m = min(a, b, c),
+ * three base-2 exponentials of x <= 0 (one is 2^0 = 1) and a base-2 logarithm of s in [1, 3]:
+ * each one instruction of the multifunction unit, with no scaling by 1 / gamma or ln 2 in the
+ * cell. Cells off the table or the window hold WW_SOFT2_OFF_F32 (2^125), not +inf: every
+ * difference stays finite (no inf - inf), so the cell needs no select, and a cell whose three
+ * predecessors are off stays off (2^125 + cost - log2 3 rounds back to 2^125 for any cost below
+ * 2^101, and the cell is clamped to it). A value of R' at or above WW_SOFT2_OFF_F32 / 2 reads as
+ * +inf (R above 2^124 gamma ln 2 = 1.5e37 gamma: past what float32 costs reach). */
+#define WW_SOFT2_OFF_F32 4.2535295865117308e37f /* 2^125 */
+
+WW_HD static inline float ww_softexp2_f32(float x)
+{
+#if defined(__CUDA_ARCH__)
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#else
+    return exp2f(x);
+#endif
+}
+WW_HD static inline float ww_softlog2_f32(float s)
+{
+#if defined(__CUDA_ARCH__)
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(s));
+    return y;
+#else
+    return log2f(s);
+#endif
+}
+WW_HD static inline float ww_softmin2_f32(float a, float b, float c)
+{
+    const float m = ww_lesser_f32(ww_lesser_f32(a, b), c);
+    const float s = (ww_softexp2_f32(m - a) + ww_softexp2_f32(m - b)) + ww_softexp2_f32(m - c);
+    return m - ww_softlog2_f32(s);
+}
+/* R' of a cell from its predecessors' and its cost (scaled), clamped to the off value */
+WW_HD static inline float ww_softdtw2_cell_f32(float up, float left, float diag, float cost)
+{
+    return ww_lesser_f32(cost + ww_softmin2_f32(up, left, diag), WW_SOFT2_OFF_F32);
+}
+/* The backward weight of a successor, exp((R[succ] - cost[succ] - R[here]) / gamma), in base 2:
+ * q = R'[succ] - cost'[succ] (-off for a successor off the table: the weight is 0). */
+WW_HD static inline float ww_softdtw2_back_weight_f32(float q, float here) { return ww_softexp2_f32(q - here); }
+
 #endif
