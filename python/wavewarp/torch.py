@@ -42,7 +42,7 @@ def _on_gpu(x: "_torch.Tensor", y: "_torch.Tensor") -> bool:
     return x.is_cuda and y.is_cuda and x.device == y.device and _cuda_available()
 
 
-def _gpu_batch(spec: Any, x: "_torch.Tensor", y: "_torch.Tensor", want: bool) -> Any:
+def _gpu_batch(spec: Any, x: "_torch.Tensor", y: "_torch.Tensor", want_x: bool, want_y: bool) -> Any:
     """The batch on the tensors' GPU, in place: no copy to the host. The library waits for the
     producer's stream (the tensors' __cuda_array_interface__) and synchronises its own before it
     returns, so the results are complete on PyTorch's current stream."""
@@ -53,11 +53,11 @@ def _gpu_batch(spec: Any, x: "_torch.Tensor", y: "_torch.Tensor", want: bool) ->
     M = yc.shape[1]
     is_f32 = dtype == _torch.float32
     values = _torch.empty(B, device=x.device, dtype=dtype)
-    gx = _torch.empty_like(xc) if want else None
-    gy = _torch.empty_like(yc) if want else None
+    gx = _torch.empty_like(xc) if want_x else None  # only the gradients autograd asks for
+    gy = _torch.empty_like(yc) if want_y else None
     with _torch.cuda.device(x.device):
         _softdtw_batch(_arrays.Pack(xc, None, None, B, N, D, is_f32), _arrays.Pack(yc, None, None, B, M, D, is_f32),
-                       spec, "cuda", None, want, values, gx, gy)
+                       spec, "cuda", None, want_x or want_y, values, gx, gy)
     return values, gx, gy
 
 
@@ -104,9 +104,10 @@ class _Dense(_torch.autograd.Function):
     def forward(ctx: Any, spec: Any, x: "_torch.Tensor", y: "_torch.Tensor") -> "_torch.Tensor":  # type: ignore[override]
         want = x.requires_grad or y.requires_grad
         if _on_gpu(x, y):
-            values, gx, gy = _gpu_batch(spec, x, y, want)
+            values, gx, gy = _gpu_batch(spec, x, y, x.requires_grad, y.requires_grad)
             if want:
-                ctx.save_for_backward(gx.to(x.dtype), gy.to(y.dtype))
+                ctx.save_for_backward(gx.to(x.dtype) if gx is not None else None,
+                                      gy.to(y.dtype) if gy is not None else None)
             return values.to(x.dtype)
         is_f32 = x.dtype == _torch.float32 and y.dtype == _torch.float32
         npdt = np.float32 if is_f32 else np.float64
@@ -126,7 +127,8 @@ class _Dense(_torch.autograd.Function):
     def backward(ctx: Any, grad_output: "_torch.Tensor") -> Any:  # type: ignore[override]
         gx, gy = ctx.saved_tensors
         scale = grad_output.reshape(-1, 1, 1)
-        return None, gx * scale.to(gx.dtype), gy * scale.to(gy.dtype)
+        return (None, gx * scale.to(gx.dtype) if gx is not None and ctx.needs_input_grad[1] else None,
+                gy * scale.to(gy.dtype) if gy is not None and ctx.needs_input_grad[2] else None)
 
 
 class SoftDTW(_torch.nn.Module):

@@ -204,31 +204,45 @@ template <typename T, int K, int D> struct sdtw_samples {
     }
 };
 
-/* The window's columns of a thread's rows ([1, m] without a window; empty for rows past n). */
+/* The window's columns of row i ([1, m] without a window; empty for rows outside 1..n). The window
+ * is a band: lo and hi do not decrease with i. */
+__device__ __forceinline__ void sdtw_window_row(const sdtw_pair &p, int i, int *lo, int *hi)
+{
+    *lo = 1, *hi = p.m;
+    if (i < 1 || i > p.n)
+        *lo = 1, *hi = 0;
+    else if (p.radius >= 0) {
+        size_t l, h;
+        ww_window_row((size_t)p.n, (size_t)p.m, (size_t)p.radius, (size_t)i, &l, &h);
+        *lo = (int)l, *hi = (int)h;
+    }
+}
 template <int K> __device__ __forceinline__ void sdtw_window_rows(const sdtw_pair &p, int i0, int *lo, int *hi)
 {
 #pragma unroll
-    for (int r = 0; r < K; r++) {
-        const int i = i0 + r;
-        lo[r] = 1, hi[r] = p.m;
-        if (i > p.n)
-            lo[r] = 1, hi[r] = 0;
-        else if (p.radius >= 0) {
-            size_t l, h;
-            ww_window_row((size_t)p.n, (size_t)p.m, (size_t)p.radius, (size_t)i, &l, &h);
-            lo[r] = (int)l, hi[r] = (int)h;
-        }
-    }
+    for (int r = 0; r < K; r++)
+        sdtw_window_row(p, i0 + r, &lo[r], &hi[r]);
 }
 
-/* R of the boundary row above a band at column c (row b0 - 1: row 0 of the table for the first band). */
-template <typename T> __device__ __forceinline__ T sdtw_top(const T *top, int b0, int m, int c)
+/* The steps of a band's sweep: from its first row's first cell in the window to its last row's
+ * last. A window shortens the sweep: the cells before and after are off the window, and a column's
+ * gradient reaches the band's first row before the backward sweep ends (every cell of the band is
+ * at a column >= lo of the first row). */
+__device__ __forceinline__ void sdtw_band_steps(const sdtw_pair &p, int b0, int last_row, int *first, int *last)
 {
-    if (c < 0 || c > m)
-        return sdtw_off<T>();
+    int lo, hi, lo_last, hi_last;
+    sdtw_window_row(p, b0, &lo, &hi);
+    sdtw_window_row(p, last_row, &lo_last, &hi_last);
+    *first = b0 + lo, *last = last_row + hi_last;
+}
+
+/* R of the boundary row above a band at column c (row b0 - 1: row 0 of the table for the first
+ * band); off outside that row's window [lo, hi], which the band above may not have swept. */
+template <typename T> __device__ __forceinline__ T sdtw_top(const T *top, int b0, int lo, int hi, int c)
+{
     if (b0 == 1)
         return c == 0 ? (T)0 : sdtw_off<T>();
-    return c == 0 ? sdtw_off<T>() : top[c];
+    return c < lo || c > hi ? sdtw_off<T>() : top[c];
 }
 
 /* The forward sweep of one band (rows b0 .. b0 + H - 1 that exist): R into `table` (may be NULL),
@@ -242,9 +256,11 @@ __device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, 
     const int P = (int)blockDim.x, t = (int)threadIdx.x, lane = t & 31, warp = t >> 5;
     const int H = P * K, n = p.n, m = p.m, i0 = b0 + t * K;
     const int last_row = b0 + H - 1 < n ? b0 + H - 1 : n;
-    int lo[K], hi[K];
+    int lo[K], hi[K], d_first, d_last, top_lo, top_hi;
     sdtw_window_rows<K>(p, i0, lo, hi);
-    s.start(p, i0, 1 + b0 - i0, 1);
+    sdtw_band_steps(p, b0, last_row, &d_first, &d_last);
+    sdtw_window_row(p, b0 - 1, &top_lo, &top_hi);
+    s.start(p, i0, d_first - i0, 1);
     T prev[K], prev2[K];
 #pragma unroll
     for (int r = 0; r < K; r++)
@@ -252,15 +268,16 @@ __device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, 
     /* the first row's neighbours above: R(i0 - 1, j) and R(i0 - 1, j - 1); thread 0 reads them
      * from the boundary row two steps ahead */
     T up_in = sdtw_off<T>(), diag_in = sdtw_off<T>(), ahead1 = sdtw_off<T>(), ahead2 = sdtw_off<T>();
+    const int c0 = d_first - b0; /* the first row's first column */
     if (t == 0) {
-        diag_in = sdtw_top(top, b0, m, 0);
-        up_in = sdtw_top(top, b0, m, 1);
-        ahead1 = sdtw_top(top, b0, m, 2);
-        ahead2 = sdtw_top(top, b0, m, 3);
+        diag_in = sdtw_top(top, b0, top_lo, top_hi, c0 - 1);
+        up_in = sdtw_top(top, b0, top_lo, top_hi, c0);
+        ahead1 = sdtw_top(top, b0, top_lo, top_hi, c0 + 1);
+        ahead2 = sdtw_top(top, b0, top_lo, top_hi, c0 + 2);
     }
-    int slot = 0; /* (d - b0 - 1) mod m */
+    int slot = c0 - 1; /* (d - b0 - 1) mod m, c0 <= m */
 #pragma unroll sdtw_unroll<T>()
-    for (int d = b0 + 1; d <= last_row + m; d++) {
+    for (int d = d_first; d <= d_last; d++) {
         T cur[K];
         /* the K cells are computed without branches, so that their chains interleave; a warp with
          * no cell in the table at this step (the ramps of the anti-diagonals) skips them */
@@ -295,7 +312,7 @@ __device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, 
             else {
                 from = ahead1;
                 ahead1 = ahead2;
-                ahead2 = sdtw_top(top, b0, m, d + 3 - b0);
+                ahead2 = sdtw_top(top, b0, top_lo, top_hi, d + 3 - b0);
             }
         }
         diag_in = up_in;
@@ -315,25 +332,27 @@ __device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, 
 }
 
 /* E and Q of the boundary row below a band at column c (the band below's first row; none: the
- * table's end). */
+ * table's end); (0, -off) outside that row's window [lo, hi], which its band may not have swept. */
 template <typename T>
-__device__ __forceinline__ void sdtw_below(const T *be, const T *bq, int m, int c, T *e, T *q)
+__device__ __forceinline__ void sdtw_below(const T *be, const T *bq, int lo, int hi, int c, T *e, T *q)
 {
-    if (be == NULL || c < 1 || c > m)
+    if (be == NULL || c < lo || c > hi)
         *e = 0, *q = -sdtw_off<T>();
     else
         *e = be[c], *q = bq[c];
 }
 
-/* R of a thread's cells at step d (slot: (d - b0 - 1) mod m), +inf outside the table. */
+/* R of a thread's cells at step d (slot: (d - b0 - 1) mod m), off outside the table and the window
+ * (lo, hi: the rows' windows, empty past n), whose slots the forward sweep may not have written. */
 template <typename T, int K>
-__device__ __forceinline__ void sdtw_load_step(const sdtw_pair &p, const T *table, int H, int i0, int d, int slot, T *out)
+__device__ __forceinline__ void sdtw_load_step(const T *table, int H, int i0, int d, int slot, const int *lo,
+                                               const int *hi, T *out)
 {
     const int P = (int)blockDim.x, t = (int)threadIdx.x;
 #pragma unroll
     for (int r = 0; r < K; r++) {
-        const int i = i0 + r, j = d - i;
-        out[r] = j >= 1 && j <= p.m && i <= p.n ? table[(long long)slot * H + r * P + t] : sdtw_off<T>();
+        const int j = d - i0 - r;
+        out[r] = j >= lo[r] && j <= hi[r] ? table[(long long)slot * H + r * P + t] : sdtw_off<T>();
     }
 }
 
@@ -353,9 +372,10 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
     const bool shared_grads = GX == GY;
     const T two_scale = (T)2 * scale; /* the gradient of a cost from device memory (D = 0) */
     const T two_scale_units = two_scale / s.unit; /* from the registers' scaled samples */
-    int lo[K], hi[K];
+    int lo[K], hi[K], d_end, d_first, below_lo, below_hi;
     sdtw_window_rows<K>(p, i0, lo, hi);
-    const int d_first = last_row + m;
+    sdtw_band_steps(p, b0, last_row, &d_end, &d_first); /* walked from d_first down to d_end */
+    sdtw_window_row(p, b0 + H, &below_lo, &below_hi);
     s.start(p, i0, d_first - i0, -1);
     T pe[K], pq[K], p2e[K], p2q[K], pcol[K][DD], gx[K][DD];
 #pragma unroll
@@ -375,20 +395,20 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
     /* the successor below the last row at step d is row b0 + H at column d - b0 - H + 1 */
     const int below_col0 = d_first - (b0 + H);
     if (t == P - 1) {
-        sdtw_below(be, bq, m, below_col0 + 2, &dg_e, &dg_q);
-        sdtw_below(be, bq, m, below_col0 + 1, &dn_e, &dn_q);
-        sdtw_below(be, bq, m, below_col0, &ah1_e, &ah1_q);
-        sdtw_below(be, bq, m, below_col0 - 1, &ah2_e, &ah2_q);
+        sdtw_below(be, bq, below_lo, below_hi, below_col0 + 2, &dg_e, &dg_q);
+        sdtw_below(be, bq, below_lo, below_hi, below_col0 + 1, &dn_e, &dn_q);
+        sdtw_below(be, bq, below_lo, below_hi, below_col0, &ah1_e, &ah1_q);
+        sdtw_below(be, bq, below_lo, below_hi, below_col0 - 1, &ah2_e, &ah2_q);
     }
     /* R of the thread's cells, read two steps ahead (the loads are off the critical path) */
     T here_now[K], here_next[K];
     int ahead_slot = (int)((long long)(d_first - b0 - 1) % m); /* the slot of step d - 2 in the loop */
-    sdtw_load_step<T, K>(p, table, H, i0, d_first, ahead_slot, here_now);
+    sdtw_load_step<T, K>(table, H, i0, d_first, ahead_slot, lo, hi, here_now);
     ahead_slot = ahead_slot == 0 ? m - 1 : ahead_slot - 1;
-    sdtw_load_step<T, K>(p, table, H, i0, d_first - 1, ahead_slot, here_next);
+    sdtw_load_step<T, K>(table, H, i0, d_first - 1, ahead_slot, lo, hi, here_next);
     ahead_slot = ahead_slot == 0 ? m - 1 : ahead_slot - 1;
 #pragma unroll sdtw_unroll<T>()
-    for (int d = d_first; d >= b0 + 1; d--) {
+    for (int d = d_first; d >= d_end; d--) {
         T ce[K], cq[K], ccol[K][DD];
         /* without branches but for D = 0's gradients, as the forward pass; a warp with no cell in the
          * table skips (its E are 0, and so are the column sums passing through) */
@@ -484,7 +504,7 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
                 for (int k = 0; k < DD; k++)
                     from[2 + k] = 0;
                 ah1_e = ah2_e, ah1_q = ah2_q;
-                sdtw_below(be, bq, m, d - 2 - (b0 + H), &ah2_e, &ah2_q); /* for step d - 3 */
+                sdtw_below(be, bq, below_lo, below_hi, d - 2 - (b0 + H), &ah2_e, &ah2_q); /* for step d - 3 */
             }
         }
         dg_e = dn_e, dg_q = dn_q;
@@ -503,7 +523,7 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
 #pragma unroll
         for (int r = 0; r < K; r++)
             here_now[r] = here_next[r];
-        sdtw_load_step<T, K>(p, table, H, i0, d - 2, ahead_slot, here_next);
+        sdtw_load_step<T, K>(table, H, i0, d - 2, ahead_slot, lo, hi, here_next);
         ahead_slot = ahead_slot == 0 ? m - 1 : ahead_slot - 1;
     }
     /* the rows' gradients */
