@@ -735,10 +735,12 @@ void test_cuda_softdtw_batch(void)
     sd_fill(&rng, x, ox[count] * dim);
     sd_fill(&rng, y, oy[count] * dim);
     for (int f32 = 0; f32 < 2; f32++)
-        for (int variant = 0; variant < 3; variant++) {
+        for (int variant = 0; variant < 4; variant++) {
             ww_measure m = ww_measure_softdtw(variant == 2 ? 0.1 : 1.0);
             if (variant == 1)
                 ww_measure_set_window(&m, 20);
+            if (variant == 3) /* a narrow window: every band's sweep is cut short at both ends */
+                ww_measure_set_window(&m, 2);
             if (variant == 2)
                 ww_measure_set_divergence(&m, 1);
             sd_gpu_batch_case(gpu, cpu, &m, f32, count, dim, ox, oy, x, y);
@@ -780,6 +782,49 @@ void test_cuda_softdtw_batch(void)
     free(x), free(y);
     ww_ctx_destroy(gpu);
     ww_ctx_destroy(cpu);
+#endif
+}
+
+/* Whole float32 tables that do not fit the free device memory: the engine keeps checkpoints rather
+ * than failing (the batch's need against the free memory), with the same bits as whole tables.
+ * 64 pairs of 8,192 x 1,024: 2 GiB of whole tables, about 0.5 GiB of checkpoints; about 1 GiB
+ * left free by holding the rest of the device's memory. */
+void test_cuda_softdtw_free_memory_checkpoints(void)
+{
+#ifndef WW_TEST_CUDA
+    SKIP("test built without the CUDA runtime headers");
+#else
+    if (!ww_cuda_available())
+        SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
+    enum { COUNT = 64, NX = 8192, NY = 1024, DIM = 2 };
+    size_t ox[COUNT + 1], oy[COUNT + 1];
+    for (size_t i = 0; i <= COUNT; i++)
+        ox[i] = i * NX, oy[i] = i * NY;
+    double *x = malloc((size_t)COUNT * NX * DIM * sizeof(double)), *y = malloc((size_t)COUNT * NY * DIM * sizeof(double));
+    ww_rng rng = {0xf7eeu};
+    sd_fill(&rng, x, (size_t)COUNT * NX * DIM);
+    sd_fill(&rng, y, (size_t)COUNT * NY * DIM);
+    const ww_measure m = ww_measure_softdtw(2.0);
+    const size_t bytes = (COUNT + (size_t)COUNT * (NX + NY) * DIM) * sizeof(float);
+    ww_ctx *gpu = sd_cuda_ctx();
+    if (gpu == NULL)
+        return;
+    void *whole = sd_gpu_outputs(gpu, &m, 1, COUNT, DIM, ox, oy, x, y);
+    ww_ctx_destroy(gpu);
+    /* a fresh context (its work buffer empty), about 1 GiB left free */
+    size_t free_bytes = 0, total_bytes = 0;
+    void *hog = NULL;
+    CHECK(cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess);
+    const size_t keep = (size_t)1 << 30;
+    if (free_bytes > keep + ((size_t)1 << 28))
+        CHECK(cudaMalloc(&hog, free_bytes - keep) == cudaSuccess);
+    gpu = sd_cuda_ctx();
+    void *tight = gpu ? sd_gpu_outputs(gpu, &m, 1, COUNT, DIM, ox, oy, x, y) : NULL;
+    CHECK(whole && tight && memcmp(whole, tight, bytes) == 0);
+    if (gpu)
+        ww_ctx_destroy(gpu);
+    cudaFree(hog);
+    free(whole), free(tight), free(x), free(y);
 #endif
 }
 

@@ -85,23 +85,36 @@ static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measur
      * irregular one's table is counted with its pairs' memory, in elements of T */
     const bool regular = a->offsets == NULL && b->offsets == NULL;
     const size_t meta_per_pair = regular ? 0 : (sizeof(sdtw_pair) + sizeof(T) - 1) / sizeof(T);
-    /* every pair's memory (and whether all of it fits the work buffer as it is); a pair that cannot
-     * fit the device alone fails here, before anything is written */
-    size_t total = 0, largest = 0;
-    for (size_t k = 0; k < count; k++) {
-        const size_t n = ww_dataset_length(a, k), mm = ww_dataset_length(b, k);
-        const size_t rows = pair_rows(n, mm, band_rows, mode), table = pair_table(n, mm, band_rows, mode);
-        if (table == SIZE_MAX || table > SIZE_MAX / 4 - rows || total > SIZE_MAX / 4 - rows - table - meta_per_pair)
-            return WW_ERR_DEVICE_MEMORY;
-        total += rows + table + meta_per_pair;
-        largest = rows + table + meta_per_pair > largest ? rows + table + meta_per_pair : largest;
-    }
     const size_t slack = 1024 / sizeof(T); /* the two 256-byte alignments */
-    size_t free_bytes = 0, total_bytes = 0;
-    if (total + slack > s->work.bytes / sizeof(T)) {
+    size_t total = 0, largest = 0, free_bytes = 0, total_bytes = 0;
+    for (;;) {
+        /* every pair's memory (and whether all of it fits the work buffer as it is); a pair that
+         * cannot fit the device alone fails here, before anything is written */
+        total = largest = 0;
+        for (size_t k = 0; k < count; k++) {
+            const size_t n = ww_dataset_length(a, k), mm = ww_dataset_length(b, k);
+            const size_t rows = pair_rows(n, mm, band_rows, mode), table = pair_table(n, mm, band_rows, mode);
+            if (table == SIZE_MAX || table > SIZE_MAX / 4 - rows ||
+                total > SIZE_MAX / 4 - rows - table - meta_per_pair) {
+                total = SIZE_MAX / 2;
+                break;
+            }
+            total += rows + table + meta_per_pair;
+            largest = rows + table + meta_per_pair > largest ? rows + table + meta_per_pair : largest;
+        }
+        if (total + slack <= s->work.bytes / sizeof(T))
+            break;
         WW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-        if (largest + slack > (free_bytes / 10 * 9 + s->work.bytes) / sizeof(T))
+        const size_t available = (free_bytes / 10 * 9 + s->work.bytes) / sizeof(T);
+        /* whole tables that do not fit the free memory at once: checkpoints rather than chunks of
+         * pairs (the batch's memory need against the free memory; the same gradients) */
+        if (mode == SDTW_COMPACT && total + slack > available) {
+            mode = SDTW_CHECKPOINTS;
+            continue;
+        }
+        if (total == SIZE_MAX / 2 || largest + slack > available)
             return WW_ERR_DEVICE_MEMORY;
+        break;
     }
     sdtw_launch_args L;
     L.shape = shape;
