@@ -297,3 +297,34 @@ def test_torch_softdtw_cuda_tensors_match_cpu():
     x = torch.randn(2, 6, 2, dtype=torch.float64, device="cuda", requires_grad=True)
     y = torch.randn(2, 5, 2, dtype=torch.float64, device="cuda", requires_grad=True)
     assert torch.autograd.gradcheck(lambda a, b: SoftDTW(gamma=0.5)(a, b), (x, y), eps=1e-6, atol=1e-6)
+
+
+def test_torch_softdtw_rival_arguments():
+    """pytorch-softdtw-cuda's constructor works unchanged: use_cuda first or by keyword, bandwidth
+    as the radius for equal lengths (an error for unequal ones), dist_func None only."""
+    torch = pytest.importorskip("torch")
+    from wavewarp.torch import SoftDTW
+
+    g = torch.Generator().manual_seed(3)
+    x = torch.rand(3, 20, 2, generator=g, dtype=torch.float64)
+    y = torch.rand(3, 20, 2, generator=g, dtype=torch.float64)
+    ours = SoftDTW(0.5, True)
+    assert ours.gamma == 0.5 and ours.normalize
+    for layer in (SoftDTW(False, 0.5, True), SoftDTW(use_cuda=False, gamma=0.5, normalize=True),
+                  SoftDTW(True, gamma=0.5, normalize=True)):
+        assert torch.equal(layer(x, y), ours(x, y))
+    banded = SoftDTW(False, 1.0, False, 3.7)
+    assert torch.equal(banded(x, y), SoftDTW(gamma=1.0, radius=3)(x, y))
+    assert torch.equal(SoftDTW(gamma=1.0, bandwidth=0)(x, y), SoftDTW(gamma=1.0)(x, y))  # <= 0: no band
+    with pytest.raises(ValueError, match="equal lengths"):
+        banded(x, y[:, :15])
+    with pytest.raises(ValueError, match="not several"):
+        SoftDTW(gamma=1.0, bandwidth=2, radius=2)
+    with pytest.raises(NotImplementedError, match="dist_func"):
+        SoftDTW(True, 1.0, False, None, lambda a, b: a)
+    with pytest.raises(TypeError, match="multiple values"):
+        SoftDTW(1.0, gamma=2.0)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        SoftDTW(gama=1.0)
+    with pytest.raises(TypeError, match="at most"):
+        SoftDTW(1.0, False, None, None, 5)

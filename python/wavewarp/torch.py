@@ -1,8 +1,9 @@
 """PyTorch layer: :class:`SoftDTW`, a ``torch.nn.Module`` computing soft-DTW values (or divergences)
 of batches of series, differentiable through wavewarp's exact backward pass.
 
-A drop-in replacement for pytorch-softdtw-cuda's ``SoftDTW`` (same argument names where they
-exist: ``gamma``, ``normalize``): forward takes ``(B, N, D)`` and ``(B, M, D)`` tensors (or two
+A drop-in replacement for pytorch-softdtw-cuda's ``SoftDTW`` (its arguments ``use_cuda``, ``gamma``,
+``normalize``, ``bandwidth`` and ``dist_func`` are accepted, by keyword or in its positional order
+``SoftDTW(use_cuda, gamma, normalize, bandwidth, dist_func)``): forward takes ``(B, N, D)`` and ``(B, M, D)`` tensors (or two
 lists of B tensors ``(n_b, D)`` of different lengths) and returns the ``(B,)`` values. Needs
 torch (``pip install torch``); the rest of wavewarp does not. (B, N, D) CUDA tensors are computed on their GPU in place (wavewarp
 built with CUDA); lists of tensors on the CPU engines.
@@ -145,19 +146,68 @@ class SoftDTW(_torch.nn.Module):
         aeon's Sakoe-Chiba window (fraction of the shorter series), as in :func:`wavewarp.distance`.
     radius : int, optional
         The Sakoe-Chiba radius in samples. Not with ``window``.
+    use_cuda : bool, optional
+        pytorch-softdtw-cuda's argument, accepted (also as the first positional argument, in its
+        order ``SoftDTW(use_cuda, gamma, normalize, bandwidth, dist_func)``) and not needed: the work
+        runs on the tensors' device.
+    bandwidth : float, optional
+        pytorch-softdtw-cuda's band: cells with ``|i - j| > bandwidth`` are left out when
+        ``bandwidth > 0``; the same as ``radius=floor(bandwidth)``, for series of equal lengths only
+        (``ValueError`` otherwise: its band is not the family's window there).
+    dist_func : None
+        pytorch-softdtw-cuda's custom cost; only None (the squared Euclidean cost, computed inside
+        wavewarp's kernels): another raises ``NotImplementedError``.
 
     Forward: ``x`` ``(B, N, D)`` and ``y`` ``(B, M, D)`` tensors (``(B, N)``: univariate), or two
     lists of B tensors ``(n_b, D)`` / ``(n_b,)``; returns the ``(B,)`` values (the dtype of x).
     """
 
-    def __init__(self, gamma: float = 1.0, normalize: bool = False, window: Optional[float] = None,
-                 radius: Optional[int] = None) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
+        # ours: SoftDTW(gamma, normalize, window, radius); pytorch-softdtw-cuda's, whose first
+        # argument is the bool use_cuda: SoftDTW(use_cuda, gamma, normalize, bandwidth, dist_func)
+        rival = bool(args) and isinstance(args[0], bool)
+        order = ("use_cuda", "gamma", "normalize", "bandwidth", "dist_func") if rival else \
+            ("gamma", "normalize", "window", "radius")
+        known = ("gamma", "normalize", "window", "radius", "use_cuda", "bandwidth", "dist_func")
+        if len(args) > len(order):
+            raise TypeError(f"SoftDTW takes at most {len(order)} positional arguments ({', '.join(order)}), "
+                            f"got {len(args)}")
+        given = dict(zip(order, args))
+        for name, value in kwargs.items():
+            if name not in known:
+                raise TypeError(f"SoftDTW got an unexpected keyword argument {name!r}")
+            if name in given:
+                raise TypeError(f"SoftDTW got multiple values for argument {name!r}")
+            given[name] = value
+        gamma = given.get("gamma", 1.0)
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.integer, np.floating)):
+            raise TypeError(f"gamma must be a number, not {gamma!r}")
+        window, radius = given.get("window"), given.get("radius")
+        bandwidth = given.get("bandwidth")
+        if given.get("dist_func") is not None:
+            raise NotImplementedError("SoftDTW(dist_func=...): wavewarp computes the squared Euclidean cost "
+                                      "inside its kernels; other costs are not supported (leave dist_func None)")
+        # pytorch-softdtw-cuda's band: cells with |i - j| > bandwidth pruned when bandwidth > 0, the
+        # family's radius for equal lengths (checked in forward: its band differs for unequal ones)
+        self.bandwidth: Optional[int] = None
+        if bandwidth is not None and float(bandwidth) > 0:
+            if window is not None or radius is not None:
+                raise ValueError("SoftDTW: give bandwidth, window or radius, not several")
+            self.bandwidth = int(np.floor(float(bandwidth)))
+            radius = self.bandwidth
+        self.use_cuda = given.get("use_cuda")  # accepted; the work runs where the tensors are
         self.gamma = float(gamma)
-        self.normalize = bool(normalize)
+        self.normalize = bool(given.get("normalize", False))
         self.window = window
         self.radius = radius
         self._spec = _spec_of("softdtw", window, radius, {"gamma": self.gamma, "divergence": self.normalize})
+
+    @staticmethod
+    def _bandwidth_lengths(n: int, m: int) -> str:
+        return (f"SoftDTW(bandwidth=...) on series of lengths {n} and {m}: pytorch-softdtw-cuda's band "
+                "(|i - j| <= bandwidth) is the family's Sakoe-Chiba window only for equal lengths; use "
+                "radius= or window= (wavewarp's window, scaled to the lengths) for unequal ones")
 
     def extra_repr(self) -> str:
         return f"gamma={self.gamma}, normalize={self.normalize}, window={self.window}, radius={self.radius}"
@@ -173,6 +223,8 @@ class SoftDTW(_torch.nn.Module):
                 raise ValueError(f"x and y must be non-empty, got shapes {tuple(x.shape)} and {tuple(y.shape)}")
             x3 = x if x.dim() == 3 else x.unsqueeze(-1)
             y3 = y if y.dim() == 3 else y.unsqueeze(-1)
+            if self.bandwidth is not None and x3.shape[1] != y3.shape[1]:
+                raise ValueError(self._bandwidth_lengths(x3.shape[1], y3.shape[1]))
             if x3.shape[2] != y3.shape[2]:
                 raise ValueError(f"x has dim {x3.shape[2]} but y has dim {y3.shape[2]}")
             return _Dense.apply(self._spec, x3, y3)
@@ -182,6 +234,10 @@ class SoftDTW(_torch.nn.Module):
                 raise ValueError(f"x and y must hold as many series, got {len(xs)} and {len(ys)}")
         if not xs:
             raise ValueError("x and y are empty: a batch needs at least one pair")
+        if self.bandwidth is not None:
+            for xt, yt in zip(xs, ys):
+                if isinstance(xt, _torch.Tensor) and isinstance(yt, _torch.Tensor) and xt.shape[0] != yt.shape[0]:
+                    raise ValueError(self._bandwidth_lengths(xt.shape[0], yt.shape[0]))
         for what, seq in (("x", xs), ("y", ys)):
             for i, t in enumerate(seq):
                 if not isinstance(t, _torch.Tensor):
