@@ -22,6 +22,7 @@
  * forward pass. Both passes run the same operations (the checkpoints' too), so both tables give
  * the same bits. */
 #include "cpu_common.h"
+#include "../measures/softmin_base2.h"
 
 #include <string.h>
 
@@ -65,8 +66,6 @@ static sd_components components(const ww_prepared *a, const ww_prepared *b, doub
     return x;
 }
 
-/* The doubles components() needs. */
-static size_t components_doubles(size_t na, size_t nb, size_t dim) { return dim == 1 ? 0 : (na + nb + 2) * dim; }
 
 /* The local costs of diagonal t's cells, cost[i - ilo]: the squared Euclidean norm summed over the
  * components in order (as ww_squared_euclidean), component by component across the diagonal. */
@@ -348,13 +347,110 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
     return value;
 }
 
-size_t ww_cpu_softdtw_value_doubles(size_t na, size_t nb, size_t dim)
+/* ------------------------------------------------------------------ the value alone, in base 2
+ *
+ * The forward pass of the value on three rolling diagonals, on the table scaled to
+ * R' = R / (gamma ln 2) (src/measures/softmin_base2.h): fewer operations a cell than the natural
+ * base (the gradient engine's forward pass above), which ww_cpu_softdtw_value keeps for the scales
+ * where R' could leave the range of a double. */
+
+/* The series for the scaled table: components multiplied by sigma = sqrt(1 / (gamma ln 2)), so
+ * that the squared differences are the scaled costs c', and b's reversed, b[k * step_b + nb - j],
+ * so that a diagonal reads both with increasing index (no shuffle to reverse b's vectors). The
+ * largest |value| of either, for the range check. */
+static sd_components scaled_components(const ww_prepared *a, const ww_prepared *b, double sigma, double *out,
+                                       double *largest)
 {
-    return 8 * ((na < nb ? na : nb) + 3) + components_doubles(na, nb, dim);
+    const size_t na = a->length, nb = b->length, dim = a->dim;
+    double *as = out, *bs = out + (na + 1) * dim, big = 0.0;
+    for (size_t k = 0; k < dim; k++) {
+        for (size_t i = 0; i <= na; i++) {
+            const double v = a->values[i * dim + k];
+            big = fabs(v) > big ? fabs(v) : big;
+            as[k * (na + 1) + i] = sigma * v;
+        }
+        for (size_t j = 0; j <= nb; j++) {
+            const double v = b->values[j * dim + k];
+            big = fabs(v) > big ? fabs(v) : big;
+            bs[k * (nb + 1) + (nb - j)] = sigma * v;
+        }
+    }
+    *largest = big;
+    const sd_components x = {as, bs, (long)na + 1, (long)nb + 1, dim};
+    return x;
 }
 
+/* The scaled costs of diagonal t's cells, cost[i - ilo], b reversed (b_j at nb - j). */
+static WW_ALWAYS_INLINE void diagonal_costs_reversed(const sd_shape *s, const sd_components *x, long t,
+                                                     double *restrict cost)
+{
+    const long ilo = sd_ilo(s, t), ihi = sd_ihi(s, t), shift = s->nb - t; /* b_{t - i} at shift + i */
+    const double *restrict av = x->a, *restrict bv = x->b + shift;
+    for (long i = ilo; i <= ihi; i++) {
+        const double d = av[i] - bv[i];
+        cost[i - ilo] = d * d;
+    }
+    for (size_t k = 1; k < x->dim; k++) {
+        const double *restrict ak = av + (long)k * x->step_a, *restrict bk = bv + (long)k * x->step_b;
+        for (long i = ilo; i <= ihi; i++) {
+            const double d = ak[i] - bk[i];
+            cost[i - ilo] = fma(d, d, cost[i - ilo]);
+        }
+    }
+}
+
+/* Diagonal t of R' from t - 1 and t - 2, as forward_diagonal without weights: the soft minimum's
+ * stages as loops of their own (the arguments, the exponentials, the logarithm), each with a
+ * fraction of a cell's dependent latency, so that the out-of-order window holds more cells.
+ * scratch: 5 diagonals' length. */
+static WW_ALWAYS_INLINE void forward_diagonal_base2(const sd_shape *s, const sd_components *x,
+                                                    const ww_pair_window *w, double floor, long t,
+                                                    const double *restrict d1, const double *restrict d2,
+                                                    double *restrict d0, double *restrict scratch)
+{
+    const long ilo = sd_ilo(s, t), ihi = sd_ihi(s, t), b0 = ilo - 1, b1 = sd_base(s, t - 1), b2 = sd_base(s, t - 2);
+    const long n = ihi - ilo + 1;
+    double *restrict cost = scratch, *restrict from = cost + n, *restrict x_hi = from + n;
+    double *restrict x_other = x_hi + n, *restrict sum = x_other + n;
+    d0[0] = WW_INF;
+    d0[ihi + 1 - b0] = WW_INF;
+    diagonal_costs_reversed(s, x, t, cost);
+    /* cell (i, j = t - i): up (i - 1, j) and left (i, j - 1) on t - 1, diag (i - 1, j - 1) on t - 2 */
+    for (long i = ilo; i <= ihi; i++) {
+        double xh, xo; /* locals: stores through pointers would keep the loop scalar */
+        const double r = ww_softmin2_args_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], floor, &xh, &xo);
+        from[i - ilo] = r + cost[i - ilo];
+        x_hi[i - ilo] = xh;
+        x_other[i - ilo] = xo;
+    }
+    for (long i = ilo; i <= ihi; i++)
+        sum[i - ilo] = ww_softmin2_sum_f64(x_hi[i - ilo], x_other[i - ilo]);
+    for (long i = ilo; i <= ihi; i++)
+        d0[i - b0] = ww_sub_log2_f64(from[i - ilo], sum[i - ilo]);
+    if (w->active) { /* cells outside the window: +inf (they never entered a soft minimum) */
+        for (long i = ilo; i <= ihi; i++) {
+            size_t lo, hi;
+            ww_window_row((size_t)s->na, (size_t)s->nb, w->radius, (size_t)i, &lo, &hi);
+            const long j = t - i;
+            if (j < (long)lo || j > (long)hi)
+                d0[i - b0] = WW_INF;
+        }
+    }
+}
+
+size_t ww_cpu_softdtw_value_doubles(size_t na, size_t nb, size_t dim)
+{
+    return 8 * ((na < nb ? na : nb) + 3) + (na + nb + 2) * dim;
+}
+
+/* An exponent floor gcc cannot fold (see ww_softmin2_args_f64): 2^-1000 is nothing next to the
+ * sum's 1, and p 2^-1000 is a normal number. */
+static volatile double base2_floor = -1000.0;
+
 /* The value alone: the forward pass on three rolling diagonals (ww_cpu_softdtw_value_doubles of
- * work); the gradient engine's forward pass differs from it in the last bits only (ww_softmin_weights). */
+ * work), in the natural base: the gradient engine's forward pass (to the last bits,
+ * ww_softmin_weights), and the self terms of matrices, which must agree with the lane engine's
+ * values there to the last bits (a kNN of a set against itself finds each series first). */
 WW_MULTIVERSION
 double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, double *work)
 {
@@ -375,4 +471,37 @@ double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_
         d1 = d0;
     }
     return d1[1];
+}
+
+/* The value alone on the base-2 table, when its entries stay within range: they lie between
+ * -log2(3) (na + nb) and the cost of the diagonal path, at most (na + nb) dim (2 largest)^2 /
+ * (gamma ln 2); and the scale 1 / (gamma ln 2) not below 2^-64, so that no cost a double holds in
+ * R's units underflows in R''s. Otherwise ww_cpu_softdtw_value. The two differ by a few units in
+ * the last place a cell. Same work. */
+WW_MULTIVERSION
+double ww_cpu_softdtw_value_base2(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, double *work)
+{
+    const sd_shape s = {(long)a->length, (long)b->length, (long)(a->length + b->length)};
+    const ww_coef_f64 c = ww_measure_coef_f64(m);
+    const ww_pair_window w = ww_pair_window_of(m, a->length, b->length);
+    const long stride = (long)(a->length < b->length ? a->length : b->length) + 3;
+    double *roll[3] = {work, work + stride, work + 2 * stride}, *scratch = work + 3 * stride; /* 5 strides */
+    const double gamma_ln2 = c.gamma * 0.6931471805599453, scale = 1.0 / gamma_ln2;
+    double largest;
+    const sd_components x = scaled_components(a, b, sqrt(scale), work + 8 * stride, &largest);
+    const double bound = (double)s.T * (double)a->dim * 4.0 * largest * largest * scale;
+    if (!(scale >= 0x1p-64 && bound <= 1e300))
+        return ww_cpu_softdtw_value(m, a, b, work);
+    const double floor = base2_floor;
+    double *d2 = roll[0], *d1 = roll[1];
+    first_diagonals(d2, d1);
+    int r = 2;
+    for (long t = 2; t <= s.T; t++) {
+        double *d0 = roll[r];
+        r = (r + 1) % 3;
+        forward_diagonal_base2(&s, &x, &w, floor, t, d1, d2, d0, scratch);
+        d2 = d1;
+        d1 = d0;
+    }
+    return d1[1] * gamma_ln2;
 }
