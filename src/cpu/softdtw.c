@@ -403,7 +403,7 @@ static WW_ALWAYS_INLINE void diagonal_costs_reversed(const sd_shape *s, const sd
  * stages as loops of their own (the arguments, the exponentials, the logarithm), each with a
  * fraction of a cell's dependent latency, so that the out-of-order window holds more cells.
  * scratch: 5 diagonals' length. */
-static WW_ALWAYS_INLINE void forward_diagonal_base2(const sd_shape *s, const sd_components *x,
+static WW_ALWAYS_INLINE void forward_diagonal_base2(const sd_shape *s, const sd_components *x, int fixed_dim,
                                                     const ww_pair_window *w, double floor, long t,
                                                     const double *restrict d1, const double *restrict d2,
                                                     double *restrict d0, double *restrict scratch)
@@ -414,17 +414,34 @@ static WW_ALWAYS_INLINE void forward_diagonal_base2(const sd_shape *s, const sd_
     double *restrict x_other = x_hi + n, *restrict sum = x_other + n;
     d0[0] = WW_INF;
     d0[ihi + 1 - b0] = WW_INF;
-    diagonal_costs_reversed(s, x, t, cost);
+    /* dim 1 and 2: the costs in the first stage's loop (as diagonal_costs_reversed does them) */
+    const double *restrict a0 = x->a, *restrict a1 = a0 + x->step_a;
+    const double *restrict b0s = x->b + (s->nb - t), *restrict b1s = b0s + x->step_b;
+    if (fixed_dim == 0)
+        diagonal_costs_reversed(s, x, t, cost);
     /* cell (i, j = t - i): up (i - 1, j) and left (i, j - 1) on t - 1, diag (i - 1, j - 1) on t - 2 */
     for (long i = ilo; i <= ihi; i++) {
         double xh, xo; /* locals: stores through pointers would keep the loop scalar */
         const double r = ww_softmin2_args_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], floor, &xh, &xo);
-        from[i - ilo] = r + cost[i - ilo];
+        double c = 0.0;
+        if (fixed_dim == 0) {
+            c = cost[i - ilo];
+        } else {
+            const double d = a0[i] - b0s[i];
+            c = d * d;
+            if (fixed_dim == 2) {
+                const double e = a1[i] - b1s[i];
+                c = fma(e, e, c);
+            }
+        }
+        from[i - ilo] = r + c;
         x_hi[i - ilo] = xh;
         x_other[i - ilo] = xo;
     }
     for (long i = ilo; i <= ihi; i++)
-        sum[i - ilo] = ww_softmin2_sum_f64(x_hi[i - ilo], x_other[i - ilo]);
+        sum[i - ilo] = 1.0 + ww_exp2_clamped_f64(x_hi[i - ilo]);
+    for (long i = ilo; i <= ihi; i++)
+        sum[i - ilo] += ww_exp2_clamped_f64(x_other[i - ilo]);
     for (long i = ilo; i <= ihi; i++)
         d0[i - b0] = ww_sub_log2_f64(from[i - ilo], sum[i - ilo]);
     if (w->active) { /* cells outside the window: +inf (they never entered a soft minimum) */
@@ -496,10 +513,17 @@ double ww_cpu_softdtw_value_base2(const ww_measure *m, const ww_prepared *a, con
     double *d2 = roll[0], *d1 = roll[1];
     first_diagonals(d2, d1);
     int r = 2;
+    /* dim 1 and 2 (the common ones) as loop nests of their own, the costs inside the first stage */
+    const int fixed_dim = x.dim <= 2 ? (int)x.dim : 0;
     for (long t = 2; t <= s.T; t++) {
         double *d0 = roll[r];
         r = (r + 1) % 3;
-        forward_diagonal_base2(&s, &x, &w, floor, t, d1, d2, d0, scratch);
+        if (fixed_dim == 1)
+            forward_diagonal_base2(&s, &x, 1, &w, floor, t, d1, d2, d0, scratch);
+        else if (fixed_dim == 2)
+            forward_diagonal_base2(&s, &x, 2, &w, floor, t, d1, d2, d0, scratch);
+        else
+            forward_diagonal_base2(&s, &x, 0, &w, floor, t, d1, d2, d0, scratch);
         d2 = d1;
         d1 = d0;
     }
