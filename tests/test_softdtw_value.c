@@ -160,3 +160,68 @@ void test_softdtw_base2_scale_range(void)
     ww_ctx_destroy(ref);
     ww_ctx_destroy(ctx);
 }
+
+/* Gradients on both sides of the base-2 range (the gradient engine's forward pass as the value
+ * engine's), through sdtw's scaling: sdtw_{alpha^2 gamma}(alpha x, alpha y) = alpha^2 sdtw_gamma(x, y),
+ * its gradients alpha times. alpha = 1e100 (gamma 1e200 gamma: 1 / (gamma ln 2) below 2^-64, the
+ * natural base) and alpha = 1e-100 (base 2, R' near 1e200) against alpha = 1; the compact table
+ * and the checkpoints give the same bits in each; the largest values (the range's other bound)
+ * against the reference engine's value. */
+void test_softdtw_base2_gradient_scaling(void)
+{
+    ww_rng rng = {0x9badu};
+    ww_ctx *ctx = sv_ctx();
+    const size_t na = 30, nb = 45, dim = 2, n = (na + nb) * dim;
+    double *x = malloc(n * sizeof(double)), *xs = malloc(n * sizeof(double)), *g = malloc(4 * n * sizeof(double));
+    double *g1 = g + n, *g2 = g + 2 * n, *want = g + 3 * n;
+    sv_fill(&rng, x, n, 1.0);
+    const double gammas[] = {0.1, 1.0}, alphas[] = {1e100, 1e-100};
+    for (size_t gi = 0; gi < 2; gi++) {
+        const ww_series sa = ww_series_f64(x, NULL, na, dim), sb = ww_series_f64(x + na * dim, NULL, nb, dim);
+        const ww_measure m = ww_measure_softdtw(gammas[gi]);
+        double v = NAN;
+        CHECK_STATUS(ww_gradient(ctx, &m, &sa, &sb, &v, want, want + na * dim), WW_OK);
+        for (size_t ai = 0; ai < 2; ai++) {
+            const double alpha = alphas[ai];
+            for (size_t k = 0; k < n; k++)
+                xs[k] = alpha * x[k];
+            const ww_series ta = ww_series_f64(xs, NULL, na, dim), tb = ww_series_f64(xs + na * dim, NULL, nb, dim);
+            const ww_measure ms = ww_measure_softdtw(alpha * alpha * gammas[gi]);
+            double v1 = NAN, v2 = NAN;
+            CHECK_STATUS(ww_softdtw_set_memory_budget(ctx, SIZE_MAX), WW_OK);
+            CHECK_STATUS(ww_gradient(ctx, &ms, &ta, &tb, &v1, g1, g1 + na * dim), WW_OK);
+            CHECK_STATUS(ww_softdtw_set_memory_budget(ctx, 0), WW_OK);
+            CHECK_STATUS(ww_gradient(ctx, &ms, &ta, &tb, &v2, g2, g2 + na * dim), WW_OK);
+            CHECK(v1 == v2 && memcmp(g1, g2, n * sizeof(double)) == 0);
+            CHECK_CLOSE(v1 / (alpha * alpha), v, 1e-12);
+            double worst = 0, largest = 0;
+            for (size_t k = 0; k < n; k++) {
+                worst = fabs(g1[k] / alpha - want[k]) > worst ? fabs(g1[k] / alpha - want[k]) : worst;
+                largest = fabs(want[k]) > largest ? fabs(want[k]) : largest;
+            }
+            if (!(worst <= 1e-10 * largest))
+                fprintf(stderr, "  gamma %g alpha %g: gradient off by %.3g of %.3g\n", gammas[gi], alpha, worst, largest);
+            CHECK(worst <= 1e-10 * largest);
+        }
+    }
+    CHECK_STATUS(ww_softdtw_set_memory_budget(ctx, SIZE_MAX), WW_OK);
+    /* values near 1e150: the costs' bound leaves the base-2 range */
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CPU;
+    o.engine = WW_ENGINE_CPU_REFERENCE;
+    o.num_threads = 1;
+    ww_ctx *ref = NULL;
+    CHECK_STATUS(ww_ctx_create(&ref, &o), WW_OK);
+    for (size_t k = 0; k < n; k++)
+        xs[k] = 1e150 * x[k];
+    const ww_series ta = ww_series_f64(xs, NULL, na, dim), tb = ww_series_f64(xs + na * dim, NULL, nb, dim);
+    const ww_measure m = ww_measure_softdtw(1.0);
+    double v1 = NAN, w = NAN;
+    CHECK_STATUS(ww_gradient(ctx, &m, &ta, &tb, &v1, g1, g1 + na * dim), WW_OK);
+    CHECK_STATUS(ww_distance(ref, &m, &ta, &tb, &w), WW_OK);
+    CHECK(isfinite(v1));
+    CHECK_CLOSE(v1, w, 1e-12);
+    ww_ctx_destroy(ref);
+    free(x), free(xs), free(g);
+    ww_ctx_destroy(ctx);
+}

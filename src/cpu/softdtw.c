@@ -198,6 +198,73 @@ static void first_diagonals(double *d0, double *d1)
     d1[0] = d1[1] = WW_INF; /* (0, 1), (1, 0) */
 }
 
+/* The table in base 2 (src/measures/softmin_base2.h): R' = R / (gamma ln 2), costs multiplied by
+ * to_base2 = 1 / (gamma ln 2), fewer operations a cell than the natural base. Used where its
+ * entries stay within range: they lie between -log2(3) (na + nb) and the cost of the diagonal
+ * path, at most (na + nb) dim (2 largest |value|)^2 to_base2; and to_base2 not below 2^-64, so
+ * that no cost a double holds in R's units underflows in R''s. Otherwise the natural base. */
+static int base2_in_range(const ww_prepared *a, const ww_prepared *b, double to_base2)
+{
+    double largest = 0.0;
+    for (size_t k = 0; k < (a->length + 1) * a->dim; k++)
+        largest = fabs(a->values[k]) > largest ? fabs(a->values[k]) : largest;
+    for (size_t k = 0; k < (b->length + 1) * b->dim; k++)
+        largest = fabs(b->values[k]) > largest ? fabs(b->values[k]) : largest;
+    const double bound = (double)(a->length + b->length) * (double)a->dim * 4.0 * largest * largest * to_base2;
+    return to_base2 >= 0x1p-64 && bound <= 1e300;
+}
+
+/* An exponent floor gcc cannot fold (see ww_softmin2_args_f64): 2^-1000 is nothing next to the
+ * sum's 1, and p 2^-1000 is a normal number. */
+static volatile double base2_floor = -1000.0;
+
+/* forward_diagonal with the weights, in base 2: the costs multiplied by to_base2, the soft minimum
+ * of softmin_base2.h, in the same two loops. */
+static WW_ALWAYS_INLINE void forward_diagonal_weights_base2(const sd_shape *s, const sd_components *x,
+                                                            const ww_pair_window *w, double to_base2, double floor,
+                                                            long t, const double *restrict d1,
+                                                            const double *restrict d2, double *restrict d0,
+                                                            double *restrict cost, double *restrict wu,
+                                                            double *restrict wl, double *restrict wd)
+{
+    const long ilo = sd_ilo(s, t), ihi = sd_ihi(s, t), b0 = ilo - 1, b1 = sd_base(s, t - 1), b2 = sd_base(s, t - 2);
+    const long n = ihi - ilo + 1;
+    double *restrict from = cost + n, *restrict sum = from + n, *restrict e_hi = sum + n, *restrict e_other = e_hi + n;
+    d0[0] = WW_INF;
+    d0[ihi + 1 - b0] = WW_INF;
+    wu[0] = wl[0] = wd[0] = 0.0;
+    wu[ihi + 1 - b0] = wl[ihi + 1 - b0] = wd[ihi + 1 - b0] = 0.0;
+    diagonal_costs(s, x, t, cost);
+    for (long i = ilo; i <= ihi; i++) {
+        double xh, xo;
+        const double r = ww_softmin2_args_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], floor, &xh, &xo);
+        const double eh = ww_exp2_clamped_f64(xh), eo = ww_exp2_clamped_f64(xo);
+        from[i - ilo] = r + cost[i - ilo] * to_base2;
+        sum[i - ilo] = (1.0 + eh) + eo; /* ww_softmin2_sum_f64, the exponentials kept */
+        e_hi[i - ilo] = eh;
+        e_other[i - ilo] = eo;
+    }
+    for (long i = ilo; i <= ihi; i++) {
+        double pu, pl, pd; /* locals: stores through the pointers would keep the loop scalar */
+        d0[i - b0] = ww_softmin2_weights_finish_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], from[i - ilo],
+                                                    sum[i - ilo], e_hi[i - ilo], e_other[i - ilo], &pu, &pl, &pd);
+        wu[i - b0] = pu;
+        wl[i - b0] = pl;
+        wd[i - b0] = pd;
+    }
+    if (w->active) { /* cells outside the window: +inf (they never entered a soft minimum) */
+        for (long i = ilo; i <= ihi; i++) {
+            size_t lo, hi;
+            ww_window_row((size_t)s->na, (size_t)s->nb, w->radius, (size_t)i, &lo, &hi);
+            const long j = t - i;
+            if (j < (long)lo || j > (long)hi) {
+                d0[i - b0] = WW_INF;
+                wu[i - b0] = wl[i - b0] = wd[i - b0] = 0.0;
+            }
+        }
+    }
+}
+
 size_t ww_cpu_softdtw_work_doubles(size_t na, size_t nb, size_t dim, size_t keep)
 {
     const sd_shape s = {(long)na, (long)nb, (long)(na + nb)};
@@ -233,6 +300,8 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
     const size_t dim = a->dim;
     const ww_coef_f64 c = ww_measure_coef_f64(m);
     const ww_pair_window w = ww_pair_window_of(m, a->length, b->length);
+    const double gamma_ln2 = c.gamma * 0.6931471805599453, to_base2 = 1.0 / gamma_ln2, floor = base2_floor;
+    const int base2 = base2_in_range(a, b, to_base2);
     if (keep < 1)
         keep = 1;
     const long k = (long)keep;
@@ -277,7 +346,10 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
             double *d0 = roll[r];
             r = (r + 1) % 3;
             /* the weights' operations, into scratch: the same R as the segments' recomputation */
-            forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, EU[0], EL[0], ED[0]);
+            if (base2)
+                forward_diagonal_weights_base2(&s, &x, &w, to_base2, floor, t, d1, d2, d0, cost, EU[0], EL[0], ED[0]);
+            else
+                forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, EU[0], EL[0], ED[0]);
             const long q = (t + 2 - 2) / k; /* t = 2 + q k - 2 or - 1: checkpoint q */
             if (t + 2 - 2 == q * k && q < segments)
                 memcpy(ckpt + 2 * q * stride, d0, (size_t)sd_stored(&s, t) * sizeof(double));
@@ -304,13 +376,17 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
             double *d0 = roll[r];
             r = (r + 1) % 3;
             offset[t - first] = at;
-            forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, seg + at, seg + at + st, seg + at + 2 * st);
+            if (base2)
+                forward_diagonal_weights_base2(&s, &x, &w, to_base2, floor, t, d1, d2, d0, cost, seg + at,
+                                               seg + at + st, seg + at + 2 * st);
+            else
+                forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, seg + at, seg + at + st, seg + at + 2 * st);
             d2 = d1;
             d1 = d0;
             at += 3 * st;
         }
         if (last == s.T)
-            value = d1[1]; /* (na, nb), the last diagonal's one cell */
+            value = base2 ? d1[1] * gamma_ln2 : d1[1]; /* (na, nb), the last diagonal's one cell */
         for (long t = last; t >= first; t--) {
             /* rotate: slot 1 becomes diagonal t + 1, slot 2 t + 2, slot 0 t */
             double *tu = EU[2], *tl = EL[2], *td = ED[2];
@@ -354,28 +430,19 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
  * base (the gradient engine's forward pass above), which ww_cpu_softdtw_value keeps for the scales
  * where R' could leave the range of a double. */
 
-/* The series for the scaled table: components multiplied by sigma = sqrt(1 / (gamma ln 2)), so
- * that the squared differences are the scaled costs c', and b's reversed, b[k * step_b + nb - j],
- * so that a diagonal reads both with increasing index (no shuffle to reverse b's vectors). The
- * largest |value| of either, for the range check. */
-static sd_components scaled_components(const ww_prepared *a, const ww_prepared *b, double sigma, double *out,
-                                       double *largest)
+/* The series for the scaled table: components multiplied by sigma = sqrt(to_base2), so that the
+ * squared differences are the scaled costs c', and b's reversed, b[k * step_b + nb - j], so that a
+ * diagonal reads both with increasing index (no shuffle to reverse b's vectors). */
+static sd_components scaled_components(const ww_prepared *a, const ww_prepared *b, double sigma, double *out)
 {
     const size_t na = a->length, nb = b->length, dim = a->dim;
-    double *as = out, *bs = out + (na + 1) * dim, big = 0.0;
+    double *as = out, *bs = out + (na + 1) * dim;
     for (size_t k = 0; k < dim; k++) {
-        for (size_t i = 0; i <= na; i++) {
-            const double v = a->values[i * dim + k];
-            big = fabs(v) > big ? fabs(v) : big;
-            as[k * (na + 1) + i] = sigma * v;
-        }
-        for (size_t j = 0; j <= nb; j++) {
-            const double v = b->values[j * dim + k];
-            big = fabs(v) > big ? fabs(v) : big;
-            bs[k * (nb + 1) + (nb - j)] = sigma * v;
-        }
+        for (size_t i = 0; i <= na; i++)
+            as[k * (na + 1) + i] = sigma * a->values[i * dim + k];
+        for (size_t j = 0; j <= nb; j++)
+            bs[k * (nb + 1) + (nb - j)] = sigma * b->values[j * dim + k];
     }
-    *largest = big;
     const sd_components x = {as, bs, (long)na + 1, (long)nb + 1, dim};
     return x;
 }
@@ -457,10 +524,6 @@ size_t ww_cpu_softdtw_value_doubles(size_t na, size_t nb, size_t dim)
     return 8 * ((na < nb ? na : nb) + 3) + (na + nb + 2) * dim;
 }
 
-/* An exponent floor gcc cannot fold (see ww_softmin2_args_f64): 2^-1000 is nothing next to the
- * sum's 1, and p 2^-1000 is a normal number. */
-static volatile double base2_floor = -1000.0;
-
 /* The value alone: the forward pass on three rolling diagonals (ww_cpu_softdtw_value_doubles of
  * work), in the natural base: the gradient engine's forward pass (to the last bits,
  * ww_softmin_weights), and the self terms of matrices, which must agree with the lane engine's
@@ -487,11 +550,8 @@ double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_
     return d1[1];
 }
 
-/* The value alone on the base-2 table, when its entries stay within range: they lie between
- * -log2(3) (na + nb) and the cost of the diagonal path, at most (na + nb) dim (2 largest)^2 /
- * (gamma ln 2); and the scale 1 / (gamma ln 2) not below 2^-64, so that no cost a double holds in
- * R's units underflows in R''s. Otherwise ww_cpu_softdtw_value. The two differ by a few units in
- * the last place a cell. Same work. */
+/* The value alone on the base-2 table where it stays within range (base2_in_range), else
+ * ww_cpu_softdtw_value. The two differ by a few units in the last place a cell. Same work. */
 WW_MULTIVERSION
 double ww_cpu_softdtw_value_base2(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, double *work)
 {
@@ -500,12 +560,10 @@ double ww_cpu_softdtw_value_base2(const ww_measure *m, const ww_prepared *a, con
     const ww_pair_window w = ww_pair_window_of(m, a->length, b->length);
     const long stride = (long)(a->length < b->length ? a->length : b->length) + 3;
     double *roll[3] = {work, work + stride, work + 2 * stride}, *scratch = work + 3 * stride; /* 3 of 5 strides */
-    const double gamma_ln2 = c.gamma * 0.6931471805599453, scale = 1.0 / gamma_ln2;
-    double largest;
-    const sd_components x = scaled_components(a, b, sqrt(scale), work + 8 * stride, &largest);
-    const double bound = (double)s.T * (double)a->dim * 4.0 * largest * largest * scale;
-    if (!(scale >= 0x1p-64 && bound <= 1e300))
+    const double gamma_ln2 = c.gamma * 0.6931471805599453, to_base2 = 1.0 / gamma_ln2;
+    if (!base2_in_range(a, b, to_base2))
         return ww_cpu_softdtw_value(m, a, b, work);
+    const sd_components x = scaled_components(a, b, sqrt(to_base2), work + 8 * stride);
     const double floor = base2_floor;
     double *d2 = roll[0], *d1 = roll[1];
     first_diagonals(d2, d1);

@@ -37,19 +37,35 @@ static inline double ww_exp2_clamped_f64(double x)
     return ww_bits_to_double(ww_double_to_bits(p) + (ww_double_to_bits(t) << 52));
 }
 
-/* log2(s) for s in [1, 3], subtracted from `from`: from - log2(s) (the engine passes r + c'). */
-static inline double ww_sub_log2_f64(double from, double s)
+/* log2(s) for s in [1, 3] is log2(c) + z P(z^2): P of w = z^2 <= 0.0718. */
+static inline double ww_log2_series_f64(double w)
 {
-    const double c = 1.7320508075688772;
-    const double z = (s - c) / (s + c);
-    const double w = z * z, w2 = w * w, w4 = w2 * w2;
+    const double w2 = w * w, w4 = w2 * w2;
     const double p01 = fma(0.9617966939257967, w, 2.8853900817779268);
     const double p23 = fma(0.412198573668315, w, 0.5770780164218792);
     const double p45 = fma(0.26228140945793804, w, 0.3205995701131558);
     const double p67 = fma(0.18400679879357773, w, 0.22257616372280403);
     const double q03 = fma(p23, w2, p01), q47 = fma(p67, w2, p45);
-    const double poly = fma(fma(0.22839891719395153, w4, q47), w4, q03);
-    return fma(-z, poly, from - 0.792481250360578); /* log2(c) */
+    return fma(fma(0.22839891719395153, w4, q47), w4, q03);
+}
+
+/* log2(s) for s in [1, 3], subtracted from `from`: from - log2(s) (the engine passes r + c'). */
+static inline double ww_sub_log2_f64(double from, double s)
+{
+    const double c = 1.7320508075688772;
+    const double z = (s - c) / (s + c);
+    return fma(-z, ww_log2_series_f64(z * z), from - 0.792481250360578); /* log2(c) */
+}
+
+/* The same (to a few units in the last place, not the same bits) and 1 / s, from one division:
+ * q = 1 / (s (s + c)) gives 1 / (s + c) = s q and 1 / s = (s + c) q. */
+static inline double ww_sub_log2_inv_f64(double from, double s, double *inv_s)
+{
+    const double c = 1.7320508075688772;
+    const double sc = s + c, q = 1.0 / (s * sc);
+    const double z = (s - c) * (s * q);
+    *inv_s = sc * q;
+    return fma(-z, ww_log2_series_f64(z * z), from - 0.792481250360578);
 }
 
 /* The first stage: r = min(up, left, diag), and the exponents r - p, r - q of the two others,
@@ -74,6 +90,29 @@ static inline double ww_softmin2_args_f64(double up, double left, double diag, d
 static inline double ww_softmin2_sum_f64(double x_hi, double x_other)
 {
     return (1.0 + ww_exp2_clamped_f64(x_hi)) + ww_exp2_clamped_f64(x_other);
+}
+
+/* The second stage with the backward weights (see ww_softmin_weights in softdtw.h): from - log2(s)
+ * and the soft minimum's probabilities of up, left and diag, 1 / s for r, 2^x_hi / s for hi and
+ * 2^x_other / s for the other (as ww_softmin2_args_f64 chose them), 0 for +inf arguments. They do
+ * not depend on the base: the backward pass is the natural base's. */
+static inline double ww_softmin2_weights_finish_f64(double up, double left, double diag, double from, double s,
+                                                    double e_hi, double e_other, double *w_up, double *w_left,
+                                                    double *w_diag)
+{
+    const int up_first = up < left;
+    const double lo = up_first ? up : left, hi = up_first ? left : up;
+    const int diag_below = diag < lo;
+    const double r = diag_below ? diag : lo, other = diag_below ? lo : diag;
+    double inv_s;
+    const double out = ww_sub_log2_inv_f64(from, s, &inv_s);
+    const double p_r = r < INFINITY ? inv_s : 0.0;
+    const double p_hi = hi < INFINITY ? e_hi * inv_s : 0.0, p_other = other < INFINITY ? e_other * inv_s : 0.0;
+    const double p_lo = diag_below ? p_other : p_r;
+    *w_diag = diag_below ? p_r : p_other;
+    *w_up = up_first ? p_lo : p_hi;
+    *w_left = up_first ? p_hi : p_lo;
+    return out;
 }
 
 #endif
