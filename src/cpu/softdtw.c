@@ -3,6 +3,9 @@
  * to the first, the gradients gathered on the way. The cell is the measure's
  * (src/measures/softdtw.h); this file only schedules it. The cells of an anti-diagonal are
  * independent, so both passes vectorise (compiled with -fno-trapping-math, see CMakeLists.txt).
+ * Where the scaled table stays within a double's range (base2_in_range) the forward passes run on
+ * R' = R / (gamma ln 2), the same recurrence in base 2 (src/measures/softmin_base2.h), with fewer
+ * operations a cell; the backward pass's weights are probabilities, the same in either base.
  *
  * Storage: anti-diagonal t (t = i + j) holds rows p = ilo(t) - 1 .. ihi(t) + 1, where
  * [ilo, ihi] = [max(1, t - nb), min(na, t - 1)] are its cells of the table and the two ends are
@@ -426,9 +429,8 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
 /* ------------------------------------------------------------------ the value alone, in base 2
  *
  * The forward pass of the value on three rolling diagonals, on the table scaled to
- * R' = R / (gamma ln 2) (src/measures/softmin_base2.h): fewer operations a cell than the natural
- * base (the gradient engine's forward pass above), which ww_cpu_softdtw_value keeps for the scales
- * where R' could leave the range of a double. */
+ * R' = R / (gamma ln 2) (src/measures/softmin_base2.h), where base2_in_range; ww_cpu_softdtw_value
+ * (the natural base) elsewhere and for the self terms of matrices. */
 
 /* The series for the scaled table: components multiplied by sigma = sqrt(to_base2), so that the
  * squared differences are the scaled costs c', and b's reversed, b[k * step_b + nb - j], so that a

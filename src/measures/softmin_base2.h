@@ -1,5 +1,6 @@
-/* Soft-DTW's soft minimum in base 2, double, for the CPU value engine (src/cpu/softdtw.c); the
- * float path and the GPU keep softdtw.h's natural-base functions.
+/* Soft-DTW's soft minimum in base 2, double, for the CPU anti-diagonal engine's forward passes
+ * (src/cpu/softdtw.c: the value, and the table of the gradients); the float path, the GPU and the
+ * matrices' lane engine keep softdtw.h's natural-base functions.
  *
  * With the table scaled as R' = R / (gamma ln 2) (costs multiplied by 1 / (gamma ln 2), the value
  * multiplied back at the end) the recurrence of softdtw.h becomes
