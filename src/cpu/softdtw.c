@@ -69,7 +69,6 @@ static sd_components components(const ww_prepared *a, const ww_prepared *b, doub
     return x;
 }
 
-
 /* The local costs of diagonal t's cells, cost[i - ilo]: the squared Euclidean norm summed over the
  * components in order (as ww_squared_euclidean), component by component across the diagonal. */
 static WW_ALWAYS_INLINE void diagonal_costs(const sd_shape *s, const sd_components *x, long t, double *restrict cost)
