@@ -50,12 +50,15 @@ static inline double ww_log2_series_f64(double w)
     return fma(fma(0.22839891719395153, w4, q47), w4, q03);
 }
 
-/* log2(s) for s in [1, 3], subtracted from `from`: from - log2(s) (the engine passes r + c'). */
+/* log2(s) for s in [1, 3], subtracted from `from`: from - log2(s) (the engine passes r + c'). The
+ * logarithm first, then one subtraction: where s = 1 (the two others far above r, common) log2(s)
+ * is ~1e-16 and from comes back unchanged; fma(-z, P, from - log2(c)) rounded twice at from's
+ * magnitude, a bias the same in every cell (long pairs were 2e-14 off, now 1e-15). */
 static inline double ww_sub_log2_f64(double from, double s)
 {
     const double c = 1.7320508075688772;
     const double z = (s - c) / (s + c);
-    return fma(-z, ww_log2_series_f64(z * z), from - 0.792481250360578); /* log2(c) */
+    return from - fma(z, ww_log2_series_f64(z * z), 0.792481250360578); /* log2(c) */
 }
 
 /* The same (to a few units in the last place, not the same bits) and 1 / s, from one division:
@@ -66,7 +69,7 @@ static inline double ww_sub_log2_inv_f64(double from, double s, double *inv_s)
     const double sc = s + c, q = 1.0 / (s * sc);
     const double z = (s - c) * (s * q);
     *inv_s = sc * q;
-    return fma(-z, ww_log2_series_f64(z * z), from - 0.792481250360578);
+    return from - fma(z, ww_log2_series_f64(z * z), 0.792481250360578);
 }
 
 /* The first stage: r = min(up, left, diag), and the exponents r - p, r - q of the two others,
