@@ -220,6 +220,10 @@ ww_status ww_softdtw_cpu_distance(ww_ctx *ctx, ww_engine engine, const ww_measur
  * prepared series both in time order. */
 size_t ww_cpu_softdtw_value_doubles(size_t na, size_t nb, size_t dim);
 double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, double *work);
+/* The same value on the table scaled to base 2 (fewer operations a cell; src/cpu/softdtw.c), or by
+ * ww_cpu_softdtw_value where the scaled table could leave a double's range. Same work. Not for
+ * the diagonal and divergence terms of matrices, which must be the lane engine's bits. */
+double ww_cpu_softdtw_value_base2(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, double *work);
 /* The anti-diagonals per segment of the backward pass of a pair under the budget: na + nb (all:
  * the compact table) or about sqrt(na + nb) (checkpoints). */
 size_t ww_softdtw_keep_rows(size_t budget_bytes, size_t na, size_t nb);

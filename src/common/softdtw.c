@@ -91,9 +91,9 @@ static ww_status pair_gradient(ww_cpu_scratch *sc, size_t budget, const ww_measu
     ww_prepare(a, m, 0, storage, &pa);
     ww_prepare(b, m, 0, storage + ww_prepared_doubles(a->length, a->dim), &pb);
     if (grad_a == NULL && grad_b == NULL) { /* values only: the forward pass on three diagonals */
-        double v = ww_cpu_softdtw_value(m, &pa, &pb, work);
+        double v = ww_cpu_softdtw_value_base2(m, &pa, &pb, work);
         if (m->params.softdtw.divergence)
-            v -= (ww_cpu_softdtw_value(m, &pa, &pa, work) + ww_cpu_softdtw_value(m, &pb, &pb, work)) / 2;
+            v -= (ww_cpu_softdtw_value_base2(m, &pa, &pa, work) + ww_cpu_softdtw_value_base2(m, &pb, &pb, work)) / 2;
         if (value)
             *value = v;
         return WW_OK;
@@ -403,7 +403,7 @@ static ww_status value_of_pair(ww_ctx *ctx, ww_engine engine, const ww_measure *
     double *storage = (double *)sc->a.ptr;
     ww_prepare(a, m, 0, storage, &pa);
     ww_prepare(b, m, 0, storage + ww_prepared_doubles(a->length, a->dim), &pb);
-    *out = ww_cpu_softdtw_value(m, &pa, &pb, (double *)sc->work.ptr);
+    *out = ww_cpu_softdtw_value_base2(m, &pa, &pb, (double *)sc->work.ptr);
     return WW_OK;
 }
 

@@ -3,6 +3,9 @@
  * to the first, the gradients gathered on the way. The cell is the measure's
  * (src/measures/softdtw.h); this file only schedules it. The cells of an anti-diagonal are
  * independent, so both passes vectorise (compiled with -fno-trapping-math, see CMakeLists.txt).
+ * Where the scaled table stays within a double's range (base2_in_range) the forward passes run on
+ * R' = R / (gamma ln 2), the same recurrence in base 2 (src/measures/softmin_base2.h), with fewer
+ * operations a cell; the backward pass's weights are probabilities, the same in either base.
  *
  * Storage: anti-diagonal t (t = i + j) holds rows p = ilo(t) - 1 .. ihi(t) + 1, where
  * [ilo, ihi] = [max(1, t - nb), min(na, t - 1)] are its cells of the table and the two ends are
@@ -22,6 +25,7 @@
  * forward pass. Both passes run the same operations (the checkpoints' too), so both tables give
  * the same bits. */
 #include "cpu_common.h"
+#include "../measures/softmin_base2.h"
 
 #include <string.h>
 
@@ -64,9 +68,6 @@ static sd_components components(const ww_prepared *a, const ww_prepared *b, doub
                              (long)a->length + 1, (long)b->length + 1, a->dim};
     return x;
 }
-
-/* The doubles components() needs. */
-static size_t components_doubles(size_t na, size_t nb, size_t dim) { return dim == 1 ? 0 : (na + nb + 2) * dim; }
 
 /* The local costs of diagonal t's cells, cost[i - ilo]: the squared Euclidean norm summed over the
  * components in order (as ww_squared_euclidean), component by component across the diagonal. */
@@ -199,6 +200,73 @@ static void first_diagonals(double *d0, double *d1)
     d1[0] = d1[1] = WW_INF; /* (0, 1), (1, 0) */
 }
 
+/* The table in base 2 (src/measures/softmin_base2.h): R' = R / (gamma ln 2), costs multiplied by
+ * to_base2 = 1 / (gamma ln 2), fewer operations a cell than the natural base. Used where its
+ * entries stay within range: they lie between -log2(3) (na + nb) and the cost of the diagonal
+ * path, at most (na + nb) dim (2 largest |value|)^2 to_base2; and to_base2 not below 2^-64, so
+ * that no cost a double holds in R's units underflows in R''s. Otherwise the natural base. */
+static int base2_in_range(const ww_prepared *a, const ww_prepared *b, double to_base2)
+{
+    double largest = 0.0;
+    for (size_t k = 0; k < (a->length + 1) * a->dim; k++)
+        largest = fabs(a->values[k]) > largest ? fabs(a->values[k]) : largest;
+    for (size_t k = 0; k < (b->length + 1) * b->dim; k++)
+        largest = fabs(b->values[k]) > largest ? fabs(b->values[k]) : largest;
+    const double bound = (double)(a->length + b->length) * (double)a->dim * 4.0 * largest * largest * to_base2;
+    return to_base2 >= 0x1p-64 && bound <= 1e300;
+}
+
+/* An exponent floor gcc cannot fold (see ww_softmin2_args_f64): 2^-1000 is nothing next to the
+ * sum's 1, and p 2^-1000 is a normal number. */
+static volatile double base2_floor = -1000.0;
+
+/* forward_diagonal with the weights, in base 2: the costs multiplied by to_base2, the soft minimum
+ * of softmin_base2.h, in the same two loops. */
+static WW_ALWAYS_INLINE void forward_diagonal_weights_base2(const sd_shape *s, const sd_components *x,
+                                                            const ww_pair_window *w, double to_base2, double floor,
+                                                            long t, const double *restrict d1,
+                                                            const double *restrict d2, double *restrict d0,
+                                                            double *restrict cost, double *restrict wu,
+                                                            double *restrict wl, double *restrict wd)
+{
+    const long ilo = sd_ilo(s, t), ihi = sd_ihi(s, t), b0 = ilo - 1, b1 = sd_base(s, t - 1), b2 = sd_base(s, t - 2);
+    const long n = ihi - ilo + 1;
+    double *restrict from = cost + n, *restrict sum = from + n, *restrict e_hi = sum + n, *restrict e_other = e_hi + n;
+    d0[0] = WW_INF;
+    d0[ihi + 1 - b0] = WW_INF;
+    wu[0] = wl[0] = wd[0] = 0.0;
+    wu[ihi + 1 - b0] = wl[ihi + 1 - b0] = wd[ihi + 1 - b0] = 0.0;
+    diagonal_costs(s, x, t, cost);
+    for (long i = ilo; i <= ihi; i++) {
+        double xh, xo;
+        const double r = ww_softmin2_args_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], floor, &xh, &xo);
+        const double eh = ww_exp2_clamped_f64(xh), eo = ww_exp2_clamped_f64(xo);
+        from[i - ilo] = r + cost[i - ilo] * to_base2;
+        sum[i - ilo] = (1.0 + eh) + eo; /* ww_softmin2_sum_f64, the exponentials kept */
+        e_hi[i - ilo] = eh;
+        e_other[i - ilo] = eo;
+    }
+    for (long i = ilo; i <= ihi; i++) {
+        double pu, pl, pd; /* locals: stores through the pointers would keep the loop scalar */
+        d0[i - b0] = ww_softmin2_weights_finish_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], from[i - ilo],
+                                                    sum[i - ilo], e_hi[i - ilo], e_other[i - ilo], &pu, &pl, &pd);
+        wu[i - b0] = pu;
+        wl[i - b0] = pl;
+        wd[i - b0] = pd;
+    }
+    if (w->active) { /* cells outside the window: +inf (they never entered a soft minimum) */
+        for (long i = ilo; i <= ihi; i++) {
+            size_t lo, hi;
+            ww_window_row((size_t)s->na, (size_t)s->nb, w->radius, (size_t)i, &lo, &hi);
+            const long j = t - i;
+            if (j < (long)lo || j > (long)hi) {
+                d0[i - b0] = WW_INF;
+                wu[i - b0] = wl[i - b0] = wd[i - b0] = 0.0;
+            }
+        }
+    }
+}
+
 size_t ww_cpu_softdtw_work_doubles(size_t na, size_t nb, size_t dim, size_t keep)
 {
     const sd_shape s = {(long)na, (long)nb, (long)(na + nb)};
@@ -234,6 +302,8 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
     const size_t dim = a->dim;
     const ww_coef_f64 c = ww_measure_coef_f64(m);
     const ww_pair_window w = ww_pair_window_of(m, a->length, b->length);
+    const double gamma_ln2 = c.gamma * 0.6931471805599453, to_base2 = 1.0 / gamma_ln2, floor = base2_floor;
+    const int base2 = base2_in_range(a, b, to_base2);
     if (keep < 1)
         keep = 1;
     const long k = (long)keep;
@@ -278,7 +348,10 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
             double *d0 = roll[r];
             r = (r + 1) % 3;
             /* the weights' operations, into scratch: the same R as the segments' recomputation */
-            forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, EU[0], EL[0], ED[0]);
+            if (base2)
+                forward_diagonal_weights_base2(&s, &x, &w, to_base2, floor, t, d1, d2, d0, cost, EU[0], EL[0], ED[0]);
+            else
+                forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, EU[0], EL[0], ED[0]);
             const long q = (t + 2 - 2) / k; /* t = 2 + q k - 2 or - 1: checkpoint q */
             if (t + 2 - 2 == q * k && q < segments)
                 memcpy(ckpt + 2 * q * stride, d0, (size_t)sd_stored(&s, t) * sizeof(double));
@@ -305,13 +378,17 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
             double *d0 = roll[r];
             r = (r + 1) % 3;
             offset[t - first] = at;
-            forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, seg + at, seg + at + st, seg + at + 2 * st);
+            if (base2)
+                forward_diagonal_weights_base2(&s, &x, &w, to_base2, floor, t, d1, d2, d0, cost, seg + at,
+                                               seg + at + st, seg + at + 2 * st);
+            else
+                forward_diagonal(&s, &x, &c, &w, t, d1, d2, d0, cost, seg + at, seg + at + st, seg + at + 2 * st);
             d2 = d1;
             d1 = d0;
             at += 3 * st;
         }
         if (last == s.T)
-            value = d1[1]; /* (na, nb), the last diagonal's one cell */
+            value = base2 ? d1[1] * gamma_ln2 : d1[1]; /* (na, nb), the last diagonal's one cell */
         for (long t = last; t >= first; t--) {
             /* rotate: slot 1 becomes diagonal t + 1, slot 2 t + 2, slot 0 t */
             double *tu = EU[2], *tl = EL[2], *td = ED[2];
@@ -348,13 +425,110 @@ double ww_cpu_softdtw_gradient(const ww_measure *m, const ww_prepared *a, const 
     return value;
 }
 
+/* ------------------------------------------------------------------ the value alone, in base 2
+ *
+ * The forward pass of the value on three rolling diagonals, on the table scaled to
+ * R' = R / (gamma ln 2) (src/measures/softmin_base2.h), where base2_in_range; ww_cpu_softdtw_value
+ * (the natural base) elsewhere and for the self terms of matrices. */
+
+/* The series for the scaled table: components multiplied by sigma = sqrt(to_base2), so that the
+ * squared differences are the scaled costs c', and b's reversed, b[k * step_b + nb - j], so that a
+ * diagonal reads both with increasing index (no shuffle to reverse b's vectors). */
+static sd_components scaled_components(const ww_prepared *a, const ww_prepared *b, double sigma, double *out)
+{
+    const size_t na = a->length, nb = b->length, dim = a->dim;
+    double *as = out, *bs = out + (na + 1) * dim;
+    for (size_t k = 0; k < dim; k++) {
+        for (size_t i = 0; i <= na; i++)
+            as[k * (na + 1) + i] = sigma * a->values[i * dim + k];
+        for (size_t j = 0; j <= nb; j++)
+            bs[k * (nb + 1) + (nb - j)] = sigma * b->values[j * dim + k];
+    }
+    const sd_components x = {as, bs, (long)na + 1, (long)nb + 1, dim};
+    return x;
+}
+
+/* The scaled costs of diagonal t's cells, cost[i - ilo], b reversed (b_j at nb - j). */
+static WW_ALWAYS_INLINE void diagonal_costs_reversed(const sd_shape *s, const sd_components *x, long t,
+                                                     double *restrict cost)
+{
+    const long ilo = sd_ilo(s, t), ihi = sd_ihi(s, t), shift = s->nb - t; /* b_{t - i} at shift + i */
+    const double *restrict av = x->a, *restrict bv = x->b + shift;
+    for (long i = ilo; i <= ihi; i++) {
+        const double d = av[i] - bv[i];
+        cost[i - ilo] = d * d;
+    }
+    for (size_t k = 1; k < x->dim; k++) {
+        const double *restrict ak = av + (long)k * x->step_a, *restrict bk = bv + (long)k * x->step_b;
+        for (long i = ilo; i <= ihi; i++) {
+            const double d = ak[i] - bk[i];
+            cost[i - ilo] = fma(d, d, cost[i - ilo]);
+        }
+    }
+}
+
+/* Diagonal t of R' from t - 1 and t - 2, as forward_diagonal without weights, in two loops: the
+ * soft minimum's arguments and its two exponentials (with the costs, for dim 1 and 2), then the
+ * logarithm. Each has part of a cell's dependent latency, so the out-of-order window holds more
+ * cells. Measured on 2048 x 2048, dim 2 (Zen 3): these two loops 400 Mcells/s; the exponentials
+ * in loops of their own, one or two, 315-385; the division moved into the first loop 366; one loop
+ * for all 285; the costs in a loop of their own 323. scratch: 3 diagonals' length. fixed_dim: 1 or
+ * 2, or 0 for any dim (the costs in a loop of their own). */
+static WW_ALWAYS_INLINE void forward_diagonal_base2(const sd_shape *s, const sd_components *x, int fixed_dim,
+                                                    const ww_pair_window *w, double floor, long t,
+                                                    const double *restrict d1, const double *restrict d2,
+                                                    double *restrict d0, double *restrict scratch)
+{
+    const long ilo = sd_ilo(s, t), ihi = sd_ihi(s, t), b0 = ilo - 1, b1 = sd_base(s, t - 1), b2 = sd_base(s, t - 2);
+    const long n = ihi - ilo + 1;
+    double *restrict cost = scratch, *restrict from = cost + n, *restrict sum = from + n;
+    d0[0] = WW_INF;
+    d0[ihi + 1 - b0] = WW_INF;
+    /* b reversed: b_{t - i} at b0s[i] */
+    const double *restrict a0 = x->a, *restrict a1 = a0 + x->step_a;
+    const double *restrict b0s = x->b + (s->nb - t), *restrict b1s = b0s + x->step_b;
+    if (fixed_dim == 0)
+        diagonal_costs_reversed(s, x, t, cost);
+    /* cell (i, j = t - i): up (i - 1, j) and left (i, j - 1) on t - 1, diag (i - 1, j - 1) on t - 2 */
+    for (long i = ilo; i <= ihi; i++) {
+        double xh, xo;
+        const double r = ww_softmin2_args_f64(d1[i - 1 - b1], d1[i - b1], d2[i - 1 - b2], floor, &xh, &xo);
+        double c; /* the operations of diagonal_costs_reversed */
+        if (fixed_dim == 0) {
+            c = cost[i - ilo];
+        } else {
+            const double d = a0[i] - b0s[i];
+            c = d * d;
+            if (fixed_dim == 2) {
+                const double e = a1[i] - b1s[i];
+                c = fma(e, e, c);
+            }
+        }
+        from[i - ilo] = r + c;
+        sum[i - ilo] = ww_softmin2_sum_f64(xh, xo);
+    }
+    for (long i = ilo; i <= ihi; i++)
+        d0[i - b0] = ww_sub_log2_f64(from[i - ilo], sum[i - ilo]);
+    if (w->active) { /* cells outside the window: +inf (they never entered a soft minimum) */
+        for (long i = ilo; i <= ihi; i++) {
+            size_t lo, hi;
+            ww_window_row((size_t)s->na, (size_t)s->nb, w->radius, (size_t)i, &lo, &hi);
+            const long j = t - i;
+            if (j < (long)lo || j > (long)hi)
+                d0[i - b0] = WW_INF;
+        }
+    }
+}
+
 size_t ww_cpu_softdtw_value_doubles(size_t na, size_t nb, size_t dim)
 {
-    return 8 * ((na < nb ? na : nb) + 3) + components_doubles(na, nb, dim);
+    return 8 * ((na < nb ? na : nb) + 3) + (na + nb + 2) * dim;
 }
 
 /* The value alone: the forward pass on three rolling diagonals (ww_cpu_softdtw_value_doubles of
- * work); the gradient engine's forward pass differs from it in the last bits only (ww_softmin_weights). */
+ * work), in the natural base: the gradient engine's forward pass (to the last bits,
+ * ww_softmin_weights), and the self terms of matrices, which must agree with the lane engine's
+ * values there to the last bits (a kNN of a set against itself finds each series first). */
 WW_MULTIVERSION
 double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, double *work)
 {
@@ -375,4 +549,39 @@ double ww_cpu_softdtw_value(const ww_measure *m, const ww_prepared *a, const ww_
         d1 = d0;
     }
     return d1[1];
+}
+
+/* The value alone on the base-2 table where it stays within range (base2_in_range), else
+ * ww_cpu_softdtw_value. The two differ by a few units in the last place a cell. Same work. */
+WW_MULTIVERSION
+double ww_cpu_softdtw_value_base2(const ww_measure *m, const ww_prepared *a, const ww_prepared *b, double *work)
+{
+    const sd_shape s = {(long)a->length, (long)b->length, (long)(a->length + b->length)};
+    const ww_coef_f64 c = ww_measure_coef_f64(m);
+    const ww_pair_window w = ww_pair_window_of(m, a->length, b->length);
+    const long stride = (long)(a->length < b->length ? a->length : b->length) + 3;
+    double *roll[3] = {work, work + stride, work + 2 * stride}, *scratch = work + 3 * stride; /* 3 of 5 strides */
+    const double gamma_ln2 = c.gamma * 0.6931471805599453, to_base2 = 1.0 / gamma_ln2;
+    if (!base2_in_range(a, b, to_base2))
+        return ww_cpu_softdtw_value(m, a, b, work);
+    const sd_components x = scaled_components(a, b, sqrt(to_base2), work + 8 * stride);
+    const double floor = base2_floor;
+    double *d2 = roll[0], *d1 = roll[1];
+    first_diagonals(d2, d1);
+    int r = 2;
+    /* dim 1 and 2 (the common ones) as loop nests of their own, the costs inside the first stage */
+    const int fixed_dim = x.dim <= 2 ? (int)x.dim : 0;
+    for (long t = 2; t <= s.T; t++) {
+        double *d0 = roll[r];
+        r = (r + 1) % 3;
+        if (fixed_dim == 1)
+            forward_diagonal_base2(&s, &x, 1, &w, floor, t, d1, d2, d0, scratch);
+        else if (fixed_dim == 2)
+            forward_diagonal_base2(&s, &x, 2, &w, floor, t, d1, d2, d0, scratch);
+        else
+            forward_diagonal_base2(&s, &x, 0, &w, floor, t, d1, d2, d0, scratch);
+        d2 = d1;
+        d1 = d0;
+    }
+    return d1[1] * gamma_ln2;
 }
