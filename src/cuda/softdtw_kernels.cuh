@@ -77,6 +77,11 @@ template <typename T> __host__ __device__ constexpr int sdtw_unroll() { return s
 
 /* Threads per block at most: f64 cells hold twice the registers. */
 template <typename T> __host__ __device__ constexpr int sdtw_max_threads() { return sizeof(T) == 8 ? 256 : 512; }
+/* Blocks of that size per multiprocessor at least, for the forward pass: in double, 2 (at most 128
+ * registers a thread), so that 4 blocks of 128 threads, a batch of 512 pairs on 132 SMs, fit at
+ * once; the window's bounds had taken it to 146 registers, 3 blocks per SM (B = 512, N = 512:
+ * 2.2 -> 2.9 ms). The backward pass needs more registers than 128 in double (it spilled). */
+template <typename T> __host__ __device__ constexpr int sdtw_min_blocks() { return sizeof(T) == 8 ? 2 : 1; }
 
 /* The kernels' arithmetic in the computing type T. double computes R as the CPU engine does
  * (natural exponentials, +inf off the table and the window). float computes R' = R / (gamma ln 2)
@@ -446,9 +451,14 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
                 }
 #pragma unroll
                 for (int k = 0; k < DD; k++) {
-                    const T g = D > 0 ? two_scale_units * e * (s.x[r][k] - s.y[r][k]) : (T)0;
-                    gx[r][k] += g;
-                    ccol[r][k] = (r < K - 1 ? pcol[r + 1][k] : dn_col[k]) - g;
+                    const T below = r < K - 1 ? pcol[r + 1][k] : dn_col[k];
+                    if constexpr (D > 0) { /* fused: the cell's term 2 scale e (x - y) is not rounded alone */
+                        const T te = two_scale_units * e, diff = s.x[r][k] - s.y[r][k];
+                        gx[r][k] = fma(te, diff, gx[r][k]);
+                        ccol[r][k] = fma(-te, diff, below);
+                    } else {
+                        ccol[r][k] = below;
+                    }
                 }
             }
         } else {
@@ -466,15 +476,15 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
             if (j >= 1 && j <= m) {
                 if (ae)
                     ae[j] = ce[0], aq[j] = cq[0];
+                /* an atomic add whose result is unused is a reduction the warp does not wait for: a
+                 * load and store (+=) kept the band's first warp, and through the barrier the whole
+                 * block, waiting on the load every step. One thread adds to a column once per band,
+                 * bands in order: the same sums as +=, in the same order (same-address atomics of a
+                 * thread keep their program order). */
                 if (D > 0 && GY) {
 #pragma unroll
-                    for (int k = 0; k < DD; k++) {
-                        T *gya = GY + (p.y0 + j - 1) * D + k;
-                        if (shared_grads)
-                            atomicAdd(gya, ccol[0][k]);
-                        else
-                            *gya += ccol[0][k];
-                    }
+                    for (int k = 0; k < DD; k++)
+                        atomicAdd(GY + (p.y0 + j - 1) * D + k, ccol[0][k]);
                 }
             }
         }
@@ -556,7 +566,7 @@ template <typename T> __device__ __forceinline__ T *sdtw_e_row(T *work, const sd
 /* Forward: values[b] = scale R[n][m] (accumulate: +=) for every pair of the launch, R kept as `mode`
  * says (storing spares the values a zeroing launch). */
 template <typename T, int K, int D>
-__global__ void __launch_bounds__(sdtw_max_threads<T>())
+__global__ void __launch_bounds__(sdtw_max_threads<T>(), sdtw_min_blocks<T>())
     sdtw_forward_kernel(const sdtw_pairs pairs, const T *X, const T *Y, int dim, typename coef_of<T>::type c,
                         T *work, T *values, T scale, int mode, int accumulate)
 {
