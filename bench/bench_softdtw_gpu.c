@@ -50,6 +50,7 @@ int main(int argc, char **argv)
     int f64 = 0, reps = 11, first = 1;
     size_t budget = SIZE_MAX;
     double window = -1; /* a Sakoe-Chiba radius of this fraction of N; < 0: none */
+    size_t dim = 2;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0; first++) {
         if (strcmp(argv[first], "--f64") == 0)
             f64 = 1;
@@ -59,8 +60,10 @@ int main(int argc, char **argv)
             budget = (size_t)strtoull(argv[++first], NULL, 10);
         else if (strcmp(argv[first], "--window") == 0 && first + 1 < argc)
             window = atof(argv[++first]);
+        else if (strcmp(argv[first], "--dim") == 0 && first + 1 < argc && atoi(argv[first + 1]) > 0)
+            dim = (size_t)atoi(argv[++first]);
         else {
-            fprintf(stderr, "usage: %s [--f64] [--reps R] [--budget BYTES] [--window FRACTION] [B:N ...]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--f64] [--reps R] [--budget BYTES] [--window FRACTION] [--dim D] [B:N ...]\n", argv[0]);
             return 2;
         }
     }
@@ -76,9 +79,9 @@ int main(int argc, char **argv)
     }
     if (budget != SIZE_MAX)
         ww_softdtw_set_memory_budget(ctx, budget);
-    printf("| B | N | dtype | window radius | forward (ms) | forward + backward (ms) | Gcells/s forward | Gcells/s both |\n");
-    printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
-    const size_t dim = 2, es = f64 ? sizeof(double) : sizeof(float);
+    printf("| B | N | D | dtype | window radius | forward (ms) | forward + backward (ms) | Gcells/s forward | Gcells/s both |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    const size_t es = f64 ? sizeof(double) : sizeof(float);
     for (int c = 0; c < cases; c++) {
         size_t B = 0, N = 0;
         if (sscanf(argc > first ? argv[first + c] : defaults[c], "%zu:%zu", &B, &N) != 2 || B == 0 || N == 0)
@@ -94,7 +97,7 @@ int main(int argc, char **argv)
         if (cudaMalloc(&dx, count * es) != cudaSuccess || cudaMalloc(&dy, count * es) != cudaSuccess ||
             cudaMalloc(&dv, B * es) != cudaSuccess || cudaMalloc(&dgx, count * es) != cudaSuccess ||
             cudaMalloc(&dgy, count * es) != cudaSuccess) {
-            printf("| %zu | %zu | %s | out of device memory for the data | | | |\n", B, N, f64 ? "f64" : "f32");
+            printf("| %zu | %zu | %zu | %s | out of device memory for the data | | | | |\n", B, N, dim, f64 ? "f64" : "f32");
             free(hx);
             continue;
         }
@@ -117,7 +120,7 @@ int main(int argc, char **argv)
         char rtext[32] = "none";
         if (window >= 0)
             snprintf(rtext, sizeof rtext, "%zu", radius);
-        printf("| %zu | %zu | %s | %s | %.3f | %.3f | %.1f | %.1f |\n", B, N, f64 ? "f64" : "f32", rtext, fwd, both,
+        printf("| %zu | %zu | %zu | %s | %s | %.3f | %.3f | %.1f | %.1f |\n", B, N, dim, f64 ? "f64" : "f32", rtext, fwd, both,
                fwd > 0 ? cells / fwd / 1e6 : 0, both > 0 ? cells / both / 1e6 : 0);
         fflush(stdout);
         cudaFree(dx), cudaFree(dy), cudaFree(dv), cudaFree(dgx), cudaFree(dgy);

@@ -735,16 +735,30 @@ void test_cuda_softdtw_batch(void)
     sd_fill(&rng, x, ox[count] * dim);
     sd_fill(&rng, y, oy[count] * dim);
     for (int f32 = 0; f32 < 2; f32++)
-        for (int variant = 0; variant < 4; variant++) {
+        for (int variant = 0; variant < 5; variant++) {
             ww_measure m = ww_measure_softdtw(variant == 2 ? 0.1 : 1.0);
             if (variant == 1)
                 ww_measure_set_window(&m, 20);
             if (variant == 3) /* a narrow window: every band's sweep is cut short at both ends */
                 ww_measure_set_window(&m, 2);
+            if (variant == 4) /* radius 0 on very unequal lengths: one cell a row or a column */
+                ww_measure_set_window(&m, 0);
             if (variant == 2)
                 ww_measure_set_divergence(&m, 1);
             sd_gpu_batch_case(gpu, cpu, &m, f32, count, dim, ox, oy, x, y);
         }
+    /* float32 data far from 0: the costs come from the differences of the samples as given (samples
+     * scaled before subtracting lost the digits of close samples: values 1e-4 off at 1e4) */
+    {
+        double *xo = malloc(ox[count] * dim * sizeof(double)), *yo = malloc(oy[count] * dim * sizeof(double));
+        for (size_t k = 0; k < ox[count] * dim; k++)
+            xo[k] = 1e4 + 4 * x[k];
+        for (size_t k = 0; k < oy[count] * dim; k++)
+            yo[k] = 1e4 + 4 * y[k];
+        const ww_measure m = ww_measure_softdtw(1.0);
+        sd_gpu_batch_case(gpu, cpu, &m, 1, count, dim, ox, oy, xo, yo);
+        free(xo), free(yo);
+    }
     /* one F64 pair through ww_gradient */
     const size_t na = ox[2] - ox[1], nb = oy[2] - oy[1];
     double *da, *db, *dga, *dgb, v = NAN, w = NAN;
@@ -785,10 +799,51 @@ void test_cuda_softdtw_batch(void)
 #endif
 }
 
+#ifdef WW_TEST_CUDA
+/* `count` float32 pairs of nx x ny on a fresh context with about `keep` bytes of the device left
+ * free (the rest held), against the same on a fresh context with all of it free: the same bits. */
+static void sd_tight_memory_case(size_t count, size_t nx, size_t ny, size_t keep, size_t budget, unsigned seed)
+{
+    enum { DIM = 2 };
+    size_t *ox = malloc((count + 1) * sizeof(size_t)), *oy = malloc((count + 1) * sizeof(size_t));
+    for (size_t i = 0; i <= count; i++)
+        ox[i] = i * nx, oy[i] = i * ny;
+    double *x = malloc(count * nx * DIM * sizeof(double)), *y = malloc(count * ny * DIM * sizeof(double));
+    ww_rng rng = {seed};
+    sd_fill(&rng, x, count * nx * DIM);
+    sd_fill(&rng, y, count * ny * DIM);
+    const ww_measure m = ww_measure_softdtw(2.0);
+    const size_t bytes = (count + count * (nx + ny) * DIM) * sizeof(float);
+    ww_ctx *gpu = sd_cuda_ctx();
+    void *whole = NULL, *tight = NULL, *hog = NULL;
+    if (gpu != NULL) {
+        CHECK_STATUS(ww_softdtw_set_memory_budget(gpu, budget), WW_OK);
+        whole = sd_gpu_outputs(gpu, &m, 1, count, DIM, ox, oy, x, y);
+        ww_ctx_destroy(gpu);
+    }
+    size_t free_bytes = 0, total_bytes = 0;
+    CHECK(cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess);
+    if (free_bytes > keep + ((size_t)1 << 28))
+        CHECK(cudaMalloc(&hog, free_bytes - keep) == cudaSuccess);
+    gpu = sd_cuda_ctx();
+    if (gpu != NULL) {
+        CHECK_STATUS(ww_softdtw_set_memory_budget(gpu, budget), WW_OK);
+        tight = sd_gpu_outputs(gpu, &m, 1, count, DIM, ox, oy, x, y);
+        ww_ctx_destroy(gpu);
+    }
+    CHECK(whole && tight && memcmp(whole, tight, bytes) == 0);
+    cudaFree(hog);
+    free(whole), free(tight), free(x), free(y), free(ox), free(oy);
+}
+#endif
+
 /* Whole float32 tables that do not fit the free device memory: the engine keeps checkpoints rather
- * than failing (the batch's need against the free memory), with the same bits as whole tables.
- * 64 pairs of 8,192 x 1,024: 2 GiB of whole tables, about 0.5 GiB of checkpoints; about 1 GiB
- * left free by holding the rest of the device's memory. */
+ * than failing or running chunks of a few pairs, with the same bits as whole tables.
+ * - 64 pairs of 8,192 x 1,024: 2 GiB of whole tables, about 0.5 GiB of checkpoints, 1 GiB left
+ *   free (chunks of whole tables would hold 28 pairs);
+ * - one pair of 16,384 x 4,096 under an unlimited budget per pair: 256 MiB whole, 32 MiB of
+ *   checkpoints, 160 MiB left free (WW_ERR_DEVICE_MEMORY before the engine looked at the free
+ *   memory). */
 void test_cuda_softdtw_free_memory_checkpoints(void)
 {
 #ifndef WW_TEST_CUDA
@@ -796,36 +851,105 @@ void test_cuda_softdtw_free_memory_checkpoints(void)
 #else
     if (!ww_cuda_available())
         SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
-    enum { COUNT = 64, NX = 8192, NY = 1024, DIM = 2 };
-    size_t ox[COUNT + 1], oy[COUNT + 1];
-    for (size_t i = 0; i <= COUNT; i++)
-        ox[i] = i * NX, oy[i] = i * NY;
-    double *x = malloc((size_t)COUNT * NX * DIM * sizeof(double)), *y = malloc((size_t)COUNT * NY * DIM * sizeof(double));
-    ww_rng rng = {0xf7eeu};
-    sd_fill(&rng, x, (size_t)COUNT * NX * DIM);
-    sd_fill(&rng, y, (size_t)COUNT * NY * DIM);
-    const ww_measure m = ww_measure_softdtw(2.0);
-    const size_t bytes = (COUNT + (size_t)COUNT * (NX + NY) * DIM) * sizeof(float);
+    sd_tight_memory_case(64, 8192, 1024, (size_t)1 << 30, (size_t)256 << 20, 0xf7eeu);
+    sd_tight_memory_case(1, 16384, 4096, (size_t)160 << 20, SIZE_MAX, 0xf7efu);
+#endif
+}
+
+/* The GPU batch with one gradient asked for (the other NULL), with and without the divergence, F32
+ * and F64: the same values and the same bits of that gradient as with both. */
+void test_cuda_softdtw_one_gradient(void)
+{
+#ifndef WW_TEST_CUDA
+    SKIP("test built without the CUDA runtime headers");
+#else
+    if (!ww_cuda_available())
+        SKIP("GPU test: no CUDA backend in this build or no GPU on this machine");
     ww_ctx *gpu = sd_cuda_ctx();
     if (gpu == NULL)
         return;
-    void *whole = sd_gpu_outputs(gpu, &m, 1, COUNT, DIM, ox, oy, x, y);
+    enum { COUNT = 6, DIM = 2 };
+    const size_t lx[COUNT] = {1, 37, 300, 513, 900, 2100}, ly[COUNT] = {5, 40, 260, 700, 333, 2000};
+    size_t ox[COUNT + 1] = {0}, oy[COUNT + 1] = {0};
+    for (size_t i = 0; i < COUNT; i++)
+        ox[i + 1] = ox[i] + lx[i], oy[i + 1] = oy[i] + ly[i];
+    const size_t nx = ox[COUNT] * DIM, ny = oy[COUNT] * DIM;
+    double *x = malloc(nx * sizeof(double)), *y = malloc(ny * sizeof(double));
+    ww_rng rng = {0x0e9au};
+    sd_fill(&rng, x, nx);
+    sd_fill(&rng, y, ny);
+    for (int f32 = 0; f32 < 2; f32++)
+        for (int divergence = 0; divergence < 2; divergence++) {
+            ww_measure m = ww_measure_softdtw(f32 ? 2.0 : 0.7);
+            ww_measure_set_divergence(&m, divergence);
+            const size_t es = f32 ? sizeof(float) : sizeof(double);
+            void *hx = malloc(nx * es), *hy = malloc(ny * es);
+            for (size_t k = 0; k < nx; k++)
+                f32 ? (void)(((float *)hx)[k] = (float)x[k]) : (void)(((double *)hx)[k] = x[k]);
+            for (size_t k = 0; k < ny; k++)
+                f32 ? (void)(((float *)hy)[k] = (float)y[k]) : (void)(((double *)hy)[k] = y[k]);
+            void *dx, *dy, *dv[3], *dgx[2], *dgy[2];
+            CHECK(cudaMalloc(&dx, nx * es) == cudaSuccess && cudaMalloc(&dy, ny * es) == cudaSuccess);
+            for (int k = 0; k < 3; k++)
+                CHECK(cudaMalloc(&dv[k], COUNT * es) == cudaSuccess);
+            for (int k = 0; k < 2; k++)
+                CHECK(cudaMalloc(&dgx[k], nx * es) == cudaSuccess && cudaMalloc(&dgy[k], ny * es) == cudaSuccess);
+            cudaMemcpy(dx, hx, nx * es, cudaMemcpyHostToDevice);
+            cudaMemcpy(dy, hy, ny * es, cudaMemcpyHostToDevice);
+            ww_dataset gx = f32 ? ww_dataset_f32(dx, NULL, ox, COUNT, 0, DIM) : ww_dataset_f64(dx, NULL, ox, COUNT, 0, DIM);
+            ww_dataset gy = f32 ? ww_dataset_f32(dy, NULL, oy, COUNT, 0, DIM) : ww_dataset_f64(dy, NULL, oy, COUNT, 0, DIM);
+            gx.memory = gy.memory = WW_DEVICE;
+            CHECK_STATUS(ww_softdtw_batch(gpu, &m, &gx, &gy, dv[0], dgx[0], dgy[0]), WW_OK);
+            CHECK_STATUS(ww_softdtw_batch(gpu, &m, &gx, &gy, dv[1], dgx[1], NULL), WW_OK);
+            CHECK_STATUS(ww_softdtw_batch(gpu, &m, &gx, &gy, dv[2], NULL, dgy[1]), WW_OK);
+            char *a = malloc((nx > ny ? nx : ny) * es), *b = malloc((nx > ny ? nx : ny) * es);
+            for (int k = 1; k < 3; k++) {
+                cudaMemcpy(a, dv[0], COUNT * es, cudaMemcpyDeviceToHost);
+                cudaMemcpy(b, dv[k], COUNT * es, cudaMemcpyDeviceToHost);
+                CHECK(memcmp(a, b, COUNT * es) == 0);
+            }
+            cudaMemcpy(a, dgx[0], nx * es, cudaMemcpyDeviceToHost);
+            cudaMemcpy(b, dgx[1], nx * es, cudaMemcpyDeviceToHost);
+            CHECK(memcmp(a, b, nx * es) == 0);
+            cudaMemcpy(a, dgy[0], ny * es, cudaMemcpyDeviceToHost);
+            cudaMemcpy(b, dgy[1], ny * es, cudaMemcpyDeviceToHost);
+            CHECK(memcmp(a, b, ny * es) == 0);
+            free(a), free(b), free(hx), free(hy);
+            cudaFree(dx), cudaFree(dy);
+            for (int k = 0; k < 3; k++)
+                cudaFree(dv[k]);
+            for (int k = 0; k < 2; k++)
+                cudaFree(dgx[k]), cudaFree(dgy[k]);
+        }
+    free(x), free(y);
     ww_ctx_destroy(gpu);
-    /* a fresh context (its work buffer empty), about 1 GiB left free */
-    size_t free_bytes = 0, total_bytes = 0;
-    void *hog = NULL;
-    CHECK(cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess);
-    const size_t keep = (size_t)1 << 30;
-    if (free_bytes > keep + ((size_t)1 << 28))
-        CHECK(cudaMalloc(&hog, free_bytes - keep) == cudaSuccess);
-    gpu = sd_cuda_ctx();
-    void *tight = gpu ? sd_gpu_outputs(gpu, &m, 1, COUNT, DIM, ox, oy, x, y) : NULL;
-    CHECK(whole && tight && memcmp(whole, tight, bytes) == 0);
-    if (gpu)
-        ww_ctx_destroy(gpu);
-    cudaFree(hog);
-    free(whole), free(tight), free(x), free(y);
 #endif
+}
+
+/* The float32 GPU cell in base 2 (softmath.h), on the host: against the natural soft minimum in
+ * double; a cell whose three predecessors are off stays off, whatever its cost; the clamp; the
+ * backward weight of an off successor (Q = -off) or from an off cell is 0. */
+void test_softdtw_base2_f32_cell(void)
+{
+    const float off = WW_SOFT2_OFF_F32;
+    const double gamma = 0.37, k = 1 / (gamma * log(2.0));
+    ww_rng rng = {0xba5eu};
+    for (int t = 0; t < 1000; t++) {
+        const double a = 10 * ww_rng_uniform(&rng), b = 10 * ww_rng_uniform(&rng), c = 10 * ww_rng_uniform(&rng);
+        const double cost = ww_rng_uniform(&rng);
+        const double lo = fmin(a, fmin(b, c));
+        const double want = cost + lo - gamma * log(exp((lo - a) / gamma) + exp((lo - b) / gamma) + exp((lo - c) / gamma));
+        const float got = ww_softdtw2_cell_f32((float)(a * k), (float)(b * k), (float)(c * k), (float)(cost * k));
+        CHECK(fabs(got / k - want) <= 1e-5 * fmax(1, fabs(want)));
+    }
+    CHECK(ww_softdtw2_cell_f32(off, off, off, 0) == off);
+    CHECK(ww_softdtw2_cell_f32(off, off, off, 1e30f) == off);
+    CHECK(ww_softdtw2_cell_f32(off, off, off, INFINITY) == off);
+    CHECK(ww_softdtw2_cell_f32(off, 3.0f, off, 2.0f) == 5.0f);
+    CHECK(ww_softdtw2_back_weight_f32(-off, 12.5f) == 0.0f);
+    CHECK(ww_softdtw2_back_weight_f32(7.0f, off) == 0.0f);
+    CHECK(ww_softdtw2_back_weight_f32(-off, off) == 0.0f);
+    CHECK(ww_softdtw2_back_weight_f32(4.0f, 4.0f) == 1.0f);
 }
 
 /* The GPU engine's shapes against the CPU: dimensions kept in registers (1, 3) and not (5), pairs

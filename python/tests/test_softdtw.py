@@ -328,3 +328,32 @@ def test_torch_softdtw_rival_arguments():
         SoftDTW(gama=1.0)
     with pytest.raises(TypeError, match="at most"):
         SoftDTW(1.0, False, None, None, 5)
+    # the rival's "no band": bandwidth inf or NaN; numpy's bool as use_cuda
+    assert torch.equal(SoftDTW(gamma=1.0, bandwidth=float("inf"))(x, y), SoftDTW(gamma=1.0)(x, y))
+    assert torch.equal(SoftDTW(gamma=1.0, bandwidth=float("nan"))(x, y), SoftDTW(gamma=1.0)(x, y))
+    assert torch.equal(SoftDTW(np.bool_(True), 0.5, True)(x, y), ours(x, y))
+    assert "bandwidth=3" in repr(banded)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_torch_softdtw_one_input_requires_grad(device):
+    """Gradients when only x or only y requires them (the layer asks the engine for that one only),
+    with and without normalize: equal to those of a call where both require them."""
+    torch = pytest.importorskip("torch")
+    from wavewarp.torch import SoftDTW
+
+    if device == "cuda" and not (torch.cuda.is_available() and wavewarp.cuda_available()):
+        pytest.skip("GPU test: no CUDA device for torch, or wavewarp built without CUDA")
+    g = torch.Generator().manual_seed(5)
+    x0 = torch.rand(4, 30, 2, generator=g, dtype=torch.float64).to(device)
+    y0 = torch.rand(4, 25, 2, generator=g, dtype=torch.float64).to(device)
+    for normalize in (False, True):
+        layer = SoftDTW(gamma=0.8, normalize=normalize)
+        xb, yb = x0.clone().requires_grad_(True), y0.clone().requires_grad_(True)
+        layer(xb, yb).sum().backward()
+        xa = x0.clone().requires_grad_(True)
+        layer(xa, y0).sum().backward()
+        ya = y0.clone().requires_grad_(True)
+        layer(x0, ya).sum().backward()
+        assert torch.allclose(xa.grad, xb.grad, rtol=1e-12, atol=0)
+        assert torch.allclose(ya.grad, yb.grad, rtol=1e-12, atol=0)

@@ -166,7 +166,7 @@ class SoftDTW(_torch.nn.Module):
         super().__init__()
         # ours: SoftDTW(gamma, normalize, window, radius); pytorch-softdtw-cuda's, whose first
         # argument is the bool use_cuda: SoftDTW(use_cuda, gamma, normalize, bandwidth, dist_func)
-        rival = bool(args) and isinstance(args[0], bool)
+        rival = bool(args) and isinstance(args[0], (bool, np.bool_))
         order = ("use_cuda", "gamma", "normalize", "bandwidth", "dist_func") if rival else \
             ("gamma", "normalize", "window", "radius")
         known = ("gamma", "normalize", "window", "radius", "use_cuda", "bandwidth", "dist_func")
@@ -181,7 +181,7 @@ class SoftDTW(_torch.nn.Module):
                 raise TypeError(f"SoftDTW got multiple values for argument {name!r}")
             given[name] = value
         gamma = given.get("gamma", 1.0)
-        if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.integer, np.floating)):
+        if isinstance(gamma, (bool, np.bool_)) or not isinstance(gamma, (int, float, np.integer, np.floating)):
             raise TypeError(f"gamma must be a number, not {gamma!r}")
         window, radius = given.get("window"), given.get("radius")
         bandwidth = given.get("bandwidth")
@@ -191,7 +191,8 @@ class SoftDTW(_torch.nn.Module):
         # pytorch-softdtw-cuda's band: cells with |i - j| > bandwidth pruned when bandwidth > 0, the
         # family's radius for equal lengths (checked in forward: its band differs for unequal ones)
         self.bandwidth: Optional[int] = None
-        if bandwidth is not None and float(bandwidth) > 0:
+        # as the rival: no band for bandwidth <= 0, NaN or infinite; a band past 2^31 is none too
+        if bandwidth is not None and np.isfinite(float(bandwidth)) and 0 < float(bandwidth) < 2.0**31:
             if window is not None or radius is not None:
                 raise ValueError("SoftDTW: give bandwidth, window or radius, not several")
             self.bandwidth = int(np.floor(float(bandwidth)))
@@ -210,7 +211,8 @@ class SoftDTW(_torch.nn.Module):
                 "radius= or window= (wavewarp's window, scaled to the lengths) for unequal ones")
 
     def extra_repr(self) -> str:
-        return f"gamma={self.gamma}, normalize={self.normalize}, window={self.window}, radius={self.radius}"
+        text = f"gamma={self.gamma}, normalize={self.normalize}, window={self.window}, radius={self.radius}"
+        return text + (f", bandwidth={self.bandwidth}" if self.bandwidth is not None else "")
 
     def forward(self, x: TensorOrList, y: TensorOrList) -> "_torch.Tensor":
         if isinstance(x, _torch.Tensor) and isinstance(y, _torch.Tensor):

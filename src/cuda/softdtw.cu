@@ -54,10 +54,88 @@ static size_t pair_table(size_t n, size_t m, size_t band_rows, int mode)
     return cells;
 }
 
-/* One pass over the pairs (x_b, y_b) of a and b: forward and, with gradients, backward, scaled by
- * `scale` into values, ga and gb (device, already zeroed), unless *nonfinite (device) is set. */
+/* A pass's memory plan: the block shape, what it keeps of R, and the device memory its pairs need
+ * (elements of T, each pair's boundary rows, table and entry of the table of pairs). */
+struct pass_plan {
+    sdtw_shape shape;
+    size_t band_rows, meta_per_pair, total, largest;
+    int mode;
+};
+
+/* Elements of device memory beyond the pairs' own: the two 256-byte alignments of the work buffer's
+ * parts (at most 510 bytes). A chunk reserves its elements plus this, and the plan's fast path
+ * checks the same sum, so that a batch that passes it never grows the buffer unchecked. */
+template <typename T> static size_t plan_slack() { return 1024 / sizeof(T); }
+
+template <typename T> static void plan_memory(pass_plan *pl, const ww_dataset *a, const ww_dataset *b)
+{
+    pl->total = pl->largest = 0;
+    for (size_t k = 0; k < a->count; k++) {
+        const size_t n = ww_dataset_length(a, k), mm = ww_dataset_length(b, k);
+        const size_t rows = pair_rows(n, mm, pl->band_rows, pl->mode), table = pair_table(n, mm, pl->band_rows, pl->mode);
+        if (table == SIZE_MAX || table > SIZE_MAX / 4 - rows ||
+            pl->total > SIZE_MAX / 4 - rows - table - pl->meta_per_pair) {
+            pl->total = pl->largest = SIZE_MAX / 4; /* more than any device holds */
+            return;
+        }
+        const size_t need = rows + table + pl->meta_per_pair;
+        pl->total += need;
+        pl->largest = need > pl->largest ? need : pl->largest;
+    }
+}
+
+/* The plan of a pass over the pairs (a_b, b_b), checked against the device's memory before anything
+ * is written: WW_ERR_DEVICE_MEMORY when a pair cannot fit alone. With gradients, R is kept whole
+ * when every pair's table fits the budget per pair and the batch runs in at most a few chunks of
+ * pairs that fill the GPU; else (a pair over the budget, or whole tables that leave too few pairs
+ * per chunk or do not fit at all) the batch keeps checkpoints, each pair recomputing its bands:
+ * about 1.6 times the time of whole tables, but a chunk of pairs costs a synchronisation, and a
+ * chunk of fewer pairs than the GPU's multiprocessors leaves most of it idle. */
 template <typename T>
-static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measure *m, const ww_dataset *a,
+static ww_status plan_pass(ww_cuda_state *s, size_t table_budget, const ww_dataset *a, const ww_dataset *b, int grads,
+                           pass_plan *pl)
+{
+    size_t longest = 0;
+    for (size_t k = 0; k < a->count; k++)
+        longest = ww_dataset_length(a, k) > longest ? ww_dataset_length(a, k) : longest;
+    pl->shape = choose_shape<T>(longest);
+    pl->band_rows = (size_t)pl->shape.threads * (size_t)pl->shape.rows_per_thread;
+    /* a regular batch (fixed lengths) needs no table of pairs on the device (sdtw_pairs); an
+     * irregular one's table is counted with its pairs' memory, in elements of T */
+    const bool regular = a->offsets == NULL && b->offsets == NULL;
+    pl->meta_per_pair = regular ? 0 : (sizeof(sdtw_pair) + sizeof(T) - 1) / sizeof(T);
+    pl->mode = SDTW_VALUE;
+    if (grads) {
+        pl->mode = SDTW_COMPACT;
+        for (size_t k = 0; k < a->count && pl->mode == SDTW_COMPACT; k++) {
+            const size_t cells = pair_table(ww_dataset_length(a, k), ww_dataset_length(b, k), pl->band_rows, SDTW_COMPACT);
+            if (cells == SIZE_MAX || cells > table_budget / sizeof(T))
+                pl->mode = SDTW_CHECKPOINTS;
+        }
+    }
+    const size_t slack = plan_slack<T>();
+    for (;;) {
+        plan_memory<T>(pl, a, b);
+        if (pl->total + slack <= s->work.bytes / sizeof(T))
+            return WW_OK; /* the work buffer holds it as it is */
+        size_t free_bytes = 0, total_bytes = 0;
+        WW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+        const size_t available = (free_bytes / 10 * 9 + s->work.bytes) / sizeof(T);
+        const size_t per_chunk = pl->largest + slack <= available ? (available - slack) / pl->largest : 0;
+        const size_t enough = a->count < 2 * (size_t)s->sm_count ? a->count : 2 * (size_t)s->sm_count;
+        if (pl->mode == SDTW_COMPACT && pl->total + slack > available && per_chunk < enough) {
+            pl->mode = SDTW_CHECKPOINTS;
+            continue;
+        }
+        return pl->largest + slack > available ? WW_ERR_DEVICE_MEMORY : WW_OK;
+    }
+}
+
+/* One pass over the pairs (x_b, y_b) of a and b, as planned: forward and, with gradients, backward,
+ * scaled by `scale` into values, ga and gb (device, already zeroed), unless *nonfinite (device) is
+ * set. */
+template <typename T>
+static ww_status run_pass(ww_cuda_state *s, const pass_plan &plan, const ww_measure *m, const ww_dataset *a,
                           const ww_dataset *b, T scale, T *values, T *ga, T *gb, int grads, int accumulate,
                           const int *nonfinite)
 {
@@ -65,57 +143,13 @@ static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measur
     if (count == 0)
         return WW_OK;
     const typename coef_of<T>::type c = coef_of_measure<T>(m);
-    size_t longest = 0;
-    for (size_t k = 0; k < count; k++)
-        longest = ww_dataset_length(a, k) > longest ? ww_dataset_length(a, k) : longest;
-    const sdtw_shape shape = choose_shape<T>(longest);
-    const size_t band_rows = (size_t)shape.threads * (size_t)shape.rows_per_thread;
-    /* the mode: the tables whole when every pair's fits the budget per pair (one pair over it sends
-     * the whole batch through the checkpoints, each pair then recomputing its bands) */
-    int mode = SDTW_VALUE;
-    if (grads) {
-        mode = SDTW_COMPACT;
-        for (size_t k = 0; k < count && mode == SDTW_COMPACT; k++) {
-            const size_t cells = pair_table(ww_dataset_length(a, k), ww_dataset_length(b, k), band_rows, SDTW_COMPACT);
-            if (cells == SIZE_MAX || cells > table_budget / sizeof(T))
-                mode = SDTW_CHECKPOINTS;
-        }
-    }
-    /* a regular batch (fixed lengths) needs no table of pairs on the device (sdtw_pairs); an
-     * irregular one's table is counted with its pairs' memory, in elements of T */
+    const sdtw_shape shape = plan.shape;
+    const size_t band_rows = plan.band_rows, meta_per_pair = plan.meta_per_pair;
+    size_t total = plan.total;
+    const int mode = plan.mode;
     const bool regular = a->offsets == NULL && b->offsets == NULL;
-    const size_t meta_per_pair = regular ? 0 : (sizeof(sdtw_pair) + sizeof(T) - 1) / sizeof(T);
-    const size_t slack = 1024 / sizeof(T); /* the two 256-byte alignments */
-    size_t total = 0, largest = 0, free_bytes = 0, total_bytes = 0;
-    for (;;) {
-        /* every pair's memory (and whether all of it fits the work buffer as it is); a pair that
-         * cannot fit the device alone fails here, before anything is written */
-        total = largest = 0;
-        for (size_t k = 0; k < count; k++) {
-            const size_t n = ww_dataset_length(a, k), mm = ww_dataset_length(b, k);
-            const size_t rows = pair_rows(n, mm, band_rows, mode), table = pair_table(n, mm, band_rows, mode);
-            if (table == SIZE_MAX || table > SIZE_MAX / 4 - rows ||
-                total > SIZE_MAX / 4 - rows - table - meta_per_pair) {
-                total = SIZE_MAX / 2;
-                break;
-            }
-            total += rows + table + meta_per_pair;
-            largest = rows + table + meta_per_pair > largest ? rows + table + meta_per_pair : largest;
-        }
-        if (total + slack <= s->work.bytes / sizeof(T))
-            break;
-        WW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-        const size_t available = (free_bytes / 10 * 9 + s->work.bytes) / sizeof(T);
-        /* whole tables that do not fit the free memory at once: checkpoints rather than chunks of
-         * pairs (the batch's memory need against the free memory; the same gradients) */
-        if (mode == SDTW_COMPACT && total + slack > available) {
-            mode = SDTW_CHECKPOINTS;
-            continue;
-        }
-        if (total == SIZE_MAX / 2 || largest + slack > available)
-            return WW_ERR_DEVICE_MEMORY;
-        break;
-    }
+    const size_t slack = plan_slack<T>();
+    size_t free_bytes = 0, total_bytes = 0;
     sdtw_launch_args L;
     L.shape = shape;
     L.dim = (int)a->dim;
@@ -164,10 +198,10 @@ static ww_status run_pass(ww_cuda_state *s, size_t table_budget, const ww_measur
          * (float data ends on any multiple of 4 bytes) */
         const size_t data = (used * sizeof(T) + 255) & ~(size_t)255;
         const size_t meta = (pairs.size() * sizeof(sdtw_pair) + 255) & ~(size_t)255;
-        /* (growing the buffer frees the old one: cudaFree waits for a previous pass's kernels) */
-        /* with the slack the checks above count, so that the next call of this shape fits as it is
-         * and asks nothing of the driver (cudaMemGetInfo: about 20 us) */
-        ww_status st = ww_device_reserve(&s->work, data + meta + slack * sizeof(T));
+        /* the chunk's elements and the slack, the sum plan_pass checks: a next call of this shape
+         * fits as it is and asks nothing of the driver (cudaMemGetInfo: about 20 us); growing the
+         * buffer frees the old one (cudaFree waits for a previous pass's kernels) */
+        ww_status st = ww_device_reserve(&s->work, (used + meta_per_pair * (end - begin) + slack) * sizeof(T));
         if (st != WW_OK)
             return st;
         T *work = (T *)s->work.ptr;
@@ -222,12 +256,20 @@ static ww_status batch_typed(ww_cuda_state *s, size_t table_budget, const ww_mea
     if (gy)
         sdtw_zero_kernel<T><<<256, 256, 0, s->stream>>>(gy, (long long)ny, flag);
     WW_CUDA_TRY(cudaGetLastError());
-    if ((st = run_pass<T>(s, table_budget, m, x, y, (T)1, v, gx, gy, grads, 0, flag)) != WW_OK)
+    /* every pass planned before the first runs: a pass that cannot fit fails before any writes
+     * (the divergence's self terms may need more memory than the pairs) */
+    const int divergence = m->params.softdtw.divergence;
+    pass_plan plan_xy, plan_xx, plan_yy;
+    if ((st = plan_pass<T>(s, table_budget, x, y, grads, &plan_xy)) != WW_OK ||
+        (divergence && (st = plan_pass<T>(s, table_budget, x, x, grads && gx, &plan_xx)) != WW_OK) ||
+        (divergence && (st = plan_pass<T>(s, table_budget, y, y, grads && gy, &plan_yy)) != WW_OK))
         return st;
-    if (m->params.softdtw.divergence) {
+    if ((st = run_pass<T>(s, plan_xy, m, x, y, (T)1, v, gx, gy, grads, 0, flag)) != WW_OK)
+        return st;
+    if (divergence) {
         /* D = sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2: each self term's gradient lands twice in its array */
-        if ((st = run_pass<T>(s, table_budget, m, x, x, (T)-0.5, v, gx, gx, grads && gx, 1, flag)) != WW_OK ||
-            (st = run_pass<T>(s, table_budget, m, y, y, (T)-0.5, v, gy, gy, grads && gy, 1, flag)) != WW_OK)
+        if ((st = run_pass<T>(s, plan_xx, m, x, x, (T)-0.5, v, gx, gx, grads && gx, 1, flag)) != WW_OK ||
+            (st = run_pass<T>(s, plan_yy, m, y, y, (T)-0.5, v, gy, gy, grads && gy, 1, flag)) != WW_OK)
             return st;
     }
     WW_CUDA_TRY(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, s->stream));

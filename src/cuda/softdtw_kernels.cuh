@@ -71,32 +71,30 @@ __device__ __forceinline__ sdtw_pair sdtw_pair_at(const sdtw_pairs &ps, int b)
 }
 
 /* Steps of a band's loop unrolled: two in float, which renames the registers that rotate from step to
- * step instead of moving them (forward 0.53 -> 0.51 ms, forward + backward 1.84 -> 1.65 ms at
- * B = 512, N = 512 on an H200); one in double, where two took more registers (forward 2.2 -> 3.0 ms). */
+ * step instead of moving them; one in double, where two took more registers than it saved. */
 template <typename T> __host__ __device__ constexpr int sdtw_unroll() { return sizeof(T) == 4 ? 2 : 1; }
 
 /* Threads per block at most: f64 cells hold twice the registers. */
 template <typename T> __host__ __device__ constexpr int sdtw_max_threads() { return sizeof(T) == 8 ? 256 : 512; }
 /* Blocks of that size per multiprocessor at least, for the forward pass: in double, 2 (at most 128
- * registers a thread), so that 4 blocks of 128 threads, a batch of 512 pairs on 132 SMs, fit at
- * once; the window's bounds had taken it to 146 registers, 3 blocks per SM (B = 512, N = 512:
- * 2.2 -> 2.9 ms). The backward pass needs more registers than 128 in double (it spilled). */
+ * registers a thread), so that 4 blocks of 128 threads (a batch of 512 pairs on 132 SMs) fit at
+ * once. The double backward pass needs more than 128 registers (it spilled); float fits in 128. */
 template <typename T> __host__ __device__ constexpr int sdtw_min_blocks() { return sizeof(T) == 8 ? 2 : 1; }
 
 /* The kernels' arithmetic in the computing type T. double computes R as the CPU engine does
  * (natural exponentials, +inf off the table and the window). float computes R' = R / (gamma ln 2)
- * in base 2 with a finite off value (src/measures/softmath.h, ww_softmin2_f32): the samples kept in
- * registers are scaled by sqrt(1 / (gamma ln 2)) once, so the costs come scaled, and a cell is
- * about half the instructions (no scaling of the exponentials' arguments, no selects guarding
- * inf - inf). Measured on an H200 (bench/results/gpu-softdtw.md). */
+ * in base 2 with a finite off value (src/measures/softmath.h, ww_softmin2_f32): a cell is about
+ * half the instructions (no scaling of the exponentials' arguments, no selects guarding inf - inf).
+ * The costs are scaled once a cell (cost_unit), after the differences: samples scaled before
+ * subtracting would round each one at its own magnitude, losing the digits of close samples far
+ * from 0 (float32 values 1e-4 off at an offset of 1e4). */
 template <typename T> struct sdtw_math;
 template <> struct sdtw_math<double> {
     ww_coef_f64 c;
     __device__ explicit sdtw_math(const ww_coef_f64 &coef) : c(coef) {}
     __device__ static double off() { return INFINITY; }
     __device__ static bool is_off(double r) { return !(r < INFINITY); }
-    __device__ static double sample_unit() { return 1; } /* samples in registers are multiplied by it */
-    __device__ static double cost_unit() { return 1; }   /* costs from device memory (D = 0) are */
+    __device__ static double cost_unit() { return 1; } /* a cell's cost is the squared distance times it */
     __device__ double cell(double up, double left, double diag, double cost) const
     {
         return ww_softdtw_cell_f64(up, left, diag, 0, 0, cost, 0, &c);
@@ -104,16 +102,15 @@ template <> struct sdtw_math<double> {
     __device__ double weight(double q, double here) const { return ww_softdtw_back_weight_f64(q, here, 0, c.inv_gamma, 1); }
     __device__ static double value(double r) { return r; }
     /* a cell's R, or off outside the window */
-    __device__ static double keep(double r, bool inside) { return inside ? r : INFINITY; }
+    __device__ static double in_window_or_off(double r, bool inside) { return inside ? r : INFINITY; }
     /* E is masked off the table: the f64 exponential of -inf is about 3e-308, not 0 */
     static constexpr bool mask_e = true;
 };
 template <> struct sdtw_math<float> {
-    float k, root_k; /* 1 / (gamma ln 2) and its square root */
-    __device__ explicit sdtw_math(const ww_coef_f32 &coef) : k(coef.inv_gamma * 1.44269504088896341f), root_k(sqrtf(k)) {}
+    float k; /* 1 / (gamma ln 2) */
+    __device__ explicit sdtw_math(const ww_coef_f32 &coef) : k(coef.inv_gamma * 1.44269504088896341f) {}
     __device__ static float off() { return WW_SOFT2_OFF_F32; }
     __device__ static bool is_off(float r) { return r >= 0.5f * WW_SOFT2_OFF_F32; }
-    __device__ float sample_unit() const { return root_k; }
     __device__ float cost_unit() const { return k; }
     __device__ float cell(float up, float left, float diag, float cost) const
     {
@@ -122,8 +119,11 @@ template <> struct sdtw_math<float> {
     __device__ float weight(float q, float here) const { return ww_softdtw2_back_weight_f32(q, here); }
     __device__ float value(float r) const { return is_off(r) ? INFINITY : r / k; }
     /* as a max (r <= off): a select of r let the compiler branch around the cell's clamp, one
-     * branch per cell, which kept the cells' chains from interleaving (0.54 -> 0.65 ms forward) */
-    __device__ static float keep(float r, bool inside) { return fmaxf(r, inside ? -WW_SOFT2_OFF_F32 : WW_SOFT2_OFF_F32); }
+     * branch per cell, which kept the cells' chains from interleaving */
+    __device__ static float in_window_or_off(float r, bool inside)
+    {
+        return fmaxf(r, inside ? -WW_SOFT2_OFF_F32 : WW_SOFT2_OFF_F32);
+    }
     /* off the table E comes out 0 by itself: every weight there is 2^(finite - 2^125) = 0 */
     static constexpr bool mask_e = false;
 };
@@ -138,13 +138,13 @@ template <typename T, int K, int D> struct sdtw_samples {
     T x[K][DD], y[K][DD], next[DD];
     const T *X, *Y;
     int dim;
-    T unit, cost_unit; /* sdtw_math's: the registers' samples are scaled by unit, D = 0's costs by cost_unit */
+    T cost_unit; /* sdtw_math's: a cost is the squared distance times it */
 
     __device__ __forceinline__ void load_column(T *to, const sdtw_pair &p, int col) const
     {
 #pragma unroll
         for (int k = 0; k < DD; k++)
-            to[k] = col >= 1 && col <= p.m ? unit * Y[(p.y0 + col - 1) * D + k] : (T)0;
+            to[k] = col >= 1 && col <= p.m ? Y[(p.y0 + col - 1) * D + k] : (T)0;
     }
     /* rows i0 .. i0 + K - 1 at the first step: row r at column first_col - r. `next` is the column
      * that enters at the next step: row 0's forward (dir +1), row K - 1's backward (dir -1). */
@@ -155,7 +155,7 @@ template <typename T, int K, int D> struct sdtw_samples {
         for (int r = 0; r < K; r++) {
 #pragma unroll
             for (int k = 0; k < DD; k++)
-                x[r][k] = i0 + r <= p.n ? unit * X[(p.x0 + i0 + r - 1) * D + k] : (T)0;
+                x[r][k] = i0 + r <= p.n ? X[(p.x0 + i0 + r - 1) * D + k] : (T)0;
             load_column(y[r], p, first_col - r);
         }
         load_column(next, p, dir > 0 ? first_col + 1 : first_col - K);
@@ -197,6 +197,7 @@ template <typename T, int K, int D> struct sdtw_samples {
                 const T diff = x[r][k] - y[r][k];
                 acc += diff * diff;
             }
+            acc *= cost_unit;
         } else if (i <= p.n && j >= 1 && j <= p.m) { /* samples outside the series are not read */
             const T *a = X + (p.x0 + i - 1) * (long long)dim, *b = Y + (p.y0 + j - 1) * (long long)dim;
             for (int k = 0; k < dim; k++) {
@@ -293,7 +294,7 @@ __device__ void sdtw_band_forward(const sdtw_pair &p, sdtw_samples<T, K, D> &s, 
                 const int i = i0 + r, j = j0 - r;
                 const T up = r == 0 ? up_in : prev[r - 1], diag = r == 0 ? diag_in : prev2[r - 1];
                 const T v = math.cell(up, prev[r], diag, s.cost(p, r, i, j));
-                cur[r] = sdtw_math<T>::keep(v, j >= lo[r] && j <= hi[r]);
+                cur[r] = sdtw_math<T>::in_window_or_off(v, j >= lo[r] && j <= hi[r]);
                 /* the ramp's stores before column 1 land in slots of columns j + k m that are
                  * stored later (the row's columns 1..m fill its m slots in order) */
                 if (table && j <= m)
@@ -375,13 +376,13 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
     const int H = P * K, n = p.n, m = p.m, i0 = b0 + t * K;
     const int last_row = b0 + H - 1 < n ? b0 + H - 1 : n;
     const bool shared_grads = GX == GY;
-    const T two_scale = (T)2 * scale; /* the gradient of a cost from device memory (D = 0) */
-    const T two_scale_units = two_scale / s.unit; /* from the registers' scaled samples */
-    int lo[K], hi[K], d_end, d_first, below_lo, below_hi;
+    const T two_scale = (T)2 * scale;
+
+    int lo[K], hi[K], d_low, d_high, below_lo, below_hi;
     sdtw_window_rows<K>(p, i0, lo, hi);
-    sdtw_band_steps(p, b0, last_row, &d_end, &d_first); /* walked from d_first down to d_end */
+    sdtw_band_steps(p, b0, last_row, &d_low, &d_high); /* walked from d_high down to d_low */
     sdtw_window_row(p, b0 + H, &below_lo, &below_hi);
-    s.start(p, i0, d_first - i0, -1);
+    s.start(p, i0, d_high - i0, -1);
     T pe[K], pq[K], p2e[K], p2q[K], pcol[K][DD], gx[K][DD];
 #pragma unroll
     for (int r = 0; r < K; r++) {
@@ -398,7 +399,7 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
     for (int k = 0; k < DD; k++)
         dn_col[k] = 0;
     /* the successor below the last row at step d is row b0 + H at column d - b0 - H + 1 */
-    const int below_col0 = d_first - (b0 + H);
+    const int below_col0 = d_high - (b0 + H);
     if (t == P - 1) {
         sdtw_below(be, bq, below_lo, below_hi, below_col0 + 2, &dg_e, &dg_q);
         sdtw_below(be, bq, below_lo, below_hi, below_col0 + 1, &dn_e, &dn_q);
@@ -407,13 +408,13 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
     }
     /* R of the thread's cells, read two steps ahead (the loads are off the critical path) */
     T here_now[K], here_next[K];
-    int ahead_slot = (int)((long long)(d_first - b0 - 1) % m); /* the slot of step d - 2 in the loop */
-    sdtw_load_step<T, K>(table, H, i0, d_first, ahead_slot, lo, hi, here_now);
+    int ahead_slot = (int)((long long)(d_high - b0 - 1) % m); /* the slot of step d - 2 in the loop */
+    sdtw_load_step<T, K>(table, H, i0, d_high, ahead_slot, lo, hi, here_now);
     ahead_slot = ahead_slot == 0 ? m - 1 : ahead_slot - 1;
-    sdtw_load_step<T, K>(table, H, i0, d_first - 1, ahead_slot, lo, hi, here_next);
+    sdtw_load_step<T, K>(table, H, i0, d_high - 1, ahead_slot, lo, hi, here_next);
     ahead_slot = ahead_slot == 0 ? m - 1 : ahead_slot - 1;
 #pragma unroll sdtw_unroll<T>()
-    for (int d = d_first; d >= d_end; d--) {
+    for (int d = d_high; d >= d_low; d--) {
         T ce[K], cq[K], ccol[K][DD];
         /* without branches but for D = 0's gradients, as the forward pass; a warp with no cell in the
          * table skips (its E are 0, and so are the column sums passing through) */
@@ -431,7 +432,7 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
                  * added rather than selected, so that no branch skips the sum (cells interleave) */
                 T e = ((e_dn * math.weight(q_dn, here) + pe[r] * math.weight(pq[r], here)) +
                        e_dg * math.weight(q_dg, here)) +
-                      (i == n && j == m ? (T)1 : (T)0);
+                      (i == n && j == m && !sdtw_math<T>::is_off(here) ? (T)1 : (T)0);
                 if (sdtw_math<T>::mask_e)
                     e = sdtw_math<T>::is_off(here) ? (T)0 : e;
                 ce[r] = e;
@@ -453,7 +454,7 @@ __device__ void sdtw_band_backward(const sdtw_pair &p, sdtw_samples<T, K, D> &s,
                 for (int k = 0; k < DD; k++) {
                     const T below = r < K - 1 ? pcol[r + 1][k] : dn_col[k];
                     if constexpr (D > 0) { /* fused: the cell's term 2 scale e (x - y) is not rounded alone */
-                        const T te = two_scale_units * e, diff = s.x[r][k] - s.y[r][k];
+                        const T te = two_scale * e, diff = s.x[r][k] - s.y[r][k];
                         gx[r][k] = fma(te, diff, gx[r][k]);
                         ccol[r][k] = fma(-te, diff, below);
                     } else {
@@ -576,7 +577,7 @@ __global__ void __launch_bounds__(sdtw_max_threads<T>(), sdtw_min_blocks<T>())
     const sdtw_pair p = sdtw_pair_at(pairs, (int)blockIdx.x);
     sdtw_samples<T, K, D> s;
     const sdtw_math<T> math(c);
-    s.X = X, s.Y = Y, s.dim = dim, s.unit = math.sample_unit(), s.cost_unit = math.cost_unit();
+    s.X = X, s.Y = Y, s.dim = dim, s.cost_unit = math.cost_unit();
     const int H = (int)blockDim.x * K, bands = (p.n + H - 1) / H;
     for (int b = 0; b < bands; b++) {
         T *table = mode == SDTW_COMPACT ? work + p.table0 + (long long)b * H * p.m : NULL;
@@ -602,7 +603,7 @@ __global__ void __launch_bounds__(sdtw_max_threads<T>())
     const sdtw_pair p = sdtw_pair_at(pairs, (int)blockIdx.x);
     sdtw_samples<T, K, D> s;
     const sdtw_math<T> math(c);
-    s.X = X, s.Y = Y, s.dim = dim, s.unit = math.sample_unit(), s.cost_unit = math.cost_unit();
+    s.X = X, s.Y = Y, s.dim = dim, s.cost_unit = math.cost_unit();
     const int H = (int)blockDim.x * K, bands = (p.n + H - 1) / H;
     T *erow = sdtw_e_row(work, p, bands, mode), *qrow = erow + (p.m + 2);
     for (int b = bands - 1; b >= 0; b--) {

@@ -183,7 +183,8 @@ WW_HD static inline float ww_softlog_inv_f32(float s, float *inv_s)
  * difference stays finite (no inf - inf), so the cell needs no select, and a cell whose three
  * predecessors are off stays off (2^125 + cost - log2 3 rounds back to 2^125 for any cost below
  * 2^101, and the cell is clamped to it). A value of R' at or above WW_SOFT2_OFF_F32 / 2 reads as
- * +inf (R above 2^124 gamma ln 2 = 1.5e37 gamma: past what float32 costs reach). */
+ * +inf: R above 2^124 gamma ln 2 = 1.5e37 gamma, which float32 data can reach with a small gamma
+ * (gamma 1e-3: R above 1.5e34); such data want float64 (documented in README.md). */
 #define WW_SOFT2_OFF_F32 4.2535295865117308e37f /* 2^125 */
 
 WW_HD static inline float ww_softexp2_f32(float x)
