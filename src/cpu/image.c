@@ -26,29 +26,49 @@
 /* Pixels of up to this many components are copied to the stack in the lanes' loop (see there). */
 #define IMAGE_LANES_MAX_CHANNELS 4
 
+/* Groups of images exactly this many pixels wide (x's too) go through image_lanes_fixed: a row pair's
+ * DP unrolled whole, in registers (at 8 x 8 a call's fixed costs weigh most; its D rows to clear
+ * after each call cost as many stores as its cells). */
+#define IMAGE_FIXED_WIDTH 8
+#define IMAGE_FIXED_MAX_WIDTH 8 /* image_lanes_fixed's arrays */
+
+/* Is cell (i, j) of a w x w DPA in the band of ww_dpa_band_row? */
+static inline int image_in_band(long long i, long long j, long long w)
+{
+    if (i < 0 || j < 0 || i >= w || j >= w)
+        return 0;
+    long long lo, hi;
+    ww_dpa_band_row(i, w, w, &lo, &hi);
+    return j >= lo && j <= hi;
+}
+
 #define WW_REAL double
 #define WW_T(name) name##_f64
 #define WW_FABS fabs
 #define WW_SQRT sqrt
 #define WW_REAL_INF ((double)INFINITY)
+#define IMAGE_CHUNK 4 /* lanes of image_lanes_fixed: one AVX2 vector */
 #include "image_lanes.inc"
 #undef WW_REAL
 #undef WW_T
 #undef WW_FABS
 #undef WW_SQRT
 #undef WW_REAL_INF
+#undef IMAGE_CHUNK
 
 #define WW_REAL float
 #define WW_T(name) name##_f32
 #define WW_FABS fabsf
 #define WW_SQRT sqrtf
 #define WW_REAL_INF INFINITY
+#define IMAGE_CHUNK 8
 #include "image_lanes.inc"
 #undef WW_REAL
 #undef WW_T
 #undef WW_FABS
 #undef WW_SQRT
 #undef WW_REAL_INF
+#undef IMAGE_CHUNK
 
 /* One call's images converted: x row-major, y interleaved (x itself for a self matrix). */
 typedef struct image_job {
