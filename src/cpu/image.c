@@ -42,6 +42,43 @@ static inline int image_in_band(long long i, long long j, long long w)
     return j >= lo && j <= hi;
 }
 
+/* Bytes k0 .. k0 + 15 of 16 images (src[l] + k0) transposed: out[k][l] = src[l][k0 + k]. Turning the
+ * stored u8 images into a group's layout (component-major, 16 images side by side) byte by byte cost
+ * 12-15% of a query at 8 x 8; four rounds of interleaving rows i and i + 8 byte by byte (the perfect
+ * shuffle, log2 16 times) transpose the 16 x 16 block in vector registers. */
+#if defined(__GNUC__) && (defined(__clang__) || __GNUC__ >= 12)
+typedef unsigned char image_bytes16 __attribute__((vector_size(16)));
+static inline void image_transpose_bytes16(const unsigned char *const src[16], size_t k0, unsigned char out[16][16])
+{
+    image_bytes16 v[16], t[16];
+#pragma GCC unroll 16
+    for (int l = 0; l < 16; l++)
+        memcpy(&v[l], src[l] + k0, 16);
+#pragma GCC unroll 4
+    for (int round = 0; round < 4; round++) {
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            t[2 * i] = __builtin_shufflevector(v[i], v[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+            t[2 * i + 1] =
+                __builtin_shufflevector(v[i], v[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        }
+#pragma GCC unroll 16
+        for (int l = 0; l < 16; l++)
+            v[l] = t[l];
+    }
+#pragma GCC unroll 16
+    for (int l = 0; l < 16; l++)
+        memcpy(out[l], &v[l], 16);
+}
+#else
+static inline void image_transpose_bytes16(const unsigned char *const src[16], size_t k0, unsigned char out[16][16])
+{
+    for (int k = 0; k < 16; k++)
+        for (int l = 0; l < 16; l++)
+            out[k][l] = src[l][k0 + (size_t)k];
+}
+#endif
+
 #define WW_REAL double
 #define WW_T(name) name##_f64
 #define WW_FABS fabs
