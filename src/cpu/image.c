@@ -32,14 +32,13 @@
 #define IMAGE_FIXED_WIDTH 8
 #define IMAGE_FIXED_MAX_WIDTH 8 /* image_lanes_fixed's arrays */
 
-/* Is cell (i, j) of a w x w DPA in the band of ww_dpa_band_row? */
-static inline int image_in_band(long long i, long long j, long long w)
+/* Does a path from (0, 0) to (w-1, w-1) of a w x w DPA visit cell (i, j)? When one reaches it from
+ * (0, 0) and one leads from it to the end (ww_dpa_feasible both ways); such cells lie in the band of
+ * ww_dpa_band_row, as do the intermediate cells of the bent moves between two of them (both checked
+ * against the DP over the band for all sizes up to 100 x 100). */
+static inline int image_on_path(long long i, long long j, long long w)
 {
-    if (i < 0 || j < 0 || i >= w || j >= w)
-        return 0;
-    long long lo, hi;
-    ww_dpa_band_row(i, w, w, &lo, &hi);
-    return j >= lo && j <= hi;
+    return i >= 0 && j >= 0 && i < w && j < w && ww_dpa_feasible(i + 1, j + 1) && ww_dpa_feasible(w - i, w - j);
 }
 
 /* Bytes k0 .. k0 + 15 of 16 images (src[l] + k0) transposed: out[k][l] = src[l][k0 + k]. Turning the
