@@ -82,6 +82,7 @@ static inline void image_transpose_bytes16(const unsigned char *const src[16], s
 #define WW_T(name) name##_f64
 #define WW_FABS fabs
 #define WW_SQRT sqrt
+#define WW_FMA fma
 #define WW_REAL_INF ((double)INFINITY)
 #define IMAGE_CHUNK 4 /* lanes of image_lanes_fixed: one AVX2 vector */
 #include "image_lanes.inc"
@@ -89,6 +90,7 @@ static inline void image_transpose_bytes16(const unsigned char *const src[16], s
 #undef WW_T
 #undef WW_FABS
 #undef WW_SQRT
+#undef WW_FMA
 #undef WW_REAL_INF
 #undef IMAGE_CHUNK
 
@@ -96,6 +98,7 @@ static inline void image_transpose_bytes16(const unsigned char *const src[16], s
 #define WW_T(name) name##_f32
 #define WW_FABS fabsf
 #define WW_SQRT sqrtf
+#define WW_FMA fmaf
 #define WW_REAL_INF INFINITY
 #define IMAGE_CHUNK 8
 #include "image_lanes.inc"
@@ -103,6 +106,7 @@ static inline void image_transpose_bytes16(const unsigned char *const src[16], s
 #undef WW_T
 #undef WW_FABS
 #undef WW_SQRT
+#undef WW_FMA
 #undef WW_REAL_INF
 #undef IMAGE_CHUNK
 
@@ -120,6 +124,11 @@ typedef struct image_job {
      * group's row distances (LANES h1 h2) at most. */
     long *group_of;
     size_t *group_first, *group_count, *group_off, groups, group_r_elems;
+    /* u8_norms: every image u8 (computed in float) with 3 channels, on a CPU with fused multiply-adds:
+     * groups IMAGE_FIXED_WIDTH wide carry |y|^2 of their pixels after them (at group_norms[g]; for
+     * image_local_u8) */
+    int u8_norms;
+    size_t *group_norms;
     char *group_pixels;
     const ww_pairwise_options *o;
     void *out;
@@ -134,6 +143,30 @@ static int any_f64(const ww_image *a, size_t na, const ww_image *b, size_t nb)
         if (b[k].dtype == WW_F64)
             return 1;
     return 0;
+}
+
+static int all_u8(const ww_image *a, size_t na, const ww_image *b, size_t nb)
+{
+    for (size_t k = 0; k < na; k++)
+        if (a[k].dtype != WW_U8)
+            return 0;
+    for (size_t k = 0; b && k < nb; k++)
+        if (b[k].dtype != WW_U8)
+            return 0;
+    return na > 0;
+}
+
+/* Fused multiply-adds in hardware (image_local_u8 calls fmaf: one instruction in the multiversioned
+ * clones that run on such CPUs, a library call in the baseline clone, which runs only where they
+ * cannot; there this keeps the plain path). */
+static int cpu_has_fma(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
+#else
+    return 1;
+#endif
 }
 
 static size_t image_pixels(const ww_image *img) { return img->height * img->width * img->channels; }
@@ -200,6 +233,12 @@ static ww_status job_prepare(image_job *job)
     return WW_OK;
 }
 
+/* Does group g carry |y|^2 of its pixels (image_local_u8)? */
+static int group_has_norms(const image_job *job, size_t g)
+{
+    return job->u8_norms && job->y[job->group_first[g]].width == IMAGE_FIXED_WIDTH;
+}
+
 /* The groups of the block's columns (see image_job), their interleaved pixels in one allocation. */
 static ww_status job_groups(image_job *job)
 {
@@ -211,6 +250,9 @@ static ww_status job_groups(image_job *job)
         return WW_ERR_MEMORY;
     job->group_count = job->group_first + cols + 1;
     job->group_off = job->group_count + cols + 1;
+    job->group_norms = (size_t *)malloc((cols + 1) * sizeof(size_t));
+    if (job->group_norms == NULL)
+        return WW_ERR_MEMORY;
     size_t elems = 0, biggest = 0, hx = 0;
     for (size_t k = 0; k < job->nx; k++)
         hx = job->x[k].height > hx ? job->x[k].height : hx;
@@ -231,6 +273,9 @@ static ww_status job_groups(image_job *job)
                 job->group_count[job->groups] = b - a;
                 job->group_off[job->groups] = elems;
                 elems += per * LANES;
+                job->group_norms[job->groups] = elems;
+                if (job->u8_norms && first->width == IMAGE_FIXED_WIDTH)
+                    elems += first->height * first->width * LANES;
                 /* x images of more than 2 h2 - 1 rows admit no path: image_group writes no r then */
                 const size_t h1 = hx < 2 * first->height - 1 ? hx : 2 * first->height - 1;
                 if (LANES * h1 * first->height > job->group_r_elems)
@@ -255,12 +300,16 @@ static ww_status job_groups(image_job *job)
         else
             image_group_interleave_f32(imgs, job->group_count[g], (float *)scratch,
                                        (float *)job->group_pixels + job->group_off[g]);
+        if (group_has_norms(job, g))
+            image_group_norms_f32((const float *)job->group_pixels + job->group_off[g],
+                                  imgs[0].height * imgs[0].width, (float *)job->group_pixels + job->group_norms[g]);
     }
     return WW_OK;
 }
 
 static void job_free(image_job *job)
 {
+    free(job->group_norms);
     free(job->x_off);
     free(job->x_rows);
     free(job->group_of);
@@ -274,11 +323,14 @@ static void job_group(const image_job *job, size_t i, size_t g, void *work, void
     const ww_image *shape = &job->y[job->group_first[g]];
     if (job->wide)
         image_group_f64((const double *)job->x_rows + job->x_off[i], &job->x[i],
-                        (const double *)job->group_pixels + job->group_off[g], shape, job->squared, (double *)work,
+                        (const double *)job->group_pixels + job->group_off[g], NULL, shape, job->squared,
+                        (double *)work,
                         job->wcap, (double *)r, (double *)outer, result);
     else
         image_group_f32((const float *)job->x_rows + job->x_off[i], &job->x[i],
-                        (const float *)job->group_pixels + job->group_off[g], shape, job->squared, (float *)work,
+                        (const float *)job->group_pixels + job->group_off[g],
+                        group_has_norms(job, g) ? (const float *)job->group_pixels + job->group_norms[g] : NULL,
+                        shape, job->squared, (float *)work,
                         job->wcap, (float *)r, (float *)outer, result);
 }
 
@@ -385,6 +437,7 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
     job.squared = squared;
     job.wide = any_f64(x, nx, y, ny);
     job.elem = job.wide ? sizeof(double) : sizeof(float);
+    job.u8_norms = all_u8(x, nx, y, ny) && x[0].channels == 3 && cpu_has_fma();
     job.o = o;
     job.out = out;
     ww_status st = job_groups(&job);
