@@ -31,6 +31,11 @@
  * after each call cost as many stores as its cells). */
 #define IMAGE_FIXED_WIDTH 8
 #define IMAGE_FIXED_MAX_WIDTH 8 /* image_lanes_fixed's arrays */
+#if defined(__GNUC__)
+#define IMAGE_NOINLINE __attribute__((noinline))
+#else
+#define IMAGE_NOINLINE
+#endif
 
 /* Does a path from (0, 0) to (w-1, w-1) of a w x w DPA visit cell (i, j)? When one reaches it from
  * (0, 0) and one leads from it to the end (ww_dpa_feasible both ways); such cells lie in the band of
