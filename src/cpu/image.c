@@ -26,29 +26,94 @@
 /* Pixels of up to this many components are copied to the stack in the lanes' loop (see there). */
 #define IMAGE_LANES_MAX_CHANNELS 4
 
+/* Groups of images exactly this many pixels wide (x's too) go through image_lanes_fixed: a row pair's
+ * DP unrolled whole, in registers (at 8 x 8 a call's fixed costs weigh most; its D rows to clear
+ * after each call cost as many stores as its cells). */
+#define IMAGE_FIXED_WIDTH 8
+#define IMAGE_FIXED_MAX_WIDTH 8 /* image_lanes_fixed's arrays */
+#if defined(__GNUC__)
+#define IMAGE_NOINLINE __attribute__((noinline))
+#else
+#define IMAGE_NOINLINE
+#endif
+
+/* Does a path from (0, 0) to (w-1, w-1) of a w x w DPA visit cell (i, j)? When one reaches it from
+ * (0, 0) and one leads from it to the end (ww_dpa_feasible both ways); such cells lie in the band of
+ * ww_dpa_band_row, as do the intermediate cells of the bent moves between two of them (both checked
+ * against the DP over the band for all sizes up to 100 x 100). */
+static inline int image_on_path(long long i, long long j, long long w)
+{
+    return i >= 0 && j >= 0 && i < w && j < w && ww_dpa_feasible(i + 1, j + 1) && ww_dpa_feasible(w - i, w - j);
+}
+
+/* Bytes k0 .. k0 + 15 of 16 images (src[l] + k0) transposed: out[k][l] = src[l][k0 + k]. Turning the
+ * stored u8 images into a group's layout (component-major, 16 images side by side) byte by byte cost
+ * 12-15% of a query at 8 x 8; four rounds of interleaving rows i and i + 8 byte by byte (the perfect
+ * shuffle, log2 16 times) transpose the 16 x 16 block in vector registers. */
+#if defined(__GNUC__) && (defined(__clang__) || __GNUC__ >= 12)
+typedef unsigned char image_bytes16 __attribute__((vector_size(16)));
+static inline void image_transpose_bytes16(const unsigned char *const src[16], size_t k0, unsigned char out[16][16])
+{
+    image_bytes16 v[16], t[16];
+#pragma GCC unroll 16
+    for (int l = 0; l < 16; l++)
+        memcpy(&v[l], src[l] + k0, 16);
+#pragma GCC unroll 4
+    for (int round = 0; round < 4; round++) {
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            t[2 * i] = __builtin_shufflevector(v[i], v[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+            t[2 * i + 1] =
+                __builtin_shufflevector(v[i], v[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        }
+#pragma GCC unroll 16
+        for (int l = 0; l < 16; l++)
+            v[l] = t[l];
+    }
+#pragma GCC unroll 16
+    for (int l = 0; l < 16; l++)
+        memcpy(out[l], &v[l], 16);
+}
+#else
+static inline void image_transpose_bytes16(const unsigned char *const src[16], size_t k0, unsigned char out[16][16])
+{
+    for (int k = 0; k < 16; k++)
+        for (int l = 0; l < 16; l++)
+            out[k][l] = src[l][k0 + (size_t)k];
+}
+#endif
+
 #define WW_REAL double
 #define WW_T(name) name##_f64
 #define WW_FABS fabs
 #define WW_SQRT sqrt
+#define WW_FMA fma
 #define WW_REAL_INF ((double)INFINITY)
+#define IMAGE_CHUNK 4 /* lanes of image_lanes_fixed: one AVX2 vector */
 #include "image_lanes.inc"
 #undef WW_REAL
 #undef WW_T
 #undef WW_FABS
 #undef WW_SQRT
+#undef WW_FMA
 #undef WW_REAL_INF
+#undef IMAGE_CHUNK
 
 #define WW_REAL float
 #define WW_T(name) name##_f32
 #define WW_FABS fabsf
 #define WW_SQRT sqrtf
+#define WW_FMA fmaf
 #define WW_REAL_INF INFINITY
+#define IMAGE_CHUNK 8
 #include "image_lanes.inc"
 #undef WW_REAL
 #undef WW_T
 #undef WW_FABS
 #undef WW_SQRT
+#undef WW_FMA
 #undef WW_REAL_INF
+#undef IMAGE_CHUNK
 
 /* One call's images converted: x row-major, y interleaved (x itself for a self matrix). */
 typedef struct image_job {
@@ -64,6 +129,11 @@ typedef struct image_job {
      * group's row distances (LANES h1 h2) at most. */
     long *group_of;
     size_t *group_first, *group_count, *group_off, groups, group_r_elems;
+    /* u8_norms: every image u8 (computed in float) with 3 channels, on a CPU with fused multiply-adds:
+     * groups IMAGE_FIXED_WIDTH wide carry |y|^2 of their pixels after them (at group_norms[g]; for
+     * image_local_u8) */
+    int u8_norms;
+    size_t *group_norms;
     char *group_pixels;
     const ww_pairwise_options *o;
     void *out;
@@ -78,6 +148,30 @@ static int any_f64(const ww_image *a, size_t na, const ww_image *b, size_t nb)
         if (b[k].dtype == WW_F64)
             return 1;
     return 0;
+}
+
+static int all_u8(const ww_image *a, size_t na, const ww_image *b, size_t nb)
+{
+    for (size_t k = 0; k < na; k++)
+        if (a[k].dtype != WW_U8)
+            return 0;
+    for (size_t k = 0; b && k < nb; k++)
+        if (b[k].dtype != WW_U8)
+            return 0;
+    return na > 0;
+}
+
+/* Fused multiply-adds in hardware (image_local_u8 calls fmaf: one instruction in the multiversioned
+ * clones that run on such CPUs, a library call in the baseline clone, which runs only where they
+ * cannot; there this keeps the plain path). */
+static int cpu_has_fma(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
+#else
+    return 1;
+#endif
 }
 
 static size_t image_pixels(const ww_image *img) { return img->height * img->width * img->channels; }
@@ -144,6 +238,12 @@ static ww_status job_prepare(image_job *job)
     return WW_OK;
 }
 
+/* Does group g carry |y|^2 of its pixels (image_local_u8)? */
+static int group_has_norms(const image_job *job, size_t g)
+{
+    return job->u8_norms && job->y[job->group_first[g]].width == IMAGE_FIXED_WIDTH;
+}
+
 /* The groups of the block's columns (see image_job), their interleaved pixels in one allocation. */
 static ww_status job_groups(image_job *job)
 {
@@ -155,6 +255,9 @@ static ww_status job_groups(image_job *job)
         return WW_ERR_MEMORY;
     job->group_count = job->group_first + cols + 1;
     job->group_off = job->group_count + cols + 1;
+    job->group_norms = (size_t *)malloc((cols + 1) * sizeof(size_t));
+    if (job->group_norms == NULL)
+        return WW_ERR_MEMORY;
     size_t elems = 0, biggest = 0, hx = 0;
     for (size_t k = 0; k < job->nx; k++)
         hx = job->x[k].height > hx ? job->x[k].height : hx;
@@ -175,6 +278,9 @@ static ww_status job_groups(image_job *job)
                 job->group_count[job->groups] = b - a;
                 job->group_off[job->groups] = elems;
                 elems += per * LANES;
+                job->group_norms[job->groups] = elems;
+                if (job->u8_norms && first->width == IMAGE_FIXED_WIDTH)
+                    elems += first->height * first->width * LANES;
                 /* x images of more than 2 h2 - 1 rows admit no path: image_group writes no r then */
                 const size_t h1 = hx < 2 * first->height - 1 ? hx : 2 * first->height - 1;
                 if (LANES * h1 * first->height > job->group_r_elems)
@@ -199,12 +305,16 @@ static ww_status job_groups(image_job *job)
         else
             image_group_interleave_f32(imgs, job->group_count[g], (float *)scratch,
                                        (float *)job->group_pixels + job->group_off[g]);
+        if (group_has_norms(job, g))
+            image_group_norms_f32((const float *)job->group_pixels + job->group_off[g],
+                                  imgs[0].height * imgs[0].width, (float *)job->group_pixels + job->group_norms[g]);
     }
     return WW_OK;
 }
 
 static void job_free(image_job *job)
 {
+    free(job->group_norms);
     free(job->x_off);
     free(job->x_rows);
     free(job->group_of);
@@ -218,11 +328,14 @@ static void job_group(const image_job *job, size_t i, size_t g, void *work, void
     const ww_image *shape = &job->y[job->group_first[g]];
     if (job->wide)
         image_group_f64((const double *)job->x_rows + job->x_off[i], &job->x[i],
-                        (const double *)job->group_pixels + job->group_off[g], shape, job->squared, (double *)work,
+                        (const double *)job->group_pixels + job->group_off[g], NULL, shape, job->squared,
+                        (double *)work,
                         job->wcap, (double *)r, (double *)outer, result);
     else
         image_group_f32((const float *)job->x_rows + job->x_off[i], &job->x[i],
-                        (const float *)job->group_pixels + job->group_off[g], shape, job->squared, (float *)work,
+                        (const float *)job->group_pixels + job->group_off[g],
+                        group_has_norms(job, g) ? (const float *)job->group_pixels + job->group_norms[g] : NULL,
+                        shape, job->squared, (float *)work,
                         job->wcap, (float *)r, (float *)outer, result);
 }
 
@@ -329,6 +442,7 @@ ww_status ww_cpu_image_pairwise(ww_ctx *ctx, const ww_image *x, size_t nx, const
     job.squared = squared;
     job.wide = any_f64(x, nx, y, ny);
     job.elem = job.wide ? sizeof(double) : sizeof(float);
+    job.u8_norms = all_u8(x, nx, y, ny) && x[0].channels == 3 && cpu_has_fma();
     job.o = o;
     job.out = out;
     ww_status st = job_groups(&job);

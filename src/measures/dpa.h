@@ -78,6 +78,25 @@ WW_HD static inline WW_REAL WW_T(ww_dpa_cell_doubled)(WW_REAL diag, WW_REAL left
     return from_bent < from_diag ? from_bent : from_diag;
 }
 
+/* CPU only (an engine that knows, as a constant, which of diag, left2 and up2 lie off the band, where
+ * ww_dpa_cell_doubled would be handed +inf): ww_dpa_cell_doubled with those terms left out, to the
+ * bit. Every value here is in [0, +inf] (no NaN: sums of non-negative terms), so +inf + x is +inf
+ * and min(x, +inf) is x; a cell with none of the three is +inf. */
+static inline WW_REAL WW_T(ww_dpa_cell_partial)(int has_diag, int has_left2, int has_up2, WW_REAL diag, WW_REAL left2,
+                                                WW_REAL up2, WW_REAL twice_left, WW_REAL twice_up, WW_REAL d_here)
+{
+    const WW_REAL via_left = left2 + twice_left, via_up = up2 + twice_up;
+    if (has_left2 && has_up2)
+        return WW_T(ww_dpa_cell_doubled)(has_diag ? diag : WW_REAL_INF, left2, up2, twice_left, twice_up, d_here);
+    if (!has_left2 && !has_up2)
+        return has_diag ? diag + 2 * d_here : WW_REAL_INF;
+    const WW_REAL from_bent = (has_left2 ? via_left : via_up) + d_here;
+    if (!has_diag)
+        return from_bent;
+    const WW_REAL from_diag = diag + 2 * d_here;
+    return from_bent < from_diag ? from_bent : from_diag;
+}
+
 /* D(i, j) as above from d(i, j-1) (d_left) and d(i-1, j) (d_up) themselves. */
 WW_HD static inline WW_REAL WW_T(ww_dpa_cell)(WW_REAL diag, WW_REAL left2, WW_REAL up2, WW_REAL d_left, WW_REAL d_up,
                                               WW_REAL d_here)
