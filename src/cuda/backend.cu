@@ -208,6 +208,8 @@ static ww_status init_on_device(ww_ctx *ctx, ww_cuda_state *s)
                                  by ww_cuda_init if a later step or device fails */
         snprintf(ctx->calibration_source, sizeof ctx->calibration_source, "%s", source);
     e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
+    for (int k = 0; k < 2 && e == cudaSuccess; k++)
+        e = cudaEventCreateWithFlags(&s->image_copied[k], cudaEventDisableTiming);
     if (e != cudaSuccess) {
         cudaGetLastError();
         return ww_cuda_status(e);
@@ -225,6 +227,9 @@ static void shutdown_state(ww_cuda_state *s)
             cudaFree(buffers[i]->ptr);
     if (s->pinned)
         cudaFreeHost(s->pinned);
+    for (int k = 0; k < 2; k++)
+        if (s->image_copied[k])
+            cudaEventDestroy(s->image_copied[k]);
     cudaStreamDestroy(s->stream);
     ww_cuda_leave(guard);
     free(s);

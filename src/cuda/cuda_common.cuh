@@ -45,6 +45,7 @@ struct ww_cuda_state {
     void *pinned;              /* page-locked staging for host inputs and the result */
     size_t pinned_bytes;
     void *pairwise;            /* the matrix engine's buffers (pairwise.cu) */
+    cudaEvent_t image_copied[2]; /* the image engine's two output buffers: copied to the host */
 };
 
 /* A grow-only page-locked host allocation (*pinned, *pinned_bytes) of at least `bytes`. */

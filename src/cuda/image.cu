@@ -362,11 +362,13 @@ static ww_status run(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *
     const size_t chunk = rows * cols < (size_t)CHUNK_PAIRS ? rows * cols : (size_t)CHUNK_PAIRS;
     const size_t meta_bytes = (nx + (self ? 0 : nys)) * sizeof(image_meta);
     const size_t staged = (x_as_is ? 0 : xbytes) + (y_as_is ? 0 : ybytes) + meta_bytes;
-    ww_status st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, staged + chunk * sizeof(float));
+    /* two output buffers of a chunk each, host and device: the next chunk computes while the host
+     * writes this one's entries out */
+    ww_status st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, staged + 2 * chunk * sizeof(float));
     if (st == WW_OK)
         st = ww_device_reserve(&s->input, xbytes + ybytes + meta_bytes);
     if (st == WW_OK)
-        st = ww_device_reserve(&s->work, chunk * sizeof(float));
+        st = ww_device_reserve(&s->work, 2 * chunk * sizeof(float));
     if (st != WW_OK)
         return st;
     unsigned char *h = (unsigned char *)s->pinned, *d = (unsigned char *)s->input.ptr;
@@ -404,7 +406,8 @@ static ww_status run(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *
         if (host_flag)
             return WW_ERR_NONFINITE;
     }
-    float *dout = (float *)s->work.ptr, *hout = (float *)(h + staged);
+    float *const dout[2] = {(float *)s->work.ptr, (float *)s->work.ptr + chunk};
+    float *const hout[2] = {(float *)(h + staged), (float *)(h + staged) + chunk};
 
     uint64_t total = 0, done = 0;
     for (size_t i = o->row_begin; o->progress && i < o->row_end; i++)
@@ -420,38 +423,56 @@ static ww_status run(ww_ctx *ctx, const ww_image *x, size_t nx, const ww_image *
     /* small images have few row pairs in their band (about 30 at 8 x 8): one warp per pair then,
      * twice as many pairs in flight, instead of four warps mostly idle */
     const int threads = hx * hy <= 128 ? 32 : THREADS;
-    for (size_t first = 0; first < rows * cols; first += chunk) {
-        r.first = (long long)first;
-        r.count = (long long)(rows * cols - first < chunk ? rows * cols - first : chunk);
-        st = widest <= 8    ? launch<8, 8>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
-             : widest <= 16 ? launch<16, 16>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
-             : widest <= 28 ? launch<28, 28>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
-             : widest <= 32 ? launch<32, 32>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
-             : widest <= 64 ? launch<64, 0>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout)
-                            : launch<128, 0>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, dout);
-        if (st != WW_OK)
-            return st;
-        WW_CUDA_TRY(cudaMemcpyAsync(hout, dout, (size_t)r.count * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
-        WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
-        /* entries in row-major order from (i, j): no division per entry (millions of them) */
+    /* chunk k computes into buffers k % 2 while the host writes out chunk k - 1 (its copy waited
+     * for): the launch of k + 1 follows that write-out, so it never overwrites what the host reads */
+    const size_t chunks = (rows * cols + chunk - 1) / chunk;
+    for (size_t k = 0; k <= chunks; k++) {
+        if (k < chunks) {
+            const size_t first = k * chunk;
+            r.first = (long long)first;
+            r.count = (long long)(rows * cols - first < chunk ? rows * cols - first : chunk);
+            float *d_k = dout[k % 2];
+            st = widest <= 8    ? launch<8, 8>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, d_k)
+                 : widest <= 16 ? launch<16, 16>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, d_k)
+                 : widest <= 28 ? launch<28, 28>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, d_k)
+                 : widest <= 32 ? launch<32, 32>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, d_k)
+                 : widest <= 64 ? launch<64, 0>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, d_k)
+                                : launch<128, 0>(s, dx, dxm, dy, dym, channels, squared, r, smem, threads, d_k);
+            if (st != WW_OK) {
+                cudaStreamSynchronize(s->stream); /* a chunk still in flight writes into our buffers */
+                return st;
+            }
+            WW_CUDA_TRY(cudaMemcpyAsync(hout[k % 2], d_k, (size_t)r.count * sizeof(float), cudaMemcpyDeviceToHost,
+                                        s->stream));
+            WW_CUDA_TRY(cudaEventRecord(s->image_copied[k % 2], s->stream));
+        }
+        if (k == 0)
+            continue;
+        /* chunk k - 1: entries in row-major order from (i, j), no division per entry (millions) */
+        const size_t first = (k - 1) * chunk;
+        const long long count = (long long)(rows * cols - first < chunk ? rows * cols - first : chunk);
+        WW_CUDA_TRY(cudaEventSynchronize(s->image_copied[(k - 1) % 2]));
+        const float *hk = hout[(k - 1) % 2];
         size_t i = o->row_begin + first / cols, j = o->col_begin + first % cols;
-        for (long long p = 0; p < r.count; p++) {
+        for (long long p = 0; p < count; p++) {
             const int needed = !self || (i != j && (i < j || !(j >= o->row_begin && j < o->row_end &&
                                                                i >= o->col_begin && i < o->col_end)));
             if (needed) {
                 const size_t at = (i - o->row_begin) * o->out_stride + (j - o->col_begin);
                 if (o->out_dtype == WW_F32)
-                    ((float *)out)[at] = hout[p];
+                    ((float *)out)[at] = hk[p];
                 else
-                    ((double *)out)[at] = (double)hout[p];
+                    ((double *)out)[at] = (double)hk[p];
                 if (o->progress)
                     done += ww_image_pair_cells(&x[i], &ys[j]);
             }
             if (++j == o->col_end)
                 j = o->col_begin, i++;
         }
-        if (o->progress && o->progress(done, total, o->progress_user))
+        if (o->progress && o->progress(done, total, o->progress_user)) {
+            cudaStreamSynchronize(s->stream);
             return WW_ERR_CANCELLED;
+        }
     }
     if (self)
         ww_matrix_fill_mirror(o, out, ctx->num_threads);
