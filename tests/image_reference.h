@@ -142,4 +142,18 @@ REF_DPA_TYPED(f32, float, sqrtf, fabsf)
 REF_DPA_TYPED(f64, double, sqrt, fabs)
 #undef REF_DPA_TYPED
 
+/* The reference distance of two images held as doubles, computed in the engine's type for
+ * float32 data (its pixels converted into xf and yf, of room enough) and in double otherwise. */
+static inline double ref_image_distance_as(int f32, const double *x, size_t h1, size_t w1, const double *y, size_t h2,
+                                           size_t w2, size_t channels, int squared, float *xf, float *yf)
+{
+    if (!f32)
+        return ref_image_distance_f64(x, h1, w1, y, h2, w2, channels, squared);
+    for (size_t k = 0; k < h1 * w1 * channels; k++)
+        xf[k] = (float)x[k];
+    for (size_t k = 0; k < h2 * w2 * channels; k++)
+        yf[k] = (float)y[k];
+    return ref_image_distance_f32(xf, h1, w1, yf, h2, w2, channels, squared);
+}
+
 #endif

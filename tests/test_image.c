@@ -837,16 +837,8 @@ void test_image_colour_engine_exact(void)
                 for (int j = 0; j < NY; j++) {
                     const ww_image *a = &x[i], *b = &y[j];
                     const double *av = xv + i * most, *bv = yv + j * most;
-                    double exact;
-                    if (dt == WW_F64) {
-                        exact = ref_image_distance_f64(av, a->height, a->width, bv, b->height, b->width, ch, squared);
-                    } else {
-                        for (size_t k = 0; k < a->height * a->width * ch; k++)
-                            xf[k] = (float)av[k];
-                        for (size_t k = 0; k < b->height * b->width * ch; k++)
-                            yf[k] = (float)bv[k];
-                        exact = ref_image_distance_f32(xf, a->height, a->width, yf, b->height, b->width, ch, squared);
-                    }
+                    const double exact = ref_image_distance_as(dt != WW_F64, av, a->height, a->width, bv, b->height, b->width,
+                                                               ch, squared, xf, yf);
                     const double want =
                         ref_image_distance(av, a->height, a->width, bv, b->height, b->width, ch, squared);
                     double single = -1;

@@ -613,6 +613,13 @@ void test_softdtw_batch_threads(void)
 
 #ifdef WW_TEST_CUDA
 /* A context on the GPU (NULL, a failed check, when it cannot be made). */
+/* v[0 .. n) stored into out as float (f32) or double. */
+static void sd_store_as(void *out, const double *v, size_t n, int f32)
+{
+    for (size_t k = 0; k < n; k++)
+        f32 ? (void)(((float *)out)[k] = (float)v[k]) : (void)(((double *)out)[k] = v[k]);
+}
+
 static ww_ctx *sd_cuda_ctx(void)
 {
     ww_ctx_options o = ww_ctx_options_default();
@@ -629,10 +636,8 @@ static void *sd_gpu_outputs(ww_ctx *gpu, const ww_measure *m, int f32, size_t co
 {
     const size_t nx = ox[count] * dim, ny = oy[count] * dim, es = f32 ? sizeof(float) : sizeof(double);
     void *hx = malloc(nx * es), *hy = malloc(ny * es), *out = malloc((count + nx + ny) * es);
-    for (size_t k = 0; k < nx; k++)
-        f32 ? (void)(((float *)hx)[k] = (float)x[k]) : (void)(((double *)hx)[k] = x[k]);
-    for (size_t k = 0; k < ny; k++)
-        f32 ? (void)(((float *)hy)[k] = (float)y[k]) : (void)(((double *)hy)[k] = y[k]);
+    sd_store_as(hx, x, nx, f32);
+    sd_store_as(hy, y, ny, f32);
     void *dx, *dy, *dv, *dgx, *dgy;
     CHECK(cudaMalloc(&dx, nx * es) == cudaSuccess && cudaMalloc(&dy, ny * es) == cudaSuccess &&
           cudaMalloc(&dv, count * es) == cudaSuccess && cudaMalloc(&dgx, nx * es) == cudaSuccess &&
@@ -676,10 +681,8 @@ static void sd_gpu_batch_case(ww_ctx *gpu, ww_ctx *cpu, const ww_measure *m, int
     void *hv = gpu_out, *hgx = gpu_out + count * es, *hgy = gpu_out + (count + nx) * es;
     void *hx = malloc(nx * es), *hy = malloc(ny * es), *cv = malloc(count * es), *cgx = malloc(nx * es),
          *cgy = malloc(ny * es);
-    for (size_t k = 0; k < nx; k++)
-        f32 ? (void)(((float *)hx)[k] = (float)x[k]) : (void)(((double *)hx)[k] = x[k]);
-    for (size_t k = 0; k < ny; k++)
-        f32 ? (void)(((float *)hy)[k] = (float)y[k]) : (void)(((double *)hy)[k] = y[k]);
+    sd_store_as(hx, x, nx, f32);
+    sd_store_as(hy, y, ny, f32);
     const ww_dataset hxd = f32 ? ww_dataset_f32(hx, NULL, ox, count, 0, dim) : ww_dataset_f64(hx, NULL, ox, count, 0, dim);
     const ww_dataset hyd = f32 ? ww_dataset_f32(hy, NULL, oy, count, 0, dim) : ww_dataset_f64(hy, NULL, oy, count, 0, dim);
     CHECK_STATUS(ww_softdtw_batch(cpu, m, &hxd, &hyd, cv, cgx, cgy), WW_OK);
@@ -884,10 +887,8 @@ void test_cuda_softdtw_one_gradient(void)
             ww_measure_set_divergence(&m, divergence);
             const size_t es = f32 ? sizeof(float) : sizeof(double);
             void *hx = malloc(nx * es), *hy = malloc(ny * es);
-            for (size_t k = 0; k < nx; k++)
-                f32 ? (void)(((float *)hx)[k] = (float)x[k]) : (void)(((double *)hx)[k] = x[k]);
-            for (size_t k = 0; k < ny; k++)
-                f32 ? (void)(((float *)hy)[k] = (float)y[k]) : (void)(((double *)hy)[k] = y[k]);
+            sd_store_as(hx, x, nx, f32);
+            sd_store_as(hy, y, ny, f32);
             void *dx, *dy, *dv[3], *dgx[2], *dgy[2];
             CHECK(cudaMalloc(&dx, nx * es) == cudaSuccess && cudaMalloc(&dy, ny * es) == cudaSuccess);
             for (int k = 0; k < 3; k++)
