@@ -1576,7 +1576,7 @@ void test_cuda_staged_lanes(void)
     REQUIRE_GPU();
     ww_rng r = {9090};
     ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
-    const size_t dims[] = {2, 3, 5, 8, 9, 13, 28, 32};
+    const size_t dims[] = {2, 3, 5, 8, 9, 13, 17, 21, 28, 32}; /* every staged width, 4 to 32 */
     size_t differ = 0, off_cpu = 0;
     for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
         random_set xs = make_set(&r, 37, 1, 40, dims[di]);
@@ -1638,6 +1638,70 @@ void test_cuda_staged_lanes(void)
     free(got), free(want);
     ww_index_destroy(ix);
     free_set(&is);
+    ww_ctx_destroy(cpu);
+    ww_ctx_destroy(gpu);
+}
+
+/* A NaN or an infinity anywhere in the host series stops the call before anything is written: the
+ * flags of the uploads reach the host behind them, and each lane checks them before its first
+ * write (pairwise.cu, uploads_status). Small sets (one packed upload) and large ones (values
+ * apart), the bad value in either side or in the query of an index, every strategy (dim 1 and 28,
+ * short and long series, windows); a good call after a bad one is exact again. */
+void test_cuda_bad_values_write_nothing(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {5151};
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
+    /* {count, min length, max length, dim}: staged (dim 28), thread (dim 1), warp/block (long), and a
+     * set past the packed upload's 1 MB */
+    const size_t cases[][4] = {{30, 20, 28, 28}, {40, 5, 60, 1}, {12, 300, 700, 1}, {700, 28, 28, 28}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        random_set xs = make_set(&r, cases[c][0], cases[c][1], cases[c][2], cases[c][3]);
+        random_set ys = make_set(&r, 7, cases[c][1], cases[c][2], cases[c][3]);
+        const size_t dim = cases[c][3];
+        for (int dtw = 0; dtw < 2; dtw++)
+            for (int side = 0; side < 3; side++) { /* the bad value in x, in y, in the index's query */
+                ww_measure m = measure_case(dtw, (int)(c & 1), &r, cases[c][1]);
+                random_set *bad_set = side == 0 ? &xs : &ys;
+                const size_t at = ww_rng_below(&r, bad_set->offsets[bad_set->count] * dim);
+                const double kept = bad_set->values[at];
+                bad_set->values[at] = side == 1 ? INFINITY : NAN;
+                ww_dataset x = ww_dataset_f64(xs.values, dtw ? NULL : xs.stamps, xs.offsets, xs.count, 0, dim);
+                ww_dataset y = ww_dataset_f64(ys.values, dtw ? NULL : ys.stamps, ys.offsets, ys.count, 0, dim);
+                const size_t n = xs.count * ys.count;
+                double *got = malloc(n * sizeof(double));
+                for (size_t k = 0; k < n; k++)
+                    got[k] = -7.0;
+                if (side < 2) {
+                    CHECK_STATUS(ww_pairwise(gpu, &m, &x, &y, got, NULL), WW_ERR_NONFINITE);
+                } else {
+                    ww_index *ix = NULL;
+                    bad_set->values[at] = kept; /* the index is sound, the query is not */
+                    CHECK_STATUS(ww_index_create(gpu, &x, &m, &ix), WW_OK);
+                    bad_set->values[at] = NAN;
+                    CHECK_STATUS(ww_index_pairwise(gpu, ix, &y, got, NULL), WW_ERR_NONFINITE);
+                    ww_index_destroy(ix);
+                }
+                size_t written = 0;
+                for (size_t k = 0; k < n; k++)
+                    written += got[k] != -7.0;
+                CHECK(written == 0);
+                /* the same call on sound data: the CPU's values */
+                bad_set->values[at] = kept;
+                double *want = malloc(n * sizeof(double));
+                CHECK_STATUS(ww_pairwise(cpu, &m, &x, &y, want, NULL), WW_OK);
+                CHECK_STATUS(ww_pairwise(gpu, &m, &x, &y, got, NULL), WW_OK);
+                size_t off = 0;
+                for (size_t k = 0; k < n; k++)
+                    off += !(fabs(got[k] - want[k]) <= 1e-12 * fmax(1.0, fabs(want[k])));
+                CHECK(off == 0);
+                if (written || off)
+                    fprintf(stderr, "    bad values: case %zu dtw %d side %d: %zu written, %zu off the CPU\n", c, dtw,
+                            side, written, off);
+                free(got), free(want);
+            }
+        free_set(&xs), free_set(&ys);
+    }
     ww_ctx_destroy(cpu);
     ww_ctx_destroy(gpu);
 }

@@ -86,7 +86,7 @@ void ww_cuda_index_destroy(ww_index *ix)
     if (ci == NULL)
         return;
     ww_cuda_device_guard guard = ww_cuda_enter(ix->ctx->cuda);
-    ww_device_buffer *all[] = {&ci->buffers.raw,    &ci->buffers.offsets,  &ci->buffers.base, &ci->buffers.length,
+    ww_device_buffer *all[] = {&ci->buffers.raw,    &ci->buffers.meta,
                                &ci->buffers.prepared, &ci->raw};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         if (all[k]->ptr)

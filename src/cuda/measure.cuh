@@ -141,6 +141,11 @@ template <class Ops, typename T> struct measure_functor {
     static constexpr bool pad_repeats_last = padding_of<Ops>::repeats_last;
     static constexpr bool pad_inf_values = padding_of<Ops>::inf_values;
     static constexpr int fixed_p = fixed_norm_p<Ops>::value;
+    /* The order in which the matrix engine's one-thread kernel adds a sample distance's terms:
+     * TWED's stays the one its results were recorded with before the measures were split out
+     * (issue 15 pins them bit for bit); other measures take four interleaved partial sums, more
+     * independent chains of additions. */
+    static constexpr bool pinned_sum_order = Ops::kind == WW_MEASURE_TWED;
 
     coef_type c;
 

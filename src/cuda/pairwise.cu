@@ -32,6 +32,7 @@
 
 #define CHUNK_TARGET_CELLS (1ull << 31) /* DP cells per launch: a progress report every ~10 ms */
 #define CHUNK_MAX_BYTES ((size_t)128 << 20)  /* output bytes per chunk (two on the device, two pinned) */
+#define UPLOAD_PACK_BYTES ((size_t)1 << 20) /* host sets up to this size travel with their offsets */
 
 
 /* What one strategy's chunks need on a device: a stream of its own (the strategies of one matrix
@@ -53,7 +54,30 @@ struct pairwise_state {
     set_buffers x, y;
     ww_device_buffer views; /* the pair groups' gathered views (see pair_plan) */
     chunk_lane lanes[CHUNK_LANES];
+    /* The flags of the call's uploads (bad values), copied to pinned memory behind them on the
+     * state's stream, and an event after both that every lane waits for before its first kernel:
+     * a lane reads the flags once its first chunk is back, before it writes anything, so the call
+     * needs no round trip to the device between its uploads and its kernels. */
+    int *flags_host;
+    cudaEvent_t uploaded;
 };
+
+/* The flags and event of the call's uploads, created on first use. */
+static ww_status uploads_ready(pairwise_state *ps)
+{
+    if (ps->flags_host == NULL)
+        WW_CUDA_TRY(cudaMallocHost((void **)&ps->flags_host, sizeof(int)));
+    if (ps->uploaded == NULL)
+        WW_CUDA_TRY(cudaEventCreateWithFlags(&ps->uploaded, cudaEventDisableTiming));
+    return WW_OK;
+}
+
+/* The uploads' flags, once the uploads (and the flags' copy) are done. */
+static ww_status uploads_status(const pairwise_state *ps)
+{
+    WW_CUDA_TRY(cudaEventSynchronize(ps->uploaded));
+    return ww_flags_status(*(volatile const int *)ps->flags_host);
+}
 
 /* The context owns one pairwise_state; allocated on first use. */
 static pairwise_state *state_of(ww_cuda_state *s)
@@ -68,11 +92,15 @@ void ww_cuda_pairwise_release(ww_cuda_state *s)
     pairwise_state *ps = (pairwise_state *)s->pairwise;
     if (ps == NULL)
         return;
-    ww_device_buffer *all[] = {&ps->x.raw, &ps->x.offsets, &ps->x.base, &ps->x.length, &ps->x.prepared,
-                               &ps->y.raw, &ps->y.offsets, &ps->y.base, &ps->y.length, &ps->y.prepared, &ps->views};
+    ww_device_buffer *all[] = {&ps->x.raw, &ps->x.meta, &ps->x.prepared, &ps->y.raw, &ps->y.meta, &ps->y.prepared,
+                               &ps->views};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         if (all[k]->ptr)
             cudaFree(all[k]->ptr);
+    if (ps->flags_host)
+        cudaFreeHost(ps->flags_host);
+    if (ps->uploaded)
+        cudaEventDestroy(ps->uploaded);
     for (int l = 0; l < CHUNK_LANES; l++) {
         chunk_lane *lane = &ps->lanes[l];
         if (lane->out.ptr)
@@ -111,10 +139,16 @@ static ww_status upload_set(ww_cuda_state *s, const M &m, const ww_dataset *d, s
     size_t *max_length = &out->max_length;
     const size_t count = d->count, dim = d->dim, es = ww_cuda_esize(d->dtype);
     const size_t samples = d->offsets ? d->offsets[count] : count * d->length;
-    size_t *host = (size_t *)malloc((2 * (count + 1)) * sizeof(size_t) + count * sizeof(int));
+    /* One host block, one copy: the offsets and bases (count + 1 words each), the lengths, and the
+     * samples of a small host set after them (each copy from pageable memory costs the host a few
+     * microseconds: one query against an index is a few copies and a kernel). */
+    const size_t words = 2 * (count + 1), meta_bytes = (words * sizeof(size_t) + count * sizeof(int) + 255) & ~(size_t)255;
+    const size_t vbytes = samples * dim * es, tbytes = d->stamps ? samples * es : 0;
+    const bool host_data = d->memory == WW_HOST, packed = host_data && vbytes + tbytes <= UPLOAD_PACK_BYTES;
+    char *host = (char *)malloc(meta_bytes + (packed ? vbytes + tbytes : 0));
     if (host == NULL)
         return WW_ERR_MEMORY;
-    size_t *offsets = host, *base = host + (count + 1);
+    size_t *offsets = (size_t *)host, *base = offsets + (count + 1);
     int *length = (int *)(base + (count + 1));
     *max_length = 0;
     for (size_t i = 0; i <= count; i++) {
@@ -131,16 +165,19 @@ static ww_status upload_set(ww_cuda_state *s, const M &m, const ww_dataset *d, s
                 *max_length = n;
         }
     }
-    ww_status st = ww_device_reserve(&b->offsets, (count + 1) * sizeof(size_t));
-    if (st == WW_OK)
-        st = ww_device_reserve(&b->base, (count + 1) * sizeof(size_t));
-    if (st == WW_OK)
-        st = ww_device_reserve(&b->length, count * sizeof(int));
+    if (packed) {
+        memcpy(host + meta_bytes, d->values, vbytes);
+        if (tbytes)
+            memcpy(host + meta_bytes + vbytes, d->stamps, tbytes);
+    }
+    ww_status st = ww_device_reserve(&b->meta, meta_bytes + (packed ? vbytes + tbytes + 256 : 0));
     if (st == WW_OK)
         st = ww_device_reserve(&b->prepared, (samples + count) * (dim + 2) * sizeof(T));
     const void *values = d->values, *stamps = d->stamps;
-    if (st == WW_OK && d->memory == WW_HOST) {
-        size_t vbytes = samples * dim * es, tbytes = d->stamps ? samples * es : 0;
+    if (st == WW_OK && packed) {
+        values = (const char *)b->meta.ptr + meta_bytes;
+        stamps = d->stamps ? (const char *)values + vbytes : NULL;
+    } else if (st == WW_OK && host_data) {
         st = ww_device_reserve(&b->raw, vbytes + tbytes + 256);
         if (st == WW_OK) {
             cudaError_t e = cudaMemcpyAsync(b->raw.ptr, d->values, vbytes, cudaMemcpyHostToDevice, s->stream);
@@ -151,29 +188,24 @@ static ww_status upload_set(ww_cuda_state *s, const M &m, const ww_dataset *d, s
             stamps = d->stamps ? (const char *)b->raw.ptr + vbytes : NULL;
         }
     }
-    if (st == WW_OK) {
-        cudaError_t e = cudaMemcpyAsync(b->offsets.ptr, offsets, (count + 1) * sizeof(size_t), cudaMemcpyHostToDevice,
-                                        s->stream);
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(b->base.ptr, base, (count + 1) * sizeof(size_t), cudaMemcpyHostToDevice, s->stream);
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(b->length.ptr, length, count * sizeof(int), cudaMemcpyHostToDevice, s->stream);
-        /* `host` is pageable (malloc): a copy from pageable memory returns once its bytes are staged
-         * by the driver, so it may be freed now, without waiting for the stream */
-        st = ww_cuda_status(e);
-    }
+    /* `host` is pageable (malloc): a copy from pageable memory returns once its bytes are staged by
+     * the driver, so it may be freed now, without waiting for the stream */
+    if (st == WW_OK)
+        st = ww_cuda_status(cudaMemcpyAsync(b->meta.ptr, host, meta_bytes + (packed ? vbytes + tbytes : 0),
+                                            cudaMemcpyHostToDevice, s->stream));
     free(host);
     if (st != WW_OK)
         return st;
+    const size_t *dmeta = (const size_t *)b->meta.ptr;
     T *prep = (T *)b->prepared.ptr;
     prepare_set_job<T, T> job;
     job.values = (const T *)values;
     job.stamps = (const T *)stamps;
-    job.offsets = (const size_t *)b->offsets.ptr;
+    job.offsets = dmeta;
     job.out_values = prep;
     job.out_stamps = prep + (samples + count) * dim;
     job.out_delete = job.out_stamps + (samples + count);
-    job.base = (const size_t *)b->base.ptr;
+    job.base = dmeta + (count + 1);
     job.dim = dim;
     prepare_set_kernel<M, T, T><<<(unsigned)count, 128, 0, s->stream>>>(job, m, flags);
     WW_CUDA_TRY(cudaGetLastError());
@@ -181,7 +213,7 @@ static ww_status upload_set(ww_cuda_state *s, const M &m, const ww_dataset *d, s
     out->stamps = job.out_stamps;
     out->delete_cost = job.out_delete;
     out->base = job.base;
-    out->length = (const int *)b->length.ptr;
+    out->length = (const int *)(dmeta + words);
     out->dim = dim;
     return WW_OK;
 }
@@ -323,7 +355,8 @@ static bool window_narrows(const ww_measure *m, size_t longest)
 /* One rectangle by the thread, warp or block strategy on `lane`: chunks of its rows are computed
  * into device memory, copied to pinned memory and from there into the caller's matrix. */
 template <class M, typename Tout>
-static ww_status run_chunks(ww_cuda_state *s, chunk_lane *lane, const device_set<typename M::real> &dx,
+static ww_status run_chunks(ww_cuda_state *s, const pairwise_state *ps, chunk_lane *lane,
+                            const device_set<typename M::real> &dx,
                             const device_set<typename M::real> &dy, const size_t *row_origin, const size_t *col_origin,
                             int self, const ww_measure *msr, void *out, const ww_pairwise_options *o,
                             const ww_dataset *hx, work_share *share, size_t block_index)
@@ -382,6 +415,9 @@ static ww_status run_chunks(ww_cuda_state *s, chunk_lane *lane, const device_set
      * in DP cells as the CPU engine does (sum over rows of len(i) * sum of len(j)) */
     auto drain = [&](size_t q0, size_t q1, int buf) -> ww_status {
         WW_CUDA_TRY(cudaEventSynchronize(lane->copied[buf]));
+        ww_status bad = uploads_status(ps); /* complete: the kernels waited for it */
+        if (bad != WW_OK)
+            return bad;
         const Tout *src = pinned + (size_t)buf * chunk_elems;
         for (size_t q = q0; q < q1; q++) {
             const Tout *line = src + (q - q0) * width;
@@ -397,6 +433,7 @@ static ww_status run_chunks(ww_cuda_state *s, chunk_lane *lane, const device_set
             sb.whole ? ww_cuda_samples(hx, q0, q1) : sb.row_samples[q1] - sb.row_samples[q0];
         return count_progress(share, row_samples * sb.col_samples, o);
     };
+    WW_CUDA_TRY(cudaStreamWaitEvent(lane->stream, ps->uploaded, 0));
     const size_t end_row = sb.first_row + rows;
     std::atomic<size_t> &taken = share->next_row[block_index];
     size_t prev0 = 0, prev1 = 0;
@@ -615,12 +652,15 @@ static ww_status run_device_typed(ww_ctx *ctx, ww_cuda_state *s, const ww_measur
         dy = dx;
     else
         dy = set_of(cols ? *cols : py);
-    /* bad values anywhere stop the call before anything is written */
-    if ((st = ww_cuda_read_flags(s, dflags)) != WW_OK)
-        return st;
     std::vector<block_views<T>> views;
     if ((st = make_views<T>(s, ps, plan, x, hy, dx, dy, &views)) != WW_OK)
         return st;
+    /* bad values anywhere stop the call before anything is written: every lane checks the flags
+     * before it writes (uploads_status) */
+    if ((st = uploads_ready(ps)) != WW_OK)
+        return st;
+    WW_CUDA_TRY(cudaMemcpyAsync(ps->flags_host, dflags, sizeof(int), cudaMemcpyDeviceToHost, s->stream));
+    WW_CUDA_TRY(cudaEventRecord(ps->uploaded, s->stream));
     enum strategy lanes[STRATEGY_GRID + 1];
     int lane_count = 0;
     for (int k = STRATEGY_THREAD; k <= STRATEGY_GRID; k++) {
@@ -641,12 +681,12 @@ static ww_status run_device_typed(ww_ctx *ctx, ww_cuda_state *s, const ww_measur
             if (plan.blocks[b].strategy != lane)
                 continue;
             if (lane == STRATEGY_GRID)
-                r = run_grid_block(ctx, msr, x, hy, self, out, o, share, b);
+                r = (r = uploads_status(ps)) == WW_OK ? run_grid_block(ctx, msr, x, hy, self, out, o, share, b) : r;
             else if (o->out_dtype == WW_F32)
-                r = run_chunks<M, float>(s, &ps->lanes[lane], v.x, v.y, v.row_origin, v.col_origin, self, msr, out, o,
+                r = run_chunks<M, float>(s, ps, &ps->lanes[lane], v.x, v.y, v.row_origin, v.col_origin, self, msr, out, o,
                                          x, share, b);
             else
-                r = run_chunks<M, double>(s, &ps->lanes[lane], v.x, v.y, v.row_origin, v.col_origin, self, msr, out,
+                r = run_chunks<M, double>(s, ps, &ps->lanes[lane], v.x, v.y, v.row_origin, v.col_origin, self, msr, out,
                                           o, x, share, b);
         }
         ww_cuda_leave(guard);

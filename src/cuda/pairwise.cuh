@@ -67,7 +67,7 @@ static inline uint64_t ww_cuda_samples(const ww_dataset *d, size_t begin, size_t
 
 /* Device copies of one dataset, prepared. Buffers are grow-only. */
 struct set_buffers {
-    ww_device_buffer raw, offsets, base, length, prepared;
+    ww_device_buffer raw, meta, prepared; /* meta: the offsets, bases and lengths of the series */
 };
 
 /* The columns' series already on the device (an index): the prepared set as the kernels see it

@@ -401,24 +401,48 @@ static inline size_t staged_smem_bytes(size_t longest, size_t dim, unsigned thre
     return (cap * ((size_t)staged_vector_stride((int)dim) + 2) + row_buffers * cap * threads) * elem_size;
 }
 
+/* The staged sample vector keeps each group of four components as (c0, c2, c1, c3): the two that
+ * one lane of a pair split over two lanes takes (c_g, c_{g+2}) are adjacent, one 16-byte load. */
+__host__ __device__ __forceinline__ int staged_slot(int k) { return (k & ~3) | ((k & 1) << 1) | ((k >> 1) & 1); }
+
+/* Components k .. k + 3 of a staged vector, in their own order. */
 __device__ __forceinline__ void load4(const double *p, double v[4])
 {
     const double2 lo = *(const double2 *)p, hi = *(const double2 *)(p + 2);
-    v[0] = lo.x, v[1] = lo.y, v[2] = hi.x, v[3] = hi.y;
+    v[0] = lo.x, v[1] = hi.x, v[2] = lo.y, v[3] = hi.y;
 }
 __device__ __forceinline__ void load4(const float *p, float v[4])
 {
     const float4 q = *(const float4 *)p;
-    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+    v[0] = q.x, v[1] = q.z, v[2] = q.y, v[3] = q.w;
+}
+/* Components k + g and k + 2 + g of a staged vector (g = 0 or 1). */
+__device__ __forceinline__ void load_pair(const double *p, double v[2])
+{
+    const double2 x = *(const double2 *)p;
+    v[0] = x.x, v[1] = x.y;
+}
+__device__ __forceinline__ void load_pair(const float *p, float v[2])
+{
+    const float2 x = *(const float2 *)p;
+    v[0] = x.x, v[1] = x.y;
 }
 
+/* The order of the additions of a sample distance's terms (measure_functor::pinned_sum_order):
+ * pinned (TWED): 4 / ROWS partial sums per row, acc[k % NACC], joined (0 + 1) + (2 + 3); free: four
+ * per row, acc[k % 4], joined (0 + 2) + (1 + 3). Both are independent chains of additions. */
+template <class M, int ROWS> struct staged_order {
+    static constexpr bool pinned = M::pinned_sum_order;
+    static constexpr int sums = pinned ? 4 / ROWS : 4;
+};
+
 /* ||a_q - b||_P for the pass's ROWS rows, P = 1 or 2 (P is a template argument so that the loop
- * holds no test of the norm's p), as the measure M takes it (norm_from_sum: DTW without the root).
- * 4 / ROWS partial sums per row: independent chains of additions. */
+ * holds no test of the norm's p), as the measure M takes it (norm_from_sum: DTW without the root),
+ * in staged_order's order. */
 template <class M, typename T, int DIM_CAP, int ROWS, int P>
-__device__ __forceinline__ void staged_distances(const T (&a)[ROWS][DIM_CAP], const T *b, int dim, T (&dist)[ROWS])
+__device__ __forceinline__ void staged_distances(const T (&a)[ROWS][DIM_CAP], const T *b, T (&dist)[ROWS])
 {
-    constexpr int NACC = 4 / ROWS;
+    constexpr int NACC = staged_order<M, ROWS>::sums;
     T acc[ROWS][NACC];
 #pragma unroll
     for (int q = 0; q < ROWS; q++)
@@ -427,51 +451,55 @@ __device__ __forceinline__ void staged_distances(const T (&a)[ROWS][DIM_CAP], co
             acc[q][u] = 0;
 #pragma unroll
     for (int k = 0; k < DIM_CAP; k += 4) {
-        if (k < dim) {
-            T bk[4];
-            load4(b + k, bk);
+        T bk[4];
+        load4(b + k, bk);
 #pragma unroll
-            for (int q = 0; q < ROWS; q++)
+        for (int q = 0; q < ROWS; q++)
 #pragma unroll
-                for (int u = 0; u < 4; u++) {
-                    const T d = a[q][k + u] - bk[u];
-                    acc[q][u % NACC] += P == 2 ? d * d : fabs(d);
-                }
-        }
+            for (int u = 0; u < 4; u++) {
+                const T d = a[q][k + u] - bk[u];
+                acc[q][u % NACC] += P == 2 ? d * d : fabs(d);
+            }
     }
 #pragma unroll
     for (int q = 0; q < ROWS; q++) {
-        T sum = NACC == 4 ? (acc[q][0] + acc[q][1]) + (acc[q][2 % NACC] + acc[q][3 % NACC])
-                          : NACC == 2 ? acc[q][0] + acc[q][1 % NACC] : acc[q][0];
+        T sum;
+        if constexpr (!staged_order<M, ROWS>::pinned)
+            sum = (acc[q][0] + acc[q][2 % NACC]) + (acc[q][1 % NACC] + acc[q][3 % NACC]);
+        else
+            sum = NACC == 4 ? (acc[q][0] + acc[q][1]) + (acc[q][2 % NACC] + acc[q][3 % NACC])
+                            : NACC == 2 ? acc[q][0] + acc[q][1 % NACC] : acc[q][0];
         dist[q] = M::template norm_from_sum<P>(sum);
     }
 }
 
-/* staged_distances for G = 2, ROWS = 2 (two partial sums per row, NACC = 2): this lane (g = 0 or 1)
- * holds components 4m + g and 4m + 2 + g of its rows, as a[q][2m] and a[q][2m + 1], so its sum is
- * staged_distances' acc[q][g], accumulated in the same order; the shuffle brings the other, and
- * both lanes add acc[q][0] + acc[q][1] as G = 1 does. `mask`: the pair's two lanes. */
+/* staged_distances for G = 2, ROWS = 2: this lane (g = 0 or 1) holds components 4m + g and
+ * 4m + 2 + g of its rows, as a[q][2m] and a[q][2m + 1]. Pinned order (two sums per row): both go
+ * to acc[q][g], as in staged_distances; free order: to acc[q][g] and acc[q][g + 2], which the lane
+ * joins first. The shuffle brings the other lane's sum, and both lanes add them as G = 1 does.
+ * `mask`: the pair's two lanes. */
 template <class M, typename T, int DIM_CAP, int P>
-__device__ __forceinline__ void staged_distances_split(const T (&a)[2][DIM_CAP / 2], const T *b, int dim, int g,
-                                                       unsigned mask, T (&dist)[2])
+__device__ __forceinline__ void staged_distances_split(const T (&a)[2][DIM_CAP / 2], const T *b, int g, unsigned mask,
+                                                       T (&dist)[2])
 {
-    T acc[2] = {0, 0};
+    constexpr bool pinned = staged_order<M, 2>::pinned;
+    T acc[2] = {0, 0}, acc_hi[2] = {0, 0};
 #pragma unroll
     for (int k = 0; k < DIM_CAP; k += 4) {
-        if (k < dim) {
-            const T b0 = b[k + g], b2 = b[k + 2 + g];
+        T bp[2];
+        load_pair(b + k + 2 * g, bp);
 #pragma unroll
-            for (int q = 0; q < 2; q++) {
-                const T d0 = a[q][k / 2] - b0, d2 = a[q][k / 2 + 1] - b2;
-                acc[q] += P == 2 ? d0 * d0 : fabs(d0);
-                acc[q] += P == 2 ? d2 * d2 : fabs(d2);
-            }
+        for (int q = 0; q < 2; q++) {
+            const T d0 = a[q][k / 2] - bp[0], d2 = a[q][k / 2 + 1] - bp[1];
+            acc[q] += P == 2 ? d0 * d0 : fabs(d0);
+            (pinned ? acc[q] : acc_hi[q]) += P == 2 ? d2 * d2 : fabs(d2);
         }
     }
 #pragma unroll
     for (int q = 0; q < 2; q++) {
-        const T other = __shfl_xor_sync(mask, acc[q], 1);
-        const T sum = g == 0 ? acc[q] + other : other + acc[q];
+        const T mine = pinned ? acc[q] : acc[q] + acc_hi[q];
+        const T other = __shfl_xor_sync(mask, mine, 1);
+        const T sum = g == 0 ? mine + other : other + mine;
         dist[q] = M::template norm_from_sum<P>(sum);
     }
 }
@@ -496,7 +524,7 @@ __global__ void __launch_bounds__(128) pairs_staged_kernel(device_set<typename M
         const T *bv = ss.values + ss.base[si] * dim, *bt = ss.stamps + ss.base[si], *bdel = ss.delete_cost + ss.base[si];
         for (int e = t; e < (nb + 1) * vs; e += threads) {
             const int c = e / vs, k = e - c * vs;
-            s_val[e] = k < dim ? bv[(size_t)c * dim + k] : (T)0;
+            s_val[c * vs + staged_slot(k)] = k < dim ? bv[(size_t)c * dim + k] : (T)0;
         }
         if constexpr (M::uses_stamps || M::has_aux)
             for (int c = t; c <= nb; c += threads) {
@@ -575,20 +603,20 @@ __global__ void __launch_bounds__(128) pairs_staged_kernel(device_set<typename M
             T dist[ROWS];
             if constexpr (G == 2) {
                 if (p == 2)
-                    staged_distances_split<M, T, DIM_CAP, 2>(a, b, dim, gl, pair_mask, dist);
+                    staged_distances_split<M, T, DIM_CAP, 2>(a, b, gl, pair_mask, dist);
                 else if (p == 1)
-                    staged_distances_split<M, T, DIM_CAP, 1>(a, b, dim, gl, pair_mask, dist);
+                    staged_distances_split<M, T, DIM_CAP, 1>(a, b, gl, pair_mask, dist);
             } else if (p == 2) {
-                staged_distances<M, T, DIM_CAP, ROWS, 2>(a, b, dim, dist);
+                staged_distances<M, T, DIM_CAP, ROWS, 2>(a, b, dist);
             } else if (p == 1) {
-                staged_distances<M, T, DIM_CAP, ROWS, 1>(a, b, dim, dist);
+                staged_distances<M, T, DIM_CAP, ROWS, 1>(a, b, dist);
             }
             if (p != 1 && p != 2) { /* rare: the lane's vectors from memory */
 #pragma unroll
                 for (int q = 0; q < ROWS; q++) {
                     T acc = 0;
                     for (int k = 0; k < dim; k++)
-                        acc += pow(fabs(ar[q][k] - b[k]), (T)p);
+                        acc += pow(fabs(ar[q][k] - b[staged_slot(k)]), (T)p);
                     dist[q] = pow(acc, (T)1 / (T)p);
                 }
             }

@@ -92,11 +92,24 @@ ww_status launch_thread_pairs(cudaStream_t stream, const device_set<typename M::
         const size_t lane_blocks = (lane_count * (size_t)lanes + threads - 1) / threads;
         if (bytes <= STAGED_SMEM_MAX && lane_blocks <= 65535) {
             const dim3 blocks((unsigned)shared_count, (unsigned)lane_blocks);
-            if (dim <= 8)
-                launch_staged<M, Tout, 8, WIN>(rows, lanes, blocks, threads, bytes, stream, dx, dy, k, map, cap, d);
-            else
-                launch_staged<M, Tout, STAGED_DIM_MAX, WIN>(rows, lanes, blocks, threads, bytes, stream, dx, dy, k, map,
-                                                            cap, d);
+            /* the kernel's vectors are exactly the staged stride: no test of dim in its loops */
+            switch (staged_vector_stride((int)dim)) {
+#define WW_STAGED_CASE(width)                                                                                   \
+    case width:                                                                                                 \
+        launch_staged<M, Tout, width, WIN>(rows, lanes, blocks, threads, bytes, stream, dx, dy, k, map, cap, d); \
+        break;
+                WW_STAGED_CASE(4)
+                WW_STAGED_CASE(8)
+                WW_STAGED_CASE(12)
+                WW_STAGED_CASE(16)
+                WW_STAGED_CASE(20)
+                WW_STAGED_CASE(24)
+                WW_STAGED_CASE(28)
+                WW_STAGED_CASE(32)
+#undef WW_STAGED_CASE
+            default:
+                return WW_ERR_BACKEND; /* dim <= STAGED_DIM_MAX: unreachable */
+            }
             return ww_cuda_status(cudaGetLastError());
         }
     }
