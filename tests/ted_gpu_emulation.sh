@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU tree edit distance engine (src/cuda/ted.cu) without a GPU: its host code and kernels
-# compiled as plain C++ against a fake CUDA runtime of one thread per launch (every grid-stride
-# loop then covers all the tasks, in the order of the launches: the dependency order the engine
-# relies on), then compared bit for bit with the CPU engine on random trees, with every strategy
+# compiled as plain C++ against a fake CUDA runtime where a launch runs its blocks one after the
+# other, each as one thread (every block- or grid-stride loop then covers all its tasks, in the
+# order of the launches: the dependency order the engine relies on; a block's sweep owns all the
+# rows), then compared bit for bit with the CPU engine on random trees, with every strategy
 # forced in turn, and on matrices (self, blocks with strides, float output, x against y). What it
 # cannot see: races between threads of a real launch (the tables of one launch write disjoint
 # entries and read only earlier launches' by construction). The GPU itself runs test_ted_cuda_*.
@@ -24,6 +25,16 @@ cat >"$work/fake_cuda.cuh" <<'EOF'
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#define WW_TED_ROWS_PER_THREAD 4096
+#define WW_TED_EARLY_EXIT 1
+#define WW_TED_LAUNCH(kernel, grid, threads, stream, ...)                                          \
+    do {                                                                                           \
+        gridDim.x = (grid), blockDim.x = 1, threadIdx.x = 0;                                       \
+        for (blockIdx.x = 0; blockIdx.x < gridDim.x; blockIdx.x++)                                 \
+            kernel(__VA_ARGS__);                                                                   \
+    } while (0)
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
 typedef void *cudaStream_t;
@@ -47,7 +58,16 @@ static inline ww_status ww_device_reserve(ww_device_buffer *b, size_t bytes)
     b->bytes = b->ptr ? bytes : 0;
     return b->ptr ? WW_OK : WW_ERR_DEVICE_MEMORY;
 }
-struct ww_cuda_state { int sm_count; cudaStream_t stream; ww_device_buffer input, prepared, work; };
+static inline ww_status ww_pinned_reserve(void **p, size_t *bytes, size_t want)
+{
+    if (want <= *bytes)
+        return WW_OK;
+    free(*p);
+    *p = malloc(want);
+    *bytes = *p ? want : 0;
+    return *p ? WW_OK : WW_ERR_MEMORY;
+}
+struct ww_cuda_state { int sm_count; cudaStream_t stream; ww_device_buffer input, prepared, work; void *pinned; size_t pinned_bytes; };
 struct ww_cuda_device_guard { int previous; };
 static inline ww_cuda_device_guard ww_cuda_enter(ww_cuda_state *) { return {0}; }
 static inline void ww_cuda_leave(ww_cuda_device_guard) {}
@@ -64,7 +84,7 @@ cat >"$work/driver.c" <<'EOF'
 
 int ww_test_failures, ww_test_skipped;
 struct fake_buffer { void *ptr; size_t bytes; };
-struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; };
+struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; void *pinned; size_t pinned_bytes; };
 
 static void tree(ww_rng *r, int n, double up, int labels, int32_t *p, int32_t *l)
 {
@@ -160,7 +180,7 @@ int main(void)
 }
 EOF
 
-perl -pe 's/<<<.*?>>>//; s|#include "cuda_common.cuh"|#include "fake_cuda.cuh"|' src/cuda/ted.cu >"$work/ted_emulated.cpp"
+perl -pe 's|#include "cuda_common.cuh"|#include "fake_cuda.cuh"|' src/cuda/ted.cu >"$work/ted_emulated.cpp"
 g++ -O1 -std=c++17 -I"$work" -I"$repo/src/cuda" -I"$repo/src" -I"$repo/include" -c "$work/ted_emulated.cpp" -o "$work/ted_emulated.o"
 gcc -O1 -std=c11 -I"$repo/src" -I"$repo/include" -I"$repo/tests" -c "$work/driver.c" -o "$work/driver.o"
 # the emulated engine's ww_cuda_ted* come first, so the library's own (stub or real) is not linked;
