@@ -138,6 +138,29 @@ int main(void)
             }
         }
     }
+    /* larger tables: a block sweep of many rows in shared memory, and (2100-node paths in doubles)
+     * in global memory */
+    static int32_t pl[2100], ll[2100], pm[2100], lm[2100];
+    for (int t = 0; t < 2; t++) {
+        const int na = t ? 2100 : 800, nb = t ? 2050 : 900;
+        tree(&r, na, t ? 0.0 : 0.4, 6, pl, ll);
+        tree(&r, nb, t ? 0.0 : 0.6, 6, pm, lm);
+        const ww_tree a = {(size_t)na, pl, ll}, b = {(size_t)nb, pm, lm};
+        for (int c = 0; c < (t ? 2 : 3); c++) {
+            double want = -1;
+            ww_ted(cpu, &a, &b, &costs[c], &want);
+            for (int k = 0; k < 5; k += 4) {
+                double got = -1;
+                const ww_status st = ww_cuda_ted(&fake, &a, &b, &costs[c], &limits[k], &got);
+                compared++;
+                if (st != WW_OK || got != want) {
+                    bad++;
+                    printf("large pair %d (%d x %d), thresholds %d: %.17g, cpu %.17g (%s)\n", t, na, nb, k, got, want,
+                           ww_strerror(st));
+                }
+            }
+        }
+    }
     enum { C = 9, N = 50 };
     static int32_t par[C][N], lab[C][N];
     ww_tree trees[C];

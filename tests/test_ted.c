@@ -966,3 +966,88 @@ static void ted_cuda_compare(const char *strategy)
     ww_ctx_destroy(cpu);
     ww_ctx_destroy(autox);
 }
+
+/* The GPU engine's larger tables against the CPU, bit for bit, each strategy forced in turn: pairs
+ * whose block-strategy tables have more rows than a block has threads (two rows per thread in the
+ * shared-memory sweep) and more than it holds (the sweep in global memory: a path of 1100 nodes is
+ * one table of 1101 rows), in exact int32 tables and in doubles (costs that no power-of-two scale
+ * makes integers); and a matrix of many small pairs, whose tables outnumber the units of each
+ * role. Outputs poisoned first. */
+static void ted_cuda_large(const char *strategy, ww_ctx *gpu, ww_ctx *cpu)
+{
+    ww_rng r = {0x1a7e};
+    const ww_ted_params costs[] = {{1, 1, 1}, {3, 1, 0.3}, {0.5, 2, 1.25}};
+    const struct {
+        size_t na, nb;
+        enum shape sa, sb;
+    } pairs[] = {{800, 900, SHAPE_RANDOM, SHAPE_BUSHY}, {700, 1000, SHAPE_PATH, SHAPE_RANDOM},
+                 {1100, 1200, SHAPE_PATH, SHAPE_PATH}, {1030, 600, SHAPE_BUSHY, SHAPE_STAR}};
+    int32_t *pa = malloc(1200 * sizeof(int32_t)), *la = malloc(1200 * sizeof(int32_t));
+    int32_t *pb = malloc(1200 * sizeof(int32_t)), *lb = malloc(1200 * sizeof(int32_t));
+    if (!pa || !la || !pb || !lb) {
+        CHECK(0);
+        free(pa), free(la), free(pb), free(lb);
+        return;
+    }
+    for (int k = 0; k < 4; k++) {
+        random_tree(&r, pairs[k].na, pairs[k].sa, k % 2 ? 4 : 30, pa, la);
+        random_tree(&r, pairs[k].nb, pairs[k].sb, k % 2 ? 4 : 30, pb, lb);
+        const ww_tree a = {pairs[k].na, pa, la}, b = {pairs[k].nb, pb, lb};
+        for (int c = 0; c < 3; c++) {
+            double g = NAN, want = -1;
+            CHECK_STATUS(ww_ted(gpu, &a, &b, &costs[c], &g), WW_OK);
+            CHECK_STATUS(ww_ted(cpu, &a, &b, &costs[c], &want), WW_OK);
+            if (g != want)
+                fprintf(stderr, "  WW_TED_THREAD_CELLS/WARP_CELLS %s, pair %d (%zu x %zu), costs %d: gpu %.17g, cpu %.17g\n",
+                        strategy, k, pairs[k].na, pairs[k].nb, c, g, want);
+            CHECK(g == want);
+        }
+    }
+    free(pa), free(la), free(pb), free(lb);
+    enum { COUNT = 40, MAXN = 200 };
+    int32_t *par = malloc(COUNT * MAXN * sizeof(int32_t)), *lab = malloc(COUNT * MAXN * sizeof(int32_t));
+    double *mg = malloc(COUNT * COUNT * sizeof(double)), *mc = malloc(COUNT * COUNT * sizeof(double));
+    ww_tree t[COUNT];
+    if (par && lab && mg && mc) {
+        for (int k = 0; k < COUNT; k++) {
+            const size_t n = 1 + ww_rng_below(&r, MAXN);
+            random_tree(&r, n, (enum shape)(k % SHAPE_COUNT), 5, par + k * MAXN, lab + k * MAXN);
+            t[k] = (ww_tree){n, par + k * MAXN, lab + k * MAXN};
+        }
+        for (int c = 0; c < 2; c++) {
+            for (int k = 0; k < COUNT * COUNT; k++)
+                mg[k] = NAN;
+            CHECK_STATUS(ww_ted_pairwise(gpu, t, COUNT, NULL, 0, &costs[c], mg, NULL), WW_OK);
+            CHECK_STATUS(ww_ted_pairwise(cpu, t, COUNT, NULL, 0, &costs[c], mc, NULL), WW_OK);
+            int differ = 0;
+            for (int k = 0; k < COUNT * COUNT; k++)
+                differ += mg[k] != mc[k];
+            if (differ)
+                fprintf(stderr, "  WW_TED_THREAD_CELLS/WARP_CELLS %s, matrix, costs %d: %d entries differ\n", strategy, c,
+                        differ);
+            CHECK(differ == 0);
+        }
+    } else {
+        CHECK(0);
+    }
+    free(par), free(lab), free(mg), free(mc);
+}
+
+void test_ted_cuda_large_tables(void)
+{
+    if (!ww_cuda_available())
+        SKIP("no usable CUDA GPU (or a build without CUDA): the GPU tree engine's large tables are not tested here");
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0), *cpu = cpu_ctx(0);
+    const char *strategies[][2] = {{"0", "0"}, {"0", "1000000000000"}, {"1000000000000", "1000000000000"}, {"", ""}};
+    for (int k = 0; gpu && cpu && k < 4; k++) {
+        setenv("WW_TED_THREAD_CELLS", strategies[k][0], 1);
+        setenv("WW_TED_WARP_CELLS", strategies[k][1], 1);
+        char name[64];
+        snprintf(name, sizeof name, "%s/%s", strategies[k][0], strategies[k][1]);
+        ted_cuda_large(name, gpu, cpu);
+    }
+    unsetenv("WW_TED_THREAD_CELLS");
+    unsetenv("WW_TED_WARP_CELLS");
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+}
