@@ -26,6 +26,7 @@ cat >"$work/fake_cuda.cuh" <<'EOF'
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __noinline__
 #define __shared__ static
 #define WW_TED_ROWS_PER_THREAD 4096
 #define WW_TED_EARLY_EXIT 1

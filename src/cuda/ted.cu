@@ -19,9 +19,9 @@
  * - One table per block sweeps anti-diagonals, one barrier each: the critical path at the deep
  *   depths. Each thread owns fixed rows (at most WW_TED_ROWS_PER_THREAD); the last two
  *   anti-diagonals sit in shared memory (the up, left and diagonal neighbours), and the operands
- *   that come from global memory (the forest left of both subtrees, fd[l(i) - l1][l(j) - l2], on an
- *   anti-diagonal at least two back, and td) are loaded one step ahead into registers, so their
- *   latency overlaps the barrier. Tables with more rows fall back to a sweep in global memory.
+ *   that come from global memory (the forest left of both subtrees, fd[l(i) - l1][l(j) - l2], and
+ *   td) are loaded two anti-diagonals ahead into registers, so their latency overlaps two steps
+ *   (see `ahead`). Tables with more rows fall back to a sweep in global memory.
  * - The host uploads trees and task lists in one copy from pinned memory, launches the closed
  *   forms, one kernel per depth and one that gathers each pair's root entry, and copies the
  *   results back in one copy.
@@ -39,6 +39,8 @@
 #ifndef WW_TED_LAUNCH
 #define WW_TED_LAUNCH(kernel, grid, threads, stream, ...) kernel<<<(grid), (threads), 0, (stream)>>>(__VA_ARGS__)
 #endif
+/* The three strategies are separate functions, not inlined into the kernel that runs them side by
+ * side: each gets its own registers (inlined, the kernel's 64 spill in the block sweep). */
 /* Rows of a block-strategy table per thread in the shared-memory sweep (registers per row: with 2,
  * the kernel fits 64 registers, two blocks per SM; a 1000-node pair's tables in the sweep). The
  * loops over them run to the end, so that they unroll into registers; the emulation, whose one
@@ -172,7 +174,7 @@ template <typename T> __device__ __forceinline__ void global_cell(const table<T>
 }
 
 /* One table by one thread, row by row. */
-template <typename T> __device__ void table_by_thread(const table<T> &t, T *fd)
+template <typename T> __device__ __noinline__ void table_by_thread(const table<T> t, T *fd)
 {
     fd[0] = 0;
     for (int y = 1; y <= t.cols; y++)
@@ -196,7 +198,7 @@ template <typename T> __device__ void table_by_thread(const table<T> &t, T *fd)
 }
 
 /* One table by `lanes` threads of a warp (lane: this one's), anti-diagonal by anti-diagonal. */
-template <typename T> __device__ void table_by_warp(const table<T> &t, T *fd, int lane, int lanes)
+template <typename T> __device__ __noinline__ void table_by_warp(const table<T> t, T *fd, int lane, int lanes)
 {
     if (lane == 0)
         borders_serial(t, fd);
@@ -209,10 +211,81 @@ template <typename T> __device__ void table_by_warp(const table<T> &t, T *fd, in
     }
 }
 
+/* The operands of a cell that the block sweep loads two anti-diagonals ahead (slot k: its k-th
+ * row): its match operand, and whether the diagonal neighbour is still to be added (then the cell
+ * is also td[i][j] when `trees`). Both prefix forests trees: the relabelling, diagonal added. Else
+ * the forest left of both subtrees, fd[l(i) - l1][l(j) - l2], is on an anti-diagonal at least
+ * three back, done when the load is issued, unless i and j are both leaves: then it is the
+ * diagonal neighbour itself (two back), added from shared memory, and only td[i][j] is loaded. */
+template <typename T, int K> struct ahead {
+    T operand[K];
+    bool diagonal[K], trees[K];
+};
+
+template <typename T, int K>
+__device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const int *li, const int32_t *la, int s,
+                                           ahead<T, K> &next)
+{
+    const int tid = (int)threadIdx.x, threads = (int)blockDim.x;
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int x = 1 + tid + k * threads, y = s - x;
+        if ((x > t.rows || y < 1) && WW_TED_EARLY_EXIT)
+            break;
+        if (x > t.rows || y < 1 || y > t.cols)
+            continue;
+        const int i = t.l1 + x - 1, j = t.l2 + y - 1, lj = t.y_left[j];
+        next.trees[k] = li[k] == t.l1 && lj == t.l2;
+        next.diagonal[k] = next.trees[k] || (li[k] == i && lj == j);
+        if (next.trees[k])
+            next.operand[k] = relabel_of(la[k], t.y_label[j], t.ren);
+        else if (next.diagonal[k])
+            next.operand[k] = t.td[(size_t)i * t.sx + (size_t)j * t.sy];
+        else
+            next.operand[k] = fd[(size_t)(li[k] - t.l1) * t.w + (lj - t.l2)] + t.td[(size_t)i * t.sx + (size_t)j * t.sy];
+    }
+}
+
+/* Anti-diagonal s of the block sweep from the operands loaded for it, which are then reloaded for
+ * s + 2 (anti-diagonals up to s - 1 are done: the last barrier), then the barrier. */
+template <typename T, int K>
+__device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T (*ring)[ring_cells<T>::value], const int *li,
+                                           const int32_t *la, int s, ahead<T, K> &operands)
+{
+    const int tid = (int)threadIdx.x, threads = (int)blockDim.x;
+    const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
+    T *now = ring[s % 3];
+    const T *before = ring[(s - 1) % 3], *before2 = ring[(s - 2) % 3];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int x = 1 + tid + k * threads;
+        if (x > x_hi && WW_TED_EARLY_EXIT)
+            break;
+        if (x > x_hi || x < x_lo)
+            continue;
+        const int y = s - x;
+        const T m = operands.diagonal[k] ? before2[x - 1] + operands.operand[k] : operands.operand[k];
+        const T val = cell_of(before[x - 1], before[x], m, t.del, t.ins);
+        now[x] = val;
+        fd[(size_t)x * t.w + y] = val;
+        if (operands.trees[k])
+            t.td[(size_t)(t.l1 + x - 1) * t.sx + (size_t)(t.l2 + y - 1) * t.sy] = val;
+    }
+    if (tid == 0) { /* the border cells of anti-diagonal s */
+        if (s <= t.cols)
+            now[0] = fd[s];
+        if (s <= t.rows)
+            now[s] = fd[(size_t)s * t.w];
+    }
+    load_ahead<T, K>(t, fd, li, la, s + 2, operands);
+    __syncthreads();
+}
+
 /* One table by the whole block. The borders go to global memory first (the forests left of two
  * subtrees may be border cells). Then, when the rows fit, the shared-memory sweep of the design
- * note: thread tid owns rows 1 + tid + k * blockDim.x; ring[s % 3] holds anti-diagonal s by row. */
-template <typename T> __device__ void table_by_block(const table<T> &t, T *fd, T (*ring)[ring_cells<T>::value])
+ * note: thread tid owns rows 1 + tid + k * blockDim.x; ring[s % 3] holds anti-diagonal s by row;
+ * two sets of operands alternate, for the even and the odd anti-diagonals. */
+template <typename T> __device__ __noinline__ void table_by_block(const table<T> t, T *fd, T (*ring)[ring_cells<T>::value])
 {
     const int tid = (int)threadIdx.x, threads = (int)blockDim.x;
     if (sizeof(T) == sizeof(int32_t)) { /* exact: the sums are products */
@@ -234,62 +307,28 @@ template <typename T> __device__ void table_by_block(const table<T> &t, T *fd, T
         }
         return;
     }
-    int li[K] = {0};
-    int32_t la[K] = {0};
-    T next[K] = {0};         /* the match operand of this row's cell on the next anti-diagonal */
-    bool trees[K] = {false}; /* ... and whether the diagonal neighbour is to be added to it */
+    int li[K];
+    int32_t la[K];
 #pragma unroll
     for (int k = 0; k < K; k++) {
         const int x = 1 + tid + k * threads;
-        if (x > t.rows)
-            continue;
-        li[k] = t.x_left[t.l1 + x - 1];
-        la[k] = t.x_label[t.l1 + x - 1];
-        if (x == 1) /* the only cell of anti-diagonal 2 */
-            next[k] = match_operand(t, fd, li[k], la[k], 1, 1, &trees[k]);
+        li[k] = x <= t.rows ? t.x_left[t.l1 + x - 1] : 0;
+        la[k] = x <= t.rows ? t.x_label[t.l1 + x - 1] : 0;
     }
+    ahead<T, K> even, odd; /* anti-diagonals 2 and 3 read borders only */
+    load_ahead<T, K>(t, fd, li, la, 2, even);
+    load_ahead<T, K>(t, fd, li, la, 3, odd);
     if (tid == 0) { /* anti-diagonals 0 and 1 */
         ring[0][0] = 0;
         ring[1][0] = fd[1];
         ring[1][1] = fd[t.w];
     }
     __syncthreads();
-    for (int s = 2; s <= t.rows + t.cols; s++) {
-        const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
-        T *now = ring[s % 3];
-        const T *before = ring[(s - 1) % 3], *before2 = ring[(s - 2) % 3];
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            const int x = 1 + tid + k * threads;
-            if (x > x_hi && WW_TED_EARLY_EXIT)
-                break;
-            if (x > x_hi || x < x_lo)
-                continue;
-            const int y = s - x;
-            const T m = trees[k] ? before2[x - 1] + next[k] : next[k];
-            const T val = cell_of(before[x - 1], before[x], m, t.del, t.ins);
-            now[x] = val;
-            fd[(size_t)x * t.w + y] = val;
-            if (trees[k])
-                t.td[(size_t)(t.l1 + x - 1) * t.sx + (size_t)(t.l2 + y - 1) * t.sy] = val;
-        }
-        if (tid == 0) { /* the border cells of anti-diagonal s */
-            if (s <= t.cols)
-                now[0] = fd[s];
-            if (s <= t.rows)
-                now[s] = fd[(size_t)s * t.w];
-        }
-        /* the next anti-diagonal's operands: on anti-diagonals up to s - 1, done before the last
-         * barrier */
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            const int x = 1 + tid + k * threads, y = s + 1 - x;
-            if ((x > t.rows || y < 1) && WW_TED_EARLY_EXIT)
-                break;
-            if (x <= t.rows && y >= 1 && y <= t.cols)
-                next[k] = match_operand(t, fd, li[k], la[k], x, y, &trees[k]);
-        }
-        __syncthreads();
+    const int last = t.rows + t.cols;
+    for (int s = 2; s <= last; s += 2) {
+        sweep_step<T, K>(t, fd, ring, li, la, s, even);
+        if (s + 1 <= last)
+            sweep_step<T, K>(t, fd, ring, li, la, s + 1, odd);
     }
 }
 
