@@ -105,13 +105,16 @@ static int threads_within_limit(const ww_ctx *ctx, size_t na, size_t nb, int man
 }
 
 /* The GPU engine's thresholds between its strategies: tables of at most TED_THREAD_CELLS cells go
- * one per thread, up to TED_WARP_CELLS one per warp, larger ones one per block. First values, not
- * yet measured on an H100/H200 (bench/bench_ted_gpu.c measures each strategy across table sizes;
- * `calibrate` does not cover trees yet). WW_TED_THREAD_CELLS and WW_TED_WARP_CELLS in the
- * environment (settings.h) override them (tests force each strategy so: 0 0 is every table on a
- * block); a value that is not a whole number is ignored. */
-#define TED_THREAD_CELLS 1024
-#define TED_WARP_CELLS 65536
+ * one per thread, up to TED_WARP_CELLS one per warp, larger ones one per block. Reasoned, not yet
+ * measured for the current kernels (bench/bench_ted_gpu.c measures each strategy across table
+ * sizes; `calibrate` does not cover trees yet): a block sweeps a table of r x c cells in r + c
+ * steps with its anti-diagonals in shared memory, a warp in r + c steps through global memory, a
+ * thread in r c steps, so above a few hundred cells a block is the shortest path and the warp
+ * strategy is left out (TED_WARP_CELLS = TED_THREAD_CELLS). WW_TED_THREAD_CELLS and
+ * WW_TED_WARP_CELLS in the environment (settings.h) override them (tests force each strategy so:
+ * 0 0 is every table on a block); a value that is not a whole number is ignored. */
+#define TED_THREAD_CELLS 256
+#define TED_WARP_CELLS 256
 
 static size_t setting_cells(ww_setting setting, size_t fallback)
 {
@@ -130,8 +133,8 @@ static ww_ted_gpu_thresholds gpu_thresholds(void)
     return t;
 }
 
-/* Where trees are computed: the GPU engine (one block per keyroot table, not yet faster than the
- * CPU) only for a context that asked for CUDA; backend AUTO computes on the CPU. */
+/* Where trees are computed: the GPU engine only for a context that asked for CUDA; backend AUTO
+ * computes on the CPU (until the GPU engine's figures on an H100/H200 say where it is faster). */
 static ww_backend route(ww_ctx *ctx)
 {
     ctx->last_backend = ctx->requested == WW_BACKEND_CUDA && ctx->cuda ? WW_BACKEND_CUDA : WW_BACKEND_CPU;

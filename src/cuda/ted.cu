@@ -339,6 +339,7 @@ template <typename T> struct depth_work {
     const table_task *tasks;
     int block_tasks, warp_tasks, thread_tasks;
     int block_blocks, warp_blocks; /* the thread role: the remaining blocks */
+    int warp_units, thread_units;  /* warps and threads with a slot (the last block's others idle) */
     T *block_slots, *warp_slots, *thread_slots;
     size_t block_slot, warp_slot, thread_slot; /* entries per slot */
 };
@@ -355,14 +356,20 @@ __global__ void __launch_bounds__(BLOCK_THREADS, 2) depth_kernel(batch_view<T> v
     } else if (b < d.block_blocks + d.warp_blocks) {
         /* a launch of fewer than 32 threads per block (the emulation) has narrower warps */
         const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32, per_block = (int)blockDim.x / lanes;
-        const int warp = (b - d.block_blocks) * per_block + (int)threadIdx.x / lanes, warps = d.warp_blocks * per_block;
+        const int warp = (b - d.block_blocks) * per_block + (int)threadIdx.x / lanes;
+        const int warps = d.warp_blocks * per_block < d.warp_units ? d.warp_blocks * per_block : d.warp_units;
+        if (warp >= warps)
+            return;
         T *fd = d.warp_slots + (size_t)warp * d.warp_slot;
         for (int p = warp; p < d.warp_tasks; p += warps)
             table_by_warp(table_of(v, d.tasks[d.block_tasks + p]), fd, (int)threadIdx.x % lanes, lanes);
     } else {
         const int first = d.block_blocks + d.warp_blocks;
         const int thread = (b - first) * (int)blockDim.x + (int)threadIdx.x;
-        const int threads = ((int)gridDim.x - first) * (int)blockDim.x;
+        const int all = ((int)gridDim.x - first) * (int)blockDim.x;
+        const int threads = all < d.thread_units ? all : d.thread_units;
+        if (thread >= threads)
+            return;
         T *fd = d.thread_slots + (size_t)thread * d.thread_slot;
         for (int p = thread; p < d.thread_tasks; p += threads)
             table_by_thread(table_of(v, d.tasks[d.block_tasks + d.warp_tasks + p]), fd);
@@ -511,9 +518,10 @@ struct batch {
 };
 
 /* A depth's launch on the host: per role (block, warp, thread) its tasks, units' blocks, cells per
- * slot and first slot entry; its first task. */
+ * slot and first slot entry; its first task. Units (blocks, warps, threads) get slots; the
+ * blocks of the warp and thread roles are rounded up, their extra warps and threads idle. */
 struct depth_plan {
-    size_t task_at, count[3], blocks[3], cells[3], slot_at[3];
+    size_t task_at, count[3], units[3], blocks[3], cells[3], slot_at[3];
 };
 
 /* The closed forms exist for exact (int32) tables only. */
@@ -611,13 +619,14 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
         w.task_at = at[0];
         for (int r = 0; r < 3; r++)
             w.count[r] = count[r], w.cells[r] = cells[r];
+        w.units[0] = units[0], w.units[1] = units[1], w.units[2] = units[2];
         w.blocks[0] = units[0];
         w.blocks[1] = (units[1] + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
         w.blocks[2] = (units[2] + BLOCK_THREADS - 1) / BLOCK_THREADS;
         w.slot_at[0] = 0;
         w.slot_at[1] = w.blocks[0] * cells[0];
-        w.slot_at[2] = w.slot_at[1] + w.blocks[1] * WARPS_PER_BLOCK * cells[1];
-        const size_t end = w.slot_at[2] + w.blocks[2] * BLOCK_THREADS * cells[2];
+        w.slot_at[2] = w.slot_at[1] + units[1] * cells[1];
+        const size_t end = w.slot_at[2] + units[2] * cells[2];
         slot_entries = end > slot_entries ? end : slot_entries;
     }
 
@@ -667,6 +676,7 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
         work.tasks = dtasks + w.task_at;
         work.block_tasks = (int)w.count[0], work.warp_tasks = (int)w.count[1], work.thread_tasks = (int)w.count[2];
         work.block_blocks = (int)w.blocks[0], work.warp_blocks = (int)w.blocks[1];
+        work.warp_units = (int)w.units[1], work.thread_units = (int)w.units[2];
         work.block_slots = slots + w.slot_at[0], work.warp_slots = slots + w.slot_at[1];
         work.thread_slots = slots + w.slot_at[2];
         work.block_slot = w.cells[0], work.warp_slot = w.cells[1], work.thread_slot = w.cells[2];
