@@ -57,7 +57,7 @@ namespace {
 const int BLOCK_THREADS = 512; /* every role */
 const int WARPS_PER_BLOCK = BLOCK_THREADS / 32;
 /* forest tables of one launch, per role (at least one table of each role in any case) */
-const size_t BLOCK_SLOT_BYTES = 256u << 20, WARP_SLOT_BYTES = 64u << 20, THREAD_SLOT_BYTES = 64u << 20;
+const size_t BLOCK_SLOT_BYTES = 256u << 20, WARP_SLOT_BYTES = 64u << 20, THREAD_SLOT_BYTES = 256u << 20;
 const size_t BATCH_TD_BYTES = 1u << 30; /* tree distances of the pairs of one batch (as doubles) */
 const size_t BATCH_TABLES = 1u << 26;   /* keyroot tables of one batch */
 
@@ -179,20 +179,30 @@ template <typename T> __device__ __noinline__ void table_by_thread(const table<T
     fd[0] = 0;
     for (int y = 1; y <= t.cols; y++)
         fd[y] = fd[y - 1] + t.ins;
+    /* a row's cells wait on each other through `left` only: the row written (restrict) is apart
+     * from the rows read and from the td entries read, so the loads of the next cells may be
+     * issued before this one's store */
+    const int32_t *__restrict__ col_left = t.y_left + t.l2, *__restrict__ col_label = t.y_label + t.l2;
     for (int x = 1; x <= t.rows; x++) {
         const int i = t.l1 + x - 1, li = t.x_left[i];
         const int32_t la = t.x_label[i];
-        T *row = fd + (size_t)x * t.w;
-        const T *up = row - t.w;
+        T *__restrict__ row = fd + (size_t)x * t.w;
+        const T *__restrict__ up = fd + (size_t)(x - 1) * t.w;
+        const T *__restrict__ sub = fd + (size_t)(li - t.l1) * t.w; /* sub[l(j) - l2] */
+        const T *__restrict__ td_read = t.td + (size_t)i * t.sx + (size_t)t.l2 * t.sy;
+        T *__restrict__ td_write = t.td + (size_t)i * t.sx + (size_t)t.l2 * t.sy; /* other entries */
         T left = up[0] + t.del;
         row[0] = left;
+#pragma unroll 2
         for (int y = 1; y <= t.cols; y++) {
-            bool trees;
-            const T m = match_operand(t, fd, li, la, x, y, &trees);
-            left = cell_of(up[y], left, trees ? up[y - 1] + m : m, t.del, t.ins);
+            const int lj = col_left[y - 1] - t.l2;
+            const bool trees = li == t.l1 && lj == 0;
+            const T m = trees ? up[y - 1] + relabel_of(la, col_label[y - 1], t.ren)
+                              : sub[lj] + td_read[(size_t)(y - 1) * t.sy];
+            left = cell_of(up[y], left, m, t.del, t.ins);
             row[y] = left;
             if (trees)
-                t.td[(size_t)i * t.sx + (size_t)(t.l2 + y - 1) * t.sy] = left;
+                td_write[(size_t)(y - 1) * t.sy] = left;
         }
     }
 }
