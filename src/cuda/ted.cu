@@ -104,9 +104,9 @@ template <typename T> struct batch_view {
 template <typename T> struct table {
     const int32_t *x_left, *x_label, *y_left, *y_label;
     T *td;
-    size_t sx, sy; /* td entry of X node u and Y node v: u * sx + v * sy */
+    int sx, sy; /* td entry of X node u and Y node v: u * sx + v * sy (as size_t) */
     int l1, l2, rows, cols;
-    size_t w; /* a forest table row: cols + 1 */
+    int w; /* a forest table row: cols + 1 */
     T del, ins, ren; /* deleting a node of X, inserting one of Y */
 };
 
@@ -122,16 +122,16 @@ template <typename T> __device__ __forceinline__ table<T> table_of(const batch_v
     int kx, ky;
     if (flip) {
         t.x_left = b_left, t.x_label = v.label + m.b, t.y_left = a_left, t.y_label = v.label + m.a;
-        t.sx = 1, t.sy = (size_t)m.nb, t.del = v.ins, t.ins = v.del, kx = task.k2, ky = task.k1;
+        t.sx = 1, t.sy = m.nb, t.del = v.ins, t.ins = v.del, kx = task.k2, ky = task.k1;
     } else {
         t.x_left = a_left, t.x_label = v.label + m.a, t.y_left = b_left, t.y_label = v.label + m.b;
-        t.sx = (size_t)m.nb, t.sy = 1, t.del = v.del, t.ins = v.ins, kx = task.k1, ky = task.k2;
+        t.sx = m.nb, t.sy = 1, t.del = v.del, t.ins = v.ins, kx = task.k1, ky = task.k2;
     }
     t.l1 = t.x_left[kx];
     t.l2 = t.y_left[ky];
     t.rows = kx - t.l1 + 1;
     t.cols = ky - t.l2 + 1;
-    t.w = (size_t)t.cols + 1;
+    t.w = t.cols + 1;
     return t;
 }
 
@@ -230,6 +230,8 @@ template <typename T> __device__ __noinline__ void table_by_warp(const table<T> 
 template <typename T, int K> struct ahead {
     T operand[K];
     bool diagonal[K], trees[K];
+    T border_row, border_col; /* thread 0, doubles: the border cells (0, s) and (s, 0), written before
+                               * the sweep (exact ones are s ins and s del) */
 };
 
 template <typename T, int K>
@@ -237,6 +239,10 @@ __device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const
                                            ahead<T, K> &next)
 {
     const int tid = (int)threadIdx.x, threads = (int)blockDim.x;
+    if (tid == 0 && sizeof(T) != sizeof(int32_t)) { /* exact borders are products */
+        next.border_row = s <= t.cols ? fd[s] : (T)0;
+        next.border_col = s <= t.rows ? fd[(size_t)s * t.w] : (T)0;
+    }
 #pragma unroll
     for (int k = 0; k < K; k++) {
         const int x = 1 + tid + k * threads, y = s - x;
@@ -281,11 +287,12 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T (*ring)[r
         if (operands.trees[k])
             t.td[(size_t)(t.l1 + x - 1) * t.sx + (size_t)(t.l2 + y - 1) * t.sy] = val;
     }
-    if (tid == 0) { /* the border cells of anti-diagonal s */
+    if (tid == 0) { /* the border cells of anti-diagonal s (loaded ahead: no wait for memory here) */
+        const bool exact = sizeof(T) == sizeof(int32_t);
         if (s <= t.cols)
-            now[0] = fd[s];
+            now[0] = exact ? (T)s * t.ins : operands.border_row;
         if (s <= t.rows)
-            now[s] = fd[(size_t)s * t.w];
+            now[s] = exact ? (T)s * t.del : operands.border_col;
     }
     load_ahead<T, K>(t, fd, li, la, s + 2, operands);
     __syncthreads();
@@ -325,7 +332,7 @@ template <typename T> __device__ __noinline__ void table_by_block(const table<T>
         li[k] = x <= t.rows ? t.x_left[t.l1 + x - 1] : 0;
         la[k] = x <= t.rows ? t.x_label[t.l1 + x - 1] : 0;
     }
-    ahead<T, K> even, odd; /* anti-diagonals 2 and 3 read borders only */
+    ahead<T, K> even = {}, odd = {}; /* anti-diagonals 2 and 3 read borders only */
     load_ahead<T, K>(t, fd, li, la, 2, even);
     load_ahead<T, K>(t, fd, li, la, 3, odd);
     if (tid == 0) { /* anti-diagonals 0 and 1 */
