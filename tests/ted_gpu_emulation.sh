@@ -29,6 +29,7 @@ cat >"$work/fake_cuda.cuh" <<'EOF'
 #define __noinline__
 #define __shared__ static
 #define WW_TED_ROWS_PER_THREAD 4096
+#define WW_TED_WARP_ROWS_PER_LANE 4096
 #define WW_TED_EARLY_EXIT 1
 #define WW_TED_LAUNCH(kernel, grid, threads, stream, ...)                                          \
     do {                                                                                           \

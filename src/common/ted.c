@@ -107,14 +107,15 @@ static int threads_within_limit(const ww_ctx *ctx, size_t na, size_t nb, int man
 /* The GPU engine's thresholds between its strategies: tables of at most TED_THREAD_CELLS cells go
  * one per thread, up to TED_WARP_CELLS one per warp, larger ones one per block. Reasoned, not yet
  * measured for the current kernels (bench/bench_ted_gpu.c measures each strategy across table
- * sizes; `calibrate` does not cover trees yet): a block sweeps a table of r x c cells in r + c
- * steps with its anti-diagonals in shared memory, a warp in r + c steps through global memory, a
- * thread in r c steps, so above a few hundred cells a block is the shortest path and the warp
- * strategy is left out (TED_WARP_CELLS = TED_THREAD_CELLS). WW_TED_THREAD_CELLS and
- * WW_TED_WARP_CELLS in the environment (settings.h) override them (tests force each strategy so:
- * 0 0 is every table on a block); a value that is not a whole number is ignored. */
+ * sizes; `calibrate` does not cover trees yet): a thread computes a table of r x c cells in r c
+ * steps, a warp or a block in r + c, with the anti-diagonals in shared memory when the rows fit (a
+ * warp: up to 32 rows, which every exact table of at most 33 x 33 cells has, its smaller side being
+ * the rows; a block: up to 1024); a warp's steps are cheaper than a block's and 16 of them share a
+ * block. WW_TED_THREAD_CELLS and WW_TED_WARP_CELLS in the environment (settings.h) override them
+ * (tests force each strategy so: 0 0 is every table on a block); a value that is not a whole
+ * number is ignored. */
 #define TED_THREAD_CELLS 256
-#define TED_WARP_CELLS 256
+#define TED_WARP_CELLS 1089
 
 static size_t setting_cells(ww_setting setting, size_t fallback)
 {

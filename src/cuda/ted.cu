@@ -16,12 +16,14 @@
  *   computed with its smaller side as rows (its values do not depend on the orientation).
  * - Other costs: double tables, every cell ww_ted_cell of the same operands as on the CPU, so the
  *   same bits whatever order the cells are computed in; borders summed in the CPU's order.
- * - One table per block sweeps anti-diagonals, one barrier each: the critical path at the deep
- *   depths. Each thread owns fixed rows (at most WW_TED_ROWS_PER_THREAD); the last two
- *   anti-diagonals sit in shared memory (the up, left and diagonal neighbours), and the operands
- *   that come from global memory (the forest left of both subtrees, fd[l(i) - l1][l(j) - l2], and
- *   td) are loaded two anti-diagonals ahead into registers, so their latency overlaps two steps
- *   (see `ahead`). Tables with more rows fall back to a sweep in global memory.
+ * - A table on a block or a warp is swept by anti-diagonals, one barrier (or warp sync) each: the
+ *   block sweeps are the critical path at the deep depths. Each thread owns fixed rows (a block's
+ *   thread up to WW_TED_ROWS_PER_THREAD, a warp's lane WW_TED_WARP_ROWS_PER_LANE); the last three
+ *   anti-diagonals sit in shared memory (the up, left and diagonal neighbours: the block's 48 KB, or
+ *   a sixteenth per warp), and the operands that come from global memory (the forest left of both
+ *   subtrees, fd[l(i) - l1][l(j) - l2], and td) are loaded two anti-diagonals ahead into
+ *   registers, so their latency overlaps two steps (see `ahead`). Tables with more rows fall back
+ *   to a sweep in global memory.
  * - The host uploads trees and task lists in one copy from pinned memory, launches the closed
  *   forms, one kernel per depth and one that gathers each pair's root entry, and copies the
  *   results back in one copy.
@@ -47,6 +49,9 @@
  * thread owns every row, leaves them early. */
 #ifndef WW_TED_ROWS_PER_THREAD
 #define WW_TED_ROWS_PER_THREAD 2
+#endif
+#ifndef WW_TED_WARP_ROWS_PER_LANE /* ... of a warp-strategy table: a warp sweeps up to 32 rows */
+#define WW_TED_WARP_ROWS_PER_LANE 1
 #endif
 #ifndef WW_TED_EARLY_EXIT
 #define WW_TED_EARLY_EXIT 0
@@ -207,26 +212,20 @@ template <typename T> __device__ __noinline__ void table_by_thread(const table<T
     }
 }
 
-/* One table by `lanes` threads of a warp (lane: this one's), anti-diagonal by anti-diagonal. */
-template <typename T> __device__ __noinline__ void table_by_warp(const table<T> t, T *fd, int lane, int lanes)
-{
-    if (lane == 0)
-        borders_serial(t, fd);
-    __syncwarp();
-    for (int s = 2; s <= t.rows + t.cols; s++) {
-        const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
-        for (int x = x_lo + lane; x <= x_hi; x += lanes)
-            global_cell(t, fd, x, s - x);
-        __syncwarp();
-    }
-}
+/* A group of threads that sweeps one table: the block, or one warp. */
+struct block_group {
+    __device__ static void sync() { __syncthreads(); }
+};
+struct warp_group {
+    __device__ static void sync() { __syncwarp(); }
+};
 
-/* The operands of a cell that the block sweep loads two anti-diagonals ahead (slot k: its k-th
- * row): its match operand, and whether the diagonal neighbour is still to be added (then the cell
- * is also td[i][j] when `trees`). Both prefix forests trees: the relabelling, diagonal added. Else
- * the forest left of both subtrees, fd[l(i) - l1][l(j) - l2], is on an anti-diagonal at least
- * three back, done when the load is issued, unless i and j are both leaves: then it is the
- * diagonal neighbour itself (two back), added from shared memory, and only td[i][j] is loaded. */
+/* The operands of a cell that the sweep loads two anti-diagonals ahead (slot k: its k-th row):
+ * its match operand, and whether the diagonal neighbour is still to be added (then the cell is also
+ * td[i][j] when `trees`). Both prefix forests trees: the relabelling, diagonal added. Else the
+ * forest left of both subtrees, fd[l(i) - l1][l(j) - l2], is on an anti-diagonal at least three
+ * back, done when the load is issued, unless i and j are both leaves: then it is the diagonal
+ * neighbour itself (two back), added from shared memory, and only td[i][j] is loaded. */
 template <typename T, int K> struct ahead {
     T operand[K];
     bool diagonal[K], trees[K];
@@ -234,18 +233,22 @@ template <typename T, int K> struct ahead {
                                * the sweep (exact ones are s ins and s del) */
 };
 
+/* The rows of a sweeping thread: rank `me` of `size` in its group owns rows 1 + me + k size. */
+struct sweep_rows {
+    int me, size;
+};
+
 template <typename T, int K>
 __device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const int *li, const int32_t *la, int s,
-                                           ahead<T, K> &next)
+                                           sweep_rows g, ahead<T, K> &next)
 {
-    const int tid = (int)threadIdx.x, threads = (int)blockDim.x;
-    if (tid == 0 && sizeof(T) != sizeof(int32_t)) { /* exact borders are products */
+    if (g.me == 0 && sizeof(T) != sizeof(int32_t)) { /* exact borders are products */
         next.border_row = s <= t.cols ? fd[s] : (T)0;
         next.border_col = s <= t.rows ? fd[(size_t)s * t.w] : (T)0;
     }
 #pragma unroll
     for (int k = 0; k < K; k++) {
-        const int x = 1 + tid + k * threads, y = s - x;
+        const int x = 1 + g.me + k * g.size, y = s - x;
         if ((x > t.rows || y < 1) && WW_TED_EARLY_EXIT)
             break;
         if (x > t.rows || y < 1 || y > t.cols)
@@ -262,19 +265,19 @@ __device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const
     }
 }
 
-/* Anti-diagonal s of the block sweep from the operands loaded for it, which are then reloaded for
- * s + 2 (anti-diagonals up to s - 1 are done: the last barrier), then the barrier. */
-template <typename T, int K>
-__device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T (*ring)[ring_cells<T>::value], const int *li,
-                                           const int32_t *la, int s, ahead<T, K> &operands)
+/* Anti-diagonal s of the sweep from the operands loaded for it, which are then reloaded for s + 2
+ * (anti-diagonals up to s - 1 are done: the last sync), then the group's sync. ring: three
+ * anti-diagonals of `stride` cells, s in the (s % 3)-th. */
+template <typename T, int K, typename G>
+__device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *ring, int stride, const int *li,
+                                           const int32_t *la, int s, sweep_rows g, ahead<T, K> &operands)
 {
-    const int tid = (int)threadIdx.x, threads = (int)blockDim.x;
     const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
-    T *now = ring[s % 3];
-    const T *before = ring[(s - 1) % 3], *before2 = ring[(s - 2) % 3];
+    T *now = ring + (s % 3) * stride;
+    const T *before = ring + ((s - 1) % 3) * stride, *before2 = ring + ((s - 2) % 3) * stride;
 #pragma unroll
     for (int k = 0; k < K; k++) {
-        const int x = 1 + tid + k * threads;
+        const int x = 1 + g.me + k * g.size;
         if (x > x_hi && WW_TED_EARLY_EXIT)
             break;
         if (x > x_hi || x < x_lo)
@@ -287,40 +290,40 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T (*ring)[r
         if (operands.trees[k])
             t.td[(size_t)(t.l1 + x - 1) * t.sx + (size_t)(t.l2 + y - 1) * t.sy] = val;
     }
-    if (tid == 0) { /* the border cells of anti-diagonal s (loaded ahead: no wait for memory here) */
+    if (g.me == 0) { /* the border cells of anti-diagonal s (loaded ahead: no wait for memory here) */
         const bool exact = sizeof(T) == sizeof(int32_t);
         if (s <= t.cols)
             now[0] = exact ? (T)s * t.ins : operands.border_row;
         if (s <= t.rows)
             now[s] = exact ? (T)s * t.del : operands.border_col;
     }
-    load_ahead<T, K>(t, fd, li, la, s + 2, operands);
-    __syncthreads();
+    load_ahead<T, K>(t, fd, li, la, s + 2, g, operands);
+    G::sync();
 }
 
-/* One table by the whole block. The borders go to global memory first (the forests left of two
- * subtrees may be border cells). Then, when the rows fit, the shared-memory sweep of the design
- * note: thread tid owns rows 1 + tid + k * blockDim.x; ring[s % 3] holds anti-diagonal s by row;
- * two sets of operands alternate, for the even and the odd anti-diagonals. */
-template <typename T> __device__ __noinline__ void table_by_block(const table<T> t, T *fd, T (*ring)[ring_cells<T>::value])
+/* One table by a group (the block or a warp; rank g.me of g.size). The borders go to global memory
+ * first (the forests left of two subtrees may be border cells). Then, when the rows fit (fewer than
+ * `stride`, at most K per thread), the shared-memory sweep of the design note: the thread of rank
+ * me owns rows 1 + me + k size; ring holds the last three anti-diagonals by row; two sets of
+ * operands alternate, for the even and the odd anti-diagonals. Else the sweep in global memory. */
+template <typename T, typename G, int K>
+__device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sweep_rows g)
 {
-    const int tid = (int)threadIdx.x, threads = (int)blockDim.x;
     if (sizeof(T) == sizeof(int32_t)) { /* exact: the sums are products */
-        for (int y = tid; y <= t.cols; y += threads)
+        for (int y = g.me; y <= t.cols; y += g.size)
             fd[y] = (T)y * t.ins;
-        for (int x = 1 + tid; x <= t.rows; x += threads)
+        for (int x = 1 + g.me; x <= t.rows; x += g.size)
             fd[(size_t)x * t.w] = (T)x * t.del;
-    } else if (tid == 0) {
+    } else if (g.me == 0) {
         borders_serial(t, fd);
     }
-    __syncthreads();
-    const int K = WW_TED_ROWS_PER_THREAD;
-    if (t.rows >= ring_cells<T>::value || t.rows > K * threads) {
+    G::sync();
+    if (t.rows >= stride || t.rows > K * g.size) {
         for (int s = 2; s <= t.rows + t.cols; s++) {
             const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
-            for (int x = x_lo + tid; x <= x_hi; x += threads)
+            for (int x = x_lo + g.me; x <= x_hi; x += g.size)
                 global_cell(t, fd, x, s - x);
-            __syncthreads();
+            G::sync();
         }
         return;
     }
@@ -328,30 +331,46 @@ template <typename T> __device__ __noinline__ void table_by_block(const table<T>
     int32_t la[K];
 #pragma unroll
     for (int k = 0; k < K; k++) {
-        const int x = 1 + tid + k * threads;
+        const int x = 1 + g.me + k * g.size;
         li[k] = x <= t.rows ? t.x_left[t.l1 + x - 1] : 0;
         la[k] = x <= t.rows ? t.x_label[t.l1 + x - 1] : 0;
     }
     ahead<T, K> even = {}, odd = {}; /* anti-diagonals 2 and 3 read borders only */
-    load_ahead<T, K>(t, fd, li, la, 2, even);
-    load_ahead<T, K>(t, fd, li, la, 3, odd);
-    if (tid == 0) { /* anti-diagonals 0 and 1 */
-        ring[0][0] = 0;
-        ring[1][0] = fd[1];
-        ring[1][1] = fd[t.w];
+    load_ahead<T, K>(t, fd, li, la, 2, g, even);
+    load_ahead<T, K>(t, fd, li, la, 3, g, odd);
+    if (g.me == 0) { /* anti-diagonals 0 and 1 */
+        ring[0] = 0;
+        ring[stride] = fd[1];
+        ring[stride + 1] = fd[t.w];
     }
-    __syncthreads();
+    G::sync();
     const int last = t.rows + t.cols;
     for (int s = 2; s <= last; s += 2) {
-        sweep_step<T, K>(t, fd, ring, li, la, s, even);
+        sweep_step<T, K, G>(t, fd, ring, stride, li, la, s, g, even);
         if (s + 1 <= last)
-            sweep_step<T, K>(t, fd, ring, li, la, s + 1, odd);
+            sweep_step<T, K, G>(t, fd, ring, stride, li, la, s + 1, g, odd);
     }
+}
+
+/* The strategies, as separate functions (see WW_TED_ROWS_PER_THREAD). */
+template <typename T> __device__ __noinline__ void table_by_block(const table<T> t, T *fd, T *ring, int stride)
+{
+    table_by_group<T, block_group, WW_TED_ROWS_PER_THREAD>(t, fd, ring, stride,
+                                                         sweep_rows{(int)threadIdx.x, (int)blockDim.x});
+}
+
+template <typename T> __device__ __noinline__ void table_by_warp(const table<T> t, T *fd, T *ring, int stride)
+{
+    /* a launch of fewer than 32 threads per block (the emulation) has narrower warps */
+    const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32;
+    table_by_group<T, warp_group, WW_TED_WARP_ROWS_PER_LANE>(t, fd, ring, stride,
+                                                           sweep_rows{(int)threadIdx.x % lanes, lanes});
 }
 
 /* The tables of one depth: block-strategy tasks, then warp tasks, then thread tasks; the blocks
  * of the launch by role in the same order; each role's units take its tasks in a grid-stride loop,
- * each unit with its own forest table (a slot). */
+ * each unit with its own forest table (a slot). The shared memory for three anti-diagonals: the
+ * block's, or a sixteenth per warp. */
 template <typename T> struct depth_work {
     const table_task *tasks;
     int block_tasks, warp_tasks, thread_tasks;
@@ -364,22 +383,23 @@ template <typename T> struct depth_work {
 template <typename T>
 __global__ void __launch_bounds__(BLOCK_THREADS, 2) depth_kernel(batch_view<T> v, depth_work<T> d)
 {
-    __shared__ T ring[3][ring_cells<T>::value];
+    __shared__ T ring[3 * ring_cells<T>::value];
     const int b = (int)blockIdx.x;
     if (b < d.block_blocks) {
         T *fd = d.block_slots + (size_t)b * d.block_slot;
         for (int p = b; p < d.block_tasks; p += d.block_blocks)
-            table_by_block(table_of(v, d.tasks[p]), fd, ring);
+            table_by_block(table_of(v, d.tasks[p]), fd, ring, ring_cells<T>::value);
     } else if (b < d.block_blocks + d.warp_blocks) {
         /* a launch of fewer than 32 threads per block (the emulation) has narrower warps */
         const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32, per_block = (int)blockDim.x / lanes;
-        const int warp = (b - d.block_blocks) * per_block + (int)threadIdx.x / lanes;
+        const int in_block = (int)threadIdx.x / lanes, warp = (b - d.block_blocks) * per_block + in_block;
         const int warps = d.warp_blocks * per_block < d.warp_units ? d.warp_blocks * per_block : d.warp_units;
         if (warp >= warps)
             return;
         T *fd = d.warp_slots + (size_t)warp * d.warp_slot;
+        const int stride = ring_cells<T>::value / per_block;
         for (int p = warp; p < d.warp_tasks; p += warps)
-            table_by_warp(table_of(v, d.tasks[d.block_tasks + p]), fd, (int)threadIdx.x % lanes, lanes);
+            table_by_warp(table_of(v, d.tasks[d.block_tasks + p]), fd, ring + 3 * stride * in_block, stride);
     } else {
         const int first = d.block_blocks + d.warp_blocks;
         const int thread = (b - first) * (int)blockDim.x + (int)threadIdx.x;
