@@ -620,7 +620,7 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
             for (const keyroot &u : big_a)
                 for (const keyroot &v : big_b) {
                     const size_t cells = (size_t)(u.size + 1) * (size_t)(v.size + 1);
-                    const int role = cells > limits->warp_cells ? 0 : cells > limits->thread_cells ? 1 : 2;
+                    const int role = cells <= limits->thread_cells ? 2 : cells <= limits->warp_cells ? 1 : 0;
                     const size_t key = 3 * (size_t)(u.level + v.level) + (size_t)role;
                     if (pass == 0) {
                         start[key + 1]++;
