@@ -163,6 +163,30 @@ int main(void)
             }
         }
     }
+    /* a matrix whose small pairs are exact on the CPU and whose large ones are not (costs of 2^20:
+     * int32 tables only up to about 170 nodes per pair): the GPU computes the batch in doubles, the
+     * same values */
+    {
+        static int32_t pp[4][150], ll2[4][150];
+        const int sizes[4] = {40, 60, 120, 150};
+        ww_tree big[4];
+        for (int k = 0; k < 4; k++) {
+            tree(&r, sizes[k], 0.5, 5, pp[k], ll2[k]);
+            big[k] = (ww_tree){(size_t)sizes[k], pp[k], ll2[k]};
+        }
+        const ww_ted_params heavy[2] = {{1048576, 1048576, 1048576}, {1048576, 3145728, 524288}};
+        for (int c = 0; c < 2; c++)
+            for (int k = 0; k < 5; k += 4) {
+                double got[16], want[16];
+                ww_pairwise_options po = ww_pairwise_options_default();
+                po.row_end = po.col_end = po.out_stride = 4;
+                const ww_status st = ww_cuda_ted_pairwise(&fake, big, NULL, &heavy[c], &limits[k], got, &po);
+                ww_ted_pairwise(cpu, big, 4, NULL, 0, &heavy[c], want, NULL);
+                for (int e = 0; e < 16; e++)
+                    bad += st != WW_OK || got[e] != want[e];
+                compared++;
+            }
+    }
     enum { C = 9, N = 50 };
     static int32_t par[C][N], lab[C][N];
     ww_tree trees[C];

@@ -1031,6 +1031,28 @@ static void ted_cuda_large(const char *strategy, ww_ctx *gpu, ww_ctx *cpu)
         CHECK(0);
     }
     free(par), free(lab), free(mg), free(mc);
+    /* costs of 2^20: the CPU has int32 tables for the small pairs (up to about 170 nodes per pair)
+     * and doubles for the others; a GPU batch holding both is in doubles: the same values */
+    {
+        enum { M = 4 };
+        static int32_t hp[M][150], hl[M][150];
+        const size_t sizes[M] = {40, 60, 120, 150};
+        ww_tree h[M];
+        for (int k = 0; k < M; k++) {
+            random_tree(&r, sizes[k], (enum shape)(k % SHAPE_COUNT), 5, hp[k], hl[k]);
+            h[k] = (ww_tree){sizes[k], hp[k], hl[k]};
+        }
+        const ww_ted_params heavy[2] = {{1048576, 1048576, 1048576}, {1048576, 3145728, 524288}};
+        for (int c = 0; c < 2; c++) {
+            double hg[M * M], hc[M * M];
+            for (int k = 0; k < M * M; k++)
+                hg[k] = NAN;
+            CHECK_STATUS(ww_ted_pairwise(gpu, h, M, NULL, 0, &heavy[c], hg, NULL), WW_OK);
+            CHECK_STATUS(ww_ted_pairwise(cpu, h, M, NULL, 0, &heavy[c], hc, NULL), WW_OK);
+            for (int k = 0; k < M * M; k++)
+                CHECK(hg[k] == hc[k]);
+        }
+    }
 }
 
 void test_ted_cuda_large_tables(void)
