@@ -142,14 +142,22 @@ template <typename T> __device__ __forceinline__ table<T> table_of(const batch_v
 
 template <typename T> __device__ __forceinline__ T relabel_of(int32_t a, int32_t b, T ren) { return a == b ? (T)0 : ren; }
 
+/* Where cell (x, y) of a forest table is: by rows (pitch 0), or by anti-diagonals of `pitch`
+ * (rows + 1) cells each (the shared-memory sweeps of tables with no more rows than columns: one
+ * anti-diagonal's stores are then contiguous, at most twice the cells). */
+template <typename T> __device__ __forceinline__ size_t cell_index(const table<T> &t, int pitch, int x, int y)
+{
+    return pitch ? (size_t)(x + y) * (size_t)pitch + (size_t)x : (size_t)x * t.w + (size_t)y;
+}
+
 /* The borders of a forest table by one thread, summed in the CPU's order. */
-template <typename T> __device__ __forceinline__ void borders_serial(const table<T> &t, T *fd)
+template <typename T> __device__ __forceinline__ void borders_serial(const table<T> &t, T *fd, int pitch = 0)
 {
     fd[0] = 0;
     for (int y = 1; y <= t.cols; y++)
-        fd[y] = fd[y - 1] + t.ins;
+        fd[cell_index(t, pitch, 0, y)] = fd[cell_index(t, pitch, 0, y - 1)] + t.ins;
     for (int x = 1; x <= t.rows; x++)
-        fd[(size_t)x * t.w] = fd[(size_t)(x - 1) * t.w] + t.del;
+        fd[cell_index(t, pitch, x, 0)] = fd[cell_index(t, pitch, x - 1, 0)] + t.del;
 }
 
 /* The match operand of cell (x, y): when both prefix forests are trees rooted at i and j, the
@@ -236,6 +244,7 @@ template <typename T, int K> struct ahead {
 /* The rows of a sweeping thread: rank `me` of `size` in its group owns rows 1 + me + k size. */
 struct sweep_rows {
     int me, size;
+    int pitch; /* the forest table's layout (cell_index) */
 };
 
 template <typename T, int K>
@@ -243,8 +252,8 @@ __device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const
                                            sweep_rows g, ahead<T, K> &next)
 {
     if (g.me == 0 && sizeof(T) != sizeof(int32_t)) { /* exact borders are products */
-        next.border_row = s <= t.cols ? fd[s] : (T)0;
-        next.border_col = s <= t.rows ? fd[(size_t)s * t.w] : (T)0;
+        next.border_row = s <= t.cols ? fd[cell_index(t, g.pitch, 0, s)] : (T)0;
+        next.border_col = s <= t.rows ? fd[cell_index(t, g.pitch, s, 0)] : (T)0;
     }
 #pragma unroll
     for (int k = 0; k < K; k++) {
@@ -261,7 +270,8 @@ __device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const
         else if (next.diagonal[k])
             next.operand[k] = t.td[(size_t)i * t.sx + (size_t)j * t.sy];
         else
-            next.operand[k] = fd[(size_t)(li[k] - t.l1) * t.w + (lj - t.l2)] + t.td[(size_t)i * t.sx + (size_t)j * t.sy];
+            next.operand[k] =
+                fd[cell_index(t, g.pitch, li[k] - t.l1, lj - t.l2)] + t.td[(size_t)i * t.sx + (size_t)j * t.sy];
     }
 }
 
@@ -286,7 +296,7 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *ring, in
         const T m = operands.diagonal[k] ? before2[x - 1] + operands.operand[k] : operands.operand[k];
         const T val = cell_of(before[x - 1], before[x], m, t.del, t.ins);
         now[x] = val;
-        fd[(size_t)x * t.w + y] = val;
+        fd[cell_index(t, g.pitch, x, y)] = val;
         if (operands.trees[k])
             t.td[(size_t)(t.l1 + x - 1) * t.sx + (size_t)(t.l2 + y - 1) * t.sy] = val;
     }
@@ -309,16 +319,18 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *ring, in
 template <typename T, typename G, int K>
 __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sweep_rows g)
 {
+    const bool in_shared = t.rows < stride && t.rows <= K * g.size;
+    g.pitch = in_shared && t.rows <= t.cols ? t.rows + 1 : 0;
     if (sizeof(T) == sizeof(int32_t)) { /* exact: the sums are products */
         for (int y = g.me; y <= t.cols; y += g.size)
-            fd[y] = (T)y * t.ins;
+            fd[cell_index(t, g.pitch, 0, y)] = (T)y * t.ins;
         for (int x = 1 + g.me; x <= t.rows; x += g.size)
-            fd[(size_t)x * t.w] = (T)x * t.del;
+            fd[cell_index(t, g.pitch, x, 0)] = (T)x * t.del;
     } else if (g.me == 0) {
-        borders_serial(t, fd);
+        borders_serial(t, fd, g.pitch);
     }
     G::sync();
-    if (t.rows >= stride || t.rows > K * g.size) {
+    if (!in_shared) {
         for (int s = 2; s <= t.rows + t.cols; s++) {
             const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
             for (int x = x_lo + g.me; x <= x_hi; x += g.size)
@@ -340,8 +352,8 @@ __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sw
     load_ahead<T, K>(t, fd, li, la, 3, g, odd);
     if (g.me == 0) { /* anti-diagonals 0 and 1 */
         ring[0] = 0;
-        ring[stride] = fd[1];
-        ring[stride + 1] = fd[t.w];
+        ring[stride] = fd[cell_index(t, g.pitch, 0, 1)];
+        ring[stride + 1] = fd[cell_index(t, g.pitch, 1, 0)];
     }
     G::sync();
     const int last = t.rows + t.cols;
@@ -356,7 +368,7 @@ __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sw
 template <typename T> __device__ __noinline__ void table_by_block(const table<T> t, T *fd, T *ring, int stride)
 {
     table_by_group<T, block_group, WW_TED_ROWS_PER_THREAD>(t, fd, ring, stride,
-                                                         sweep_rows{(int)threadIdx.x, (int)blockDim.x});
+                                                         sweep_rows{(int)threadIdx.x, (int)blockDim.x, 0});
 }
 
 template <typename T> __device__ __noinline__ void table_by_warp(const table<T> t, T *fd, T *ring, int stride)
@@ -364,7 +376,7 @@ template <typename T> __device__ __noinline__ void table_by_warp(const table<T> 
     /* a launch of fewer than 32 threads per block (the emulation) has narrower warps */
     const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32;
     table_by_group<T, warp_group, WW_TED_WARP_ROWS_PER_LANE>(t, fd, ring, stride,
-                                                           sweep_rows{(int)threadIdx.x % lanes, lanes});
+                                                           sweep_rows{(int)threadIdx.x % lanes, lanes, 0});
 }
 
 /* The tables of one depth: block-strategy tasks, then warp tasks, then thread tasks; the blocks
@@ -622,9 +634,11 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
                     const size_t cells = (size_t)(u.size + 1) * (size_t)(v.size + 1);
                     const int role = cells <= limits->thread_cells ? 2 : cells <= limits->warp_cells ? 1 : 0;
                     const size_t key = 3 * (size_t)(u.level + v.level) + (size_t)role;
+                    /* a block or warp sweep may lay its table out by anti-diagonals: twice the cells */
+                    const size_t need = role == 2 ? cells : 2 * cells;
                     if (pass == 0) {
                         start[key + 1]++;
-                        slot[key] = cells > slot[key] ? cells : slot[key];
+                        slot[key] = need > slot[key] ? need : slot[key];
                     } else {
                         tasks[start[key]++] = table_task{(int)k, u.node, v.node};
                     }
