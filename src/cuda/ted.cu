@@ -89,7 +89,8 @@ __device__ __forceinline__ int32_t cell_of(int32_t up, int32_t left, int32_t mat
 struct pair_meta {
     int a, b;   /* offsets of A's and B's nodes in the label and leftmost arrays */
     int na, nb; /* their nodes (td is na x nb) */
-    size_t td;  /* offset of its td */
+    size_t td;  /* offset of its td, by rows */
+    size_t tdd; /* ... of its copy by anti-diagonals: td[a][b] at (a + b) na + a, (na + nb - 1) na entries */
 };
 
 /* A table (pair, k1, k2); a closed form (pair, keyroot, side: 0 a keyroot of A, 1 of B). */
@@ -108,8 +109,10 @@ template <typename T> struct batch_view {
  * and A for an exact table with more nodes in A's subtree). */
 template <typename T> struct table {
     const int32_t *x_left, *x_label, *y_left, *y_label;
-    T *td;
+    T *td, *tdd;
     int sx, sy; /* td entry of X node u and Y node v: u * sx + v * sy (as size_t) */
+    int na;     /* tdd entry: (u + v) na + (the A node of u and v) */
+    bool a_rows; /* X is A */
     int l1, l2, rows, cols;
     int w; /* a forest table row: cols + 1 */
     T del, ins, ren; /* deleting a node of X, inserting one of Y */
@@ -123,6 +126,9 @@ template <typename T> __device__ __forceinline__ table<T> table_of(const batch_v
     const bool flip = exact && task.k1 - a_left[task.k1] > task.k2 - b_left[task.k2];
     table<T> t;
     t.td = v.td + m.td;
+    t.tdd = v.td + m.tdd;
+    t.na = m.na;
+    t.a_rows = !flip;
     t.ren = v.ren;
     int kx, ky;
     if (flip) {
@@ -141,6 +147,23 @@ template <typename T> __device__ __forceinline__ table<T> table_of(const batch_v
 }
 
 template <typename T> __device__ __forceinline__ T relabel_of(int32_t a, int32_t b, T ren) { return a == b ? (T)0 : ren; }
+
+/* td[u][v] of X node u and Y node v, by rows and by anti-diagonals. The sweeps read the second: the
+ * entries that one anti-diagonal of a table reads are then contiguous (u + v is the same for all),
+ * not one cache line each. Every writer writes both. */
+template <typename T> __device__ __forceinline__ size_t td_row_index(const table<T> &t, int u, int v)
+{
+    return (size_t)u * (size_t)t.sx + (size_t)v * (size_t)t.sy;
+}
+template <typename T> __device__ __forceinline__ size_t td_diagonal_index(const table<T> &t, int u, int v)
+{
+    return (size_t)(u + v) * (size_t)t.na + (size_t)(t.a_rows ? u : v);
+}
+template <typename T> __device__ __forceinline__ void store_td(const table<T> &t, int u, int v, T val)
+{
+    t.td[td_row_index(t, u, v)] = val;
+    t.tdd[td_diagonal_index(t, u, v)] = val;
+}
 
 /* Where cell (x, y) of a forest table is: by rows (pitch 0), or by anti-diagonals of `pitch`
  * (rows + 1) cells each (the shared-memory sweeps of tables with no more rows than columns: one
@@ -170,7 +193,7 @@ __device__ __forceinline__ T match_operand(const table<T> &t, const T *fd, int l
     *trees = li == t.l1 && lj == t.l2;
     if (*trees)
         return relabel_of(la, t.y_label[j], t.ren);
-    return fd[(size_t)(li - t.l1) * t.w + (lj - t.l2)] + t.td[(size_t)i * t.sx + (size_t)j * t.sy];
+    return fd[(size_t)(li - t.l1) * t.w + (lj - t.l2)] + t.tdd[td_diagonal_index(t, i, j)];
 }
 
 /* Cell (x, y) of a forest table in global memory whose earlier anti-diagonals are done. */
@@ -183,7 +206,7 @@ template <typename T> __device__ __forceinline__ void global_cell(const table<T>
     const T val = cell_of(fd[at - t.w], fd[at - 1], trees ? fd[at - t.w - 1] + m : m, t.del, t.ins);
     fd[at] = val;
     if (trees)
-        t.td[(size_t)i * t.sx + (size_t)(t.l2 + y - 1) * t.sy] = val;
+        store_td(t, i, t.l2 + y - 1, val);
 }
 
 /* One table by one thread, row by row. */
@@ -193,8 +216,8 @@ template <typename T> __device__ __noinline__ void table_by_thread(const table<T
     for (int y = 1; y <= t.cols; y++)
         fd[y] = fd[y - 1] + t.ins;
     /* a row's cells wait on each other through `left` only: the row written (restrict) is apart
-     * from the rows read and from the td entries read, so the loads of the next cells may be
-     * issued before this one's store */
+     * from the rows read and from the td entries read, so the loads of the next cell may be
+     * issued before this one's store (not unrolled: unrolled, it spills under 64 registers) */
     const int32_t *__restrict__ col_left = t.y_left + t.l2, *__restrict__ col_label = t.y_label + t.l2;
     for (int x = 1; x <= t.rows; x++) {
         const int i = t.l1 + x - 1, li = t.x_left[i];
@@ -206,7 +229,7 @@ template <typename T> __device__ __noinline__ void table_by_thread(const table<T
         T *__restrict__ td_write = t.td + (size_t)i * t.sx + (size_t)t.l2 * t.sy; /* other entries */
         T left = up[0] + t.del;
         row[0] = left;
-#pragma unroll 2
+#pragma unroll 1
         for (int y = 1; y <= t.cols; y++) {
             const int lj = col_left[y - 1] - t.l2;
             const bool trees = li == t.l1 && lj == 0;
@@ -214,8 +237,10 @@ template <typename T> __device__ __noinline__ void table_by_thread(const table<T
                               : sub[lj] + td_read[(size_t)(y - 1) * t.sy];
             left = cell_of(up[y], left, m, t.del, t.ins);
             row[y] = left;
-            if (trees)
+            if (trees) {
                 td_write[(size_t)(y - 1) * t.sy] = left;
+                t.tdd[td_diagonal_index(t, i, t.l2 + y - 1)] = left;
+            }
         }
     }
 }
@@ -268,10 +293,10 @@ __device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const
         if (next.trees[k])
             next.operand[k] = relabel_of(la[k], t.y_label[j], t.ren);
         else if (next.diagonal[k])
-            next.operand[k] = t.td[(size_t)i * t.sx + (size_t)j * t.sy];
+            next.operand[k] = t.tdd[td_diagonal_index(t, i, j)];
         else
             next.operand[k] =
-                fd[cell_index(t, g.pitch, li[k] - t.l1, lj - t.l2)] + t.td[(size_t)i * t.sx + (size_t)j * t.sy];
+                fd[cell_index(t, g.pitch, li[k] - t.l1, lj - t.l2)] + t.tdd[td_diagonal_index(t, i, j)];
     }
 }
 
@@ -298,7 +323,7 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *ring, in
         now[x] = val;
         fd[cell_index(t, g.pitch, x, y)] = val;
         if (operands.trees[k])
-            t.td[(size_t)(t.l1 + x - 1) * t.sx + (size_t)(t.l2 + y - 1) * t.sy] = val;
+            store_td(t, t.l1 + x - 1, t.l2 + y - 1, val);
     }
     if (g.me == 0) { /* the border cells of anti-diagonal s (loaded ahead: no wait for memory here) */
         const bool exact = sizeof(T) == sizeof(int32_t);
@@ -441,8 +466,13 @@ __global__ void closed_form_kernel(batch_view<int32_t> v, const table_task *task
         const int ny = in_b ? m.na : m.nb;
         const size_t sx = in_b ? 1 : (size_t)m.nb, sy = in_b ? (size_t)m.nb : 1;
         const int32_t del = in_b ? v.ins : v.del, ins = in_b ? v.del : v.ins, ren = v.ren;
-        int32_t *td = v.td + m.td;
+        int32_t *td = v.td + m.td, *tdd = v.td + m.tdd;
         const int k = task.k1;
+        /* td[u][j] of X node u and Y node j, both layouts */
+        auto store = [&](int u, int j, int32_t d) {
+            td[(size_t)u * sx + (size_t)j * sy] = d;
+            tdd[(size_t)(u + j) * (size_t)m.na + (size_t)(in_b ? j : u)] = d;
+        };
         if (k == x_left[k]) { /* a leaf */
             const int32_t lk = x_label[k];
             int last = -1;
@@ -451,7 +481,7 @@ __global__ void closed_form_kernel(batch_view<int32_t> v, const table_task *task
                 if (y_label[j] == lk)
                     last = j;
                 const int32_t best = last >= l ? 0 : ren, base = del + ins;
-                td[(size_t)k * sx + (size_t)j * sy] = (s - 1) * ins + (best < base ? best : base);
+                store(k, j, (s - 1) * ins + (best < base ? best : base));
             }
             continue;
         }
@@ -482,8 +512,8 @@ __global__ void closed_form_kernel(batch_view<int32_t> v, const table_task *task
                 const int32_t both = (s - 2) * ins + relabel;
                 dp = both < dp ? both : dp;
             }
-            td[(size_t)c * sx + (size_t)j * sy] = dc;
-            td[(size_t)p * sx + (size_t)j * sy] = dp;
+            store(c, j, dc);
+            store(p, j, dp);
         }
     }
 }
@@ -558,6 +588,8 @@ struct batch {
         m.nb = (int)nb;
         m.td = td_entries;
         td_entries += na * nb;
+        m.tdd = td_entries;
+        td_entries += (na + nb - 1) * na;
         tables += (size_t)A.keyroot_count * (size_t)B.keyroot_count;
         largest_sum = na + nb > largest_sum ? na + nb : largest_sum;
         meta.push_back(m);
@@ -848,7 +880,7 @@ ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, 
                     done++;
                     continue;
                 }
-                const size_t td = a->count * b->count;
+                const size_t td = a->count * b->count + (a->count + b->count) * a->count; /* both layouts */
                 if (!bt.meta.empty() && ((bt.td_entries + td) * sizeof(double) > BATCH_TD_BYTES ||
                                          bt.tables + a->count * b->count > BATCH_TABLES))
                     st = flush();
