@@ -23,7 +23,11 @@
  *   a sixteenth per warp), and the operands that come from global memory (the forest left of both
  *   subtrees, fd[l(i) - l1][l(j) - l2], and td) are loaded two anti-diagonals ahead into
  *   registers, so their latency overlaps two steps (see `ahead`). Tables with more rows fall back
- *   to a sweep in global memory.
+ *   to a sweep in global memory. Memory is laid out for the sweeps: one anti-diagonal's global
+ *   accesses are the cells it stores and the td entries it reads, so a sweep's forest table is
+ *   stored by anti-diagonals (when it has no more rows than columns) and td is kept twice, by rows
+ *   (the thread strategy reads along rows) and by anti-diagonals (td[i][j] at (i + j) na + i);
+ *   what is left scattered is one read per cell of the forest left of both subtrees.
  * - The host uploads trees and task lists in one copy from pinned memory, launches the closed
  *   forms, one kernel per depth and one that gathers each pair's root entry, and copies the
  *   results back in one copy.
