@@ -12,8 +12,9 @@
  *   of one node (a leaf) and of two nodes (a node and its leaf child) have no tables: their tree
  *   distances against every subtree of the other tree follow in closed form from one scan of it
  *   (one thread per such keyroot, the formulas of src/cpu/ted.c's two_node_rows), in a first launch
- *   that needs nothing else; on the Swissport trees they are most of the tables. An exact table is
- *   computed with its smaller side as rows (its values do not depend on the orientation).
+ *   that needs nothing else; on the Swissport trees they are most of the tables. An exact table on
+ *   a block or a warp is computed with its smaller side as rows (its values do not depend on the
+ *   orientation), so that its rows fit the shared-memory sweep.
  * - Other costs: double tables, every cell ww_ted_cell of the same operands as on the CPU, so the
  *   same bits whatever order the cells are computed in; borders summed in the CPU's order.
  * - A table on a block or a warp is swept by anti-diagonals, one barrier (or warp sync) each: the
@@ -122,12 +123,13 @@ template <typename T> struct table {
     T del, ins, ren; /* deleting a node of X, inserting one of Y */
 };
 
-template <typename T> __device__ __forceinline__ table<T> table_of(const batch_view<T> &v, const table_task &task)
+template <typename T>
+__device__ __forceinline__ table<T> table_of(const batch_view<T> &v, const table_task &task, bool may_flip = true)
 {
     const pair_meta m = v.meta[task.pair];
     const int32_t *a_left = v.leftmost + m.a, *b_left = v.leftmost + m.b;
     const bool exact = sizeof(T) == sizeof(int32_t);
-    const bool flip = exact && task.k1 - a_left[task.k1] > task.k2 - b_left[task.k2];
+    const bool flip = may_flip && exact && task.k1 - a_left[task.k1] > task.k2 - b_left[task.k2];
     table<T> t;
     t.td = v.td + m.td;
     t.tdd = v.td + m.tdd;
@@ -213,7 +215,7 @@ template <typename T> __device__ __forceinline__ void global_cell(const table<T>
         store_td(t, i, t.l2 + y - 1, val);
 }
 
-/* One table by one thread, row by row. */
+/* One table by one thread, row by row (never flipped: its rows then read td along td's rows). */
 template <typename T> __device__ __noinline__ void table_by_thread(const table<T> t, T *fd)
 {
     fd[0] = 0;
@@ -450,7 +452,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS, 2) depth_kernel(batch_view<T> v
             return;
         T *fd = d.thread_slots + (size_t)thread * d.thread_slot;
         for (int p = thread; p < d.thread_tasks; p += threads)
-            table_by_thread(table_of(v, d.tasks[d.block_tasks + d.warp_tasks + p]), fd);
+            table_by_thread(table_of(v, d.tasks[d.block_tasks + d.warp_tasks + p], false), fd);
     }
 }
 
