@@ -611,13 +611,18 @@ struct depth_plan {
     size_t task_at, count[3], units[3], blocks[3], cells[3], slot_at[3];
 };
 
-/* The closed forms exist for exact (int32) tables only. */
-cudaError_t launch_closed_forms(cudaStream_t stream, const batch_view<int32_t> &v, const table_task *tasks, size_t count)
+/* The closed forms exist for exact (int32) tables only. Each thread stores to its own rows of td
+ * (one cache line per thread and store), so a few keyroots (one pair) go 8 threads to a block,
+ * spread over many SMs, whose load/store units then take 8 lines per store, not 32. */
+cudaError_t launch_closed_forms(cudaStream_t stream, int sm_count, const batch_view<int32_t> &v,
+                                const table_task *tasks, size_t count)
 {
-    WW_TED_LAUNCH(closed_form_kernel, (unsigned)((count + 127) / 128), 128u, stream, v, tasks, (int)count);
+    const size_t per_block = count >= 32 * (size_t)sm_count ? 32 : 8;
+    WW_TED_LAUNCH(closed_form_kernel, (unsigned)((count + per_block - 1) / per_block), (unsigned)per_block, stream, v,
+                  tasks, (int)count);
     return cudaGetLastError();
 }
-cudaError_t launch_closed_forms(cudaStream_t, const batch_view<double> &, const table_task *, size_t)
+cudaError_t launch_closed_forms(cudaStream_t, int, const batch_view<double> &, const table_task *, size_t)
 {
     return cudaSuccess;
 }
@@ -756,7 +761,7 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     view.del = del, view.ins = ins, view.ren = ren;
     cudaError_t e = cudaMemcpyAsync(input, staged, upload, cudaMemcpyHostToDevice, s->stream);
     if (e == cudaSuccess && !closed.empty())
-        e = launch_closed_forms(s->stream, view, dclosed, closed.size());
+        e = launch_closed_forms(s->stream, s->sm_count, view, dclosed, closed.size());
     for (int d = 0; d < depths && e == cudaSuccess; d++) {
         const depth_plan &w = plans[(size_t)d];
         if (w.count[0] + w.count[1] + w.count[2] == 0)
