@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <vector>
 
 /* The launches, as a macro so that tests/ted_gpu_emulation.sh can run the kernels on the CPU. */
@@ -654,48 +655,86 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
             lb = tabled(r) && r.level + 1 > lb ? r.level + 1 : lb;
         depths = la + lb - 1 > depths ? la + lb - 1 : depths;
     }
-    /* the tables by key = 3 depth + role (0 block, 1 warp, 2 thread): a counting sort */
+    /* the tables by key = 3 depth + role (0 block, 1 warp, 2 thread), a counting sort by runs, not
+     * by tables (a matrix has millions): per pair, B's tabled keyroots by level and by size within
+     * a level, so that one keyroot u of A against one level of B is three runs of tables, thread,
+     * warp and block, split by two binary searches (the cells grow with the size). The runs are
+     * counted, then their tables written straight into the upload. */
     const int keys = 3 * depths;
     std::vector<size_t> start((size_t)keys + 1, 0), slot((size_t)keys, 0);
-    std::vector<table_task> closed, tasks;
-    std::vector<keyroot> big_a, big_b;
-    for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+    std::vector<table_task> closed;
+    std::vector<std::vector<keyroot>> big_a(pairs), big_b(pairs);
+    std::vector<std::vector<size_t>> level_at(pairs); /* B's level l: big_b[k][level_at[l] ..] */
+    for (size_t k = 0; k < pairs; k++) {
+        for (const keyroot &r : bt.keyroots_a[k])
+            if (tabled(r))
+                big_a[k].push_back(r);
+            else
+                closed.push_back(table_task{(int)k, r.node, 0});
+        int levels_b = 0;
+        for (const keyroot &r : bt.keyroots_b[k])
+            if (tabled(r)) {
+                big_b[k].push_back(r);
+                levels_b = r.level + 1 > levels_b ? r.level + 1 : levels_b;
+            } else {
+                closed.push_back(table_task{(int)k, r.node, 1});
+            }
+        std::sort(big_b[k].begin(), big_b[k].end(), [](const keyroot &x, const keyroot &y) {
+            return x.level != y.level ? x.level < y.level : x.size != y.size ? x.size < y.size : x.node < y.node;
+        });
+        level_at[k].assign((size_t)levels_b + 1, 0);
+        for (const keyroot &r : big_b[k])
+            level_at[k][(size_t)r.level + 1]++;
+        for (int l = 0; l < levels_b; l++)
+            level_at[k][(size_t)l + 1] += level_at[k][(size_t)l];
+    }
+    /* calls run(k, u, key, first, end, largest cells) for every nonempty run */
+    auto for_each_run = [&](auto run) {
         for (size_t k = 0; k < pairs; k++) {
-            big_a.clear(), big_b.clear();
-            for (const keyroot &r : bt.keyroots_a[k])
-                if (tabled(r))
-                    big_a.push_back(r);
-                else if (pass == 0)
-                    closed.push_back(table_task{(int)k, r.node, 0});
-            for (const keyroot &r : bt.keyroots_b[k])
-                if (tabled(r))
-                    big_b.push_back(r);
-                else if (pass == 0)
-                    closed.push_back(table_task{(int)k, r.node, 1});
-            for (const keyroot &u : big_a)
-                for (const keyroot &v : big_b) {
-                    const size_t cells = (size_t)(u.size + 1) * (size_t)(v.size + 1);
-                    const int role = cells <= limits->thread_cells ? 2 : cells <= limits->warp_cells ? 1 : 0;
-                    const size_t key = 3 * (size_t)(u.level + v.level) + (size_t)role;
-                    /* a block or warp sweep may lay its table out by anti-diagonals: twice the cells */
-                    const size_t need = role == 2 ? cells : 2 * cells;
-                    if (pass == 0) {
-                        start[key + 1]++;
-                        slot[key] = need > slot[key] ? need : slot[key];
-                    } else {
-                        tasks[start[key]++] = table_task{(int)k, u.node, v.node};
+            const std::vector<keyroot> &bk = big_b[k];
+            const size_t levels_b = level_at[k].size() - 1;
+            for (const keyroot &u : big_a[k])
+                for (size_t lb = 0; lb < levels_b; lb++) {
+                    const size_t lo = level_at[k][lb], hi = level_at[k][lb + 1];
+                    if (lo == hi)
+                        continue;
+                    const size_t su = (size_t)u.size + 1;
+                    auto cells = [&](size_t v) { return su * ((size_t)bk[v].size + 1); };
+                    size_t thread_end = lo, warp_end;
+                    for (size_t n = hi - lo; n > 0;) { /* the first table over thread_cells */
+                        const size_t half = n / 2;
+                        if (cells(thread_end + half) <= limits->thread_cells)
+                            thread_end += half + 1, n -= half + 1;
+                        else
+                            n = half;
                     }
+                    warp_end = thread_end;
+                    for (size_t n = hi - thread_end; n > 0;) { /* ... then the first over warp_cells */
+                        const size_t half = n / 2;
+                        if (cells(warp_end + half) <= limits->warp_cells)
+                            warp_end += half + 1, n -= half + 1;
+                        else
+                            n = half;
+                    }
+                    const size_t depth_key = 3 * ((size_t)u.level + lb);
+                    if (thread_end > lo)
+                        run(k, u, depth_key + 2, lo, thread_end, cells(thread_end - 1));
+                    if (warp_end > thread_end)
+                        run(k, u, depth_key + 1, thread_end, warp_end, cells(warp_end - 1));
+                    if (hi > warp_end)
+                        run(k, u, depth_key, warp_end, hi, cells(hi - 1));
                 }
         }
-        if (pass == 0) {
-            for (int k = 0; k < keys; k++)
-                start[(size_t)k + 1] += start[(size_t)k];
-            tasks.resize(start[(size_t)keys]);
-        }
-    }
-    for (int k = keys; k > 0; k--) /* the fill moved every start to the next key's */
-        start[(size_t)k] = start[(size_t)k - 1];
-    start[0] = 0;
+    };
+    for_each_run([&](size_t, const keyroot &, size_t key, size_t first, size_t end, size_t largest) {
+        start[key + 1] += end - first;
+        /* a block or warp sweep may lay its table out by anti-diagonals: twice the cells */
+        const size_t need = key % 3 == 2 ? largest : 2 * largest;
+        slot[key] = need > slot[key] ? need : slot[key];
+    });
+    for (int k = 0; k < keys; k++)
+        start[(size_t)k + 1] += start[(size_t)k];
+    const size_t task_count = start[(size_t)keys];
 
     /* each depth's launch: units per role within the role's slot budget, as many as the GPU holds;
      * slots and tasks as offsets until the buffers are known */
@@ -732,7 +771,7 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     const size_t ints_bytes = aligned(2 * bt.label.size() * sizeof(int32_t));
     const size_t meta_bytes = aligned(pairs * sizeof(pair_meta));
     const size_t closed_bytes = aligned(closed.size() * sizeof(table_task));
-    const size_t upload = ints_bytes + meta_bytes + closed_bytes + tasks.size() * sizeof(table_task);
+    const size_t upload = ints_bytes + meta_bytes + closed_bytes + task_count * sizeof(table_task);
     ww_status st = ww_device_reserve(&s->prepared, td_bytes + slot_bytes + pairs * sizeof(double));
     if (st == WW_OK)
         st = ww_device_reserve(&s->input, upload);
@@ -746,8 +785,16 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     memcpy(staged + ints_bytes, bt.meta.data(), pairs * sizeof(pair_meta));
     if (!closed.empty())
         memcpy(staged + ints_bytes + meta_bytes, closed.data(), closed.size() * sizeof(table_task));
-    if (!tasks.empty())
-        memcpy(staged + ints_bytes + meta_bytes + closed_bytes, tasks.data(), tasks.size() * sizeof(table_task));
+    {
+        table_task *staged_tasks = (table_task *)(staged + ints_bytes + meta_bytes + closed_bytes);
+        std::vector<size_t> at(start.begin(), start.end() - 1);
+        for_each_run([&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t) {
+            table_task *to = staged_tasks + at[key];
+            for (size_t v = first; v < end; v++)
+                *to++ = table_task{(int)k, u.node, big_b[k][v].node};
+            at[key] += end - first;
+        });
+    }
     char *input = (char *)s->input.ptr;
     const table_task *dclosed = (const table_task *)(input + ints_bytes + meta_bytes);
     const table_task *dtasks = (const table_task *)(input + ints_bytes + meta_bytes + closed_bytes);
