@@ -29,9 +29,10 @@
  *   stored by anti-diagonals (when it has no more rows than columns) and td is kept twice, by rows
  *   (the thread strategy reads along rows) and by anti-diagonals (td[i][j] at (i + j) na + i);
  *   what is left scattered is one read per cell of the forest left of both subtrees.
- * - The host uploads trees and task lists in one copy from pinned memory, launches the closed
- *   forms, one kernel per depth and one that gathers each pair's root entry, and copies the
- *   results back in one copy.
+ * - The host sorts the tables by depth and strategy by runs of them (a matrix has millions of
+ *   tables: no pass per table but the one that writes it), uploads trees and task lists in one copy
+ *   from pinned memory, launches the closed forms, one kernel per depth and one that gathers each
+ *   pair's root entry, and copies the results back in one copy.
  * Not here: the paper's multi-block strategy (one table over several blocks). */
 #include "../common/ted_internal.h"
 #include "../measures/ted.h"
