@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 /* The launches, as a macro so that tests/ted_gpu_emulation.sh can run the kernels on the CPU. */
@@ -72,6 +73,7 @@ const int WARPS_PER_BLOCK = BLOCK_THREADS / 32;
 const size_t BLOCK_SLOT_BYTES = 256u << 20, WARP_SLOT_BYTES = 64u << 20, THREAD_SLOT_BYTES = 256u << 20;
 const size_t BATCH_TD_BYTES = 1u << 30; /* tree distances of the pairs of one batch (as doubles) */
 const size_t BATCH_TABLES = 1u << 26;   /* keyroot tables of one batch */
+const size_t PREPARED_CACHE_BYTES = 256u << 20; /* a matrix's column trees, prepared once */
 
 /* Cells per anti-diagonal in shared memory (three of them, under the 48 KiB of static shared
  * memory): the block sweep keeps tables of fewer rows there. */
@@ -549,13 +551,27 @@ struct keyroot {
     int32_t node, level, size;
 };
 
+/* A checked non-empty tree prepared in both orientations (src/cpu/ted.c's ww_ted_prepare). */
+struct prepared_tree {
+    std::vector<int32_t> storage;
+    ww_ted_prepared left, right;
+
+    explicit prepared_tree(const ww_tree *t)
+    {
+        const size_t n = t->count, ints = ww_ted_prepared_ints(n);
+        /* left, right, then right's temporaries (left's lie where right then goes) */
+        storage.resize(2 * ints + 4 * n);
+        ww_ted_prepare(t, 0, storage.data(), &left);
+        ww_ted_prepare(t, 1, storage.data() + ints, &right);
+    }
+};
+
 /* A batch being built on the host: the chosen orientation of each pair's trees, its keyroots. */
 struct batch {
     std::vector<int32_t> label, leftmost;
     std::vector<pair_meta> meta;
     std::vector<std::vector<keyroot>> keyroots_a, keyroots_b;
     size_t td_entries = 0, tables = 0, largest_sum = 0; /* largest na + nb */
-    std::vector<int32_t> scratch;
 
     void clear()
     {
@@ -571,20 +587,12 @@ struct batch {
         return k;
     }
 
-    /* Adds a pair of non-empty checked trees in its cheaper orientation. */
-    void add(const ww_tree *a, const ww_tree *b)
+    /* Adds a pair of non-empty trees, prepared, in its cheaper orientation. */
+    void add(const prepared_tree &a, const prepared_tree &b)
     {
-        const size_t na = a->count, nb = b->count, big = na > nb ? na : nb;
-        const size_t ints_a = ww_ted_prepared_ints(na) + 4 * big, ints_b = ww_ted_prepared_ints(nb) + 4 * big;
-        scratch.resize(2 * ints_a + 2 * ints_b);
-        int32_t *host = scratch.data();
-        ww_ted_prepared al, ar, bl, br;
-        ww_ted_prepare(a, 0, host, &al);
-        ww_ted_prepare(a, 1, host + ints_a, &ar);
-        ww_ted_prepare(b, 0, host + 2 * ints_a, &bl);
-        ww_ted_prepare(b, 1, host + 2 * ints_a + ints_b, &br);
-        const bool right = ar.cost * br.cost < al.cost * bl.cost;
-        const ww_ted_prepared &A = right ? ar : al, &B = right ? br : bl;
+        const size_t na = (size_t)a.left.n, nb = (size_t)b.left.n;
+        const bool right = a.right.cost * b.right.cost < a.left.cost * b.left.cost;
+        const ww_ted_prepared &A = right ? a.right : a.left, &B = right ? b.right : b.left;
         pair_meta m;
         m.a = (int)label.size();
         label.insert(label.end(), A.label, A.label + na);
@@ -868,7 +876,7 @@ ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_
     ww_status st;
     try {
         batch bt;
-        bt.add(a, b);
+        bt.add(prepared_tree(a), prepared_tree(b));
         st = run_batch_costs(s, bt, p, limits, out);
     } catch (...) { /* std::bad_alloc of the host vectors */
         st = WW_ERR_MEMORY;
@@ -929,7 +937,12 @@ ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, 
                 return WW_ERR_CANCELLED;
             return WW_OK;
         };
-        for (size_t i = o->row_begin; i < o->row_end && st == WW_OK; i++)
+        /* each tree prepared once: a row's for its row, the columns' kept for all rows while
+         * they stay within PREPARED_CACHE_BYTES (else prepared per pair) */
+        std::vector<std::unique_ptr<prepared_tree>> col_prepared(o->col_end - o->col_begin);
+        size_t cached = 0;
+        for (size_t i = o->row_begin; i < o->row_end && st == WW_OK; i++) {
+            std::unique_ptr<prepared_tree> row_prepared;
             for (size_t j = o->col_begin; j < o->col_end && st == WW_OK; j++) {
                 if (!computed(i, j))
                     continue;
@@ -945,10 +958,21 @@ ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, 
                     st = flush();
                 if (st != WW_OK)
                     break;
-                bt.add(a, b);
+                if (!row_prepared)
+                    row_prepared.reset(new prepared_tree(a));
+                std::unique_ptr<prepared_tree> &column = col_prepared[j - o->col_begin];
+                std::unique_ptr<prepared_tree> once;
+                if (!column && cached + 14 * b->count * sizeof(int32_t) <= PREPARED_CACHE_BYTES) {
+                    column.reset(new prepared_tree(b));
+                    cached += column->storage.size() * sizeof(int32_t);
+                }
+                if (!column)
+                    once.reset(new prepared_tree(b));
+                bt.add(*row_prepared, column ? *column : *once);
                 rows_of.push_back(i);
                 cols_of.push_back(j);
             }
+        }
         if (st == WW_OK)
             st = flush();
     } catch (...) {
