@@ -51,13 +51,17 @@ static inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
 static inline cudaError_t cudaGetLastError() { return 0; }
 static inline ww_status ww_cuda_status(cudaError_t e) { return e ? WW_ERR_DEVICE_MEMORY : WW_OK; }
 struct ww_device_buffer { void *ptr; size_t bytes; };
+/* Device memory poisoned at every reserve: nothing a call finds there from the call before (the
+ * same pair under another strategy) can hide an entry it failed to compute. */
 static inline ww_status ww_device_reserve(ww_device_buffer *b, size_t bytes)
 {
-    if (bytes <= b->bytes)
-        return WW_OK;
-    free(b->ptr);
-    b->ptr = malloc(bytes);
-    b->bytes = b->ptr ? bytes : 0;
+    if (bytes > b->bytes) {
+        free(b->ptr);
+        b->ptr = malloc(bytes);
+        b->bytes = b->ptr ? bytes : 0;
+    }
+    if (b->ptr)
+        memset(b->ptr, 0x5a, bytes);
     return b->ptr ? WW_OK : WW_ERR_DEVICE_MEMORY;
 }
 static inline ww_status ww_pinned_reserve(void **p, size_t *bytes, size_t want)

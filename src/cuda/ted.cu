@@ -74,6 +74,10 @@ const size_t BLOCK_SLOT_BYTES = 256u << 20, WARP_SLOT_BYTES = 64u << 20, THREAD_
 const size_t BATCH_TD_BYTES = 1u << 30; /* tree distances (both layouts) of one batch, as doubles */
 const size_t BATCH_TABLES = 1u << 26;   /* keyroot tables of one batch */
 const size_t PREPARED_CACHE_BYTES = 256u << 20; /* a matrix's column trees, prepared once */
+/* Thread-strategy tables of a batch of several pairs go in runs of about this many cells per task
+ * (a matrix has millions of small tables: fewer tasks to write and upload); one pair's, one table
+ * per task (its depths wait for their slowest thread). */
+const size_t THREAD_RUN_CELLS = 1024;
 
 /* Cells per anti-diagonal in shared memory (three of them, under the 48 KiB of static shared
  * memory): the block sweep keeps tables of fewer rows there. */
@@ -100,15 +104,18 @@ struct pair_meta {
     int na, nb; /* their nodes (td is na x nb) */
     size_t td;  /* offset of its td, by rows */
     size_t tdd; /* ... of its copy by anti-diagonals: td[a][b] at (a + b) na + a, (na + nb - 1) na entries */
+    int sorted_b; /* offset of B's tabled keyroots (by level, then size) in batch_view::sorted_b */
 };
 
-/* A table (pair, k1, k2); a closed form (pair, keyroot, side: 0 a keyroot of A, 1 of B). */
+/* A table (pair, k1, k2); on the thread strategy a run of `count` tables (pair, k1, the pair's
+ * sorted_b[k2 + q]), one after the other; a closed form (pair, keyroot, side: 0 a keyroot of A, 1
+ * of B). */
 struct table_task {
-    int pair, k1, k2;
+    int pair, k1, k2, count;
 };
 
 template <typename T> struct batch_view {
-    const int32_t *label, *leftmost;
+    const int32_t *label, *leftmost, *sorted_b;
     const pair_meta *meta;
     T *td;
     T del, ins, ren;
@@ -455,8 +462,12 @@ __global__ void __launch_bounds__(BLOCK_THREADS, 2) depth_kernel(batch_view<T> v
         if (thread >= threads)
             return;
         T *fd = d.thread_slots + (size_t)thread * d.thread_slot;
-        for (int p = thread; p < d.thread_tasks; p += threads)
-            table_by_thread(table_of(v, d.tasks[d.block_tasks + d.warp_tasks + p], false), fd);
+        for (int p = thread; p < d.thread_tasks; p += threads) {
+            const table_task run = d.tasks[d.block_tasks + d.warp_tasks + p];
+            const int32_t *b = v.sorted_b + v.meta[run.pair].sorted_b + run.k2;
+            for (int q = 0; q < run.count; q++)
+                table_by_thread(table_of(v, table_task{run.pair, run.k1, b[q], 1}, false), fd);
+        }
     }
 }
 
@@ -679,14 +690,14 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
             if (tabled(r))
                 big_a[k].push_back(r);
             else
-                closed.push_back(table_task{(int)k, r.node, 0});
+                closed.push_back(table_task{(int)k, r.node, 0, 1});
         int levels_b = 0;
         for (const keyroot &r : bt.keyroots_b[k])
             if (tabled(r)) {
                 big_b[k].push_back(r);
                 levels_b = r.level + 1 > levels_b ? r.level + 1 : levels_b;
             } else {
-                closed.push_back(table_task{(int)k, r.node, 1});
+                closed.push_back(table_task{(int)k, r.node, 1, 1});
             }
         std::sort(big_b[k].begin(), big_b[k].end(), [](const keyroot &x, const keyroot &y) {
             return x.level != y.level ? x.level < y.level : x.size != y.size ? x.size < y.size : x.node < y.node;
@@ -735,8 +746,26 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
                 }
         }
     };
-    for_each_run([&](size_t, const keyroot &, size_t key, size_t first, size_t end, size_t largest) {
-        start[key + 1] += end - first;
+    /* the thread strategy's runs split into tasks of at most run_cells cells (at least a table) */
+    const size_t run_cells = pairs > 1 ? THREAD_RUN_CELLS : 0;
+    auto for_each_task = [&](size_t k, const keyroot &u, size_t first, size_t end, auto task) {
+        const size_t su = (size_t)u.size + 1;
+        size_t at = first, cells = 0;
+        for (size_t v = first; v < end; v++) {
+            const size_t c = su * ((size_t)big_b[k][v].size + 1);
+            if (v > at && cells + c > run_cells) {
+                task(at, v);
+                at = v, cells = 0;
+            }
+            cells += c;
+        }
+        task(at, end);
+    };
+    for_each_run([&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t largest) {
+        if (key % 3 == 2)
+            for_each_task(k, u, first, end, [&](size_t, size_t) { start[key + 1]++; });
+        else
+            start[key + 1] += end - first;
         /* a block or warp sweep may lay its table out by anti-diagonals: twice the cells */
         const size_t need = key % 3 == 2 ? largest : 2 * largest;
         slot[key] = need > slot[key] ? need : slot[key];
@@ -777,7 +806,10 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
      * keeps hand-over records there): td, forest tables and results in `prepared`; trees, pairs and
      * tasks in `input`, uploaded in one copy from the pinned staging buffer */
     const size_t td_bytes = aligned(bt.td_entries * sizeof(T)), slot_bytes = aligned(slot_entries * sizeof(T));
-    const size_t ints_bytes = aligned(2 * bt.label.size() * sizeof(int32_t));
+    size_t sorted_count = 0;
+    for (size_t k = 0; k < pairs; k++)
+        sorted_count += big_b[k].size();
+    const size_t ints_bytes = aligned((2 * bt.label.size() + sorted_count) * sizeof(int32_t));
     const size_t meta_bytes = aligned(pairs * sizeof(pair_meta));
     const size_t closed_bytes = aligned(closed.size() * sizeof(table_task));
     const size_t upload = ints_bytes + meta_bytes + closed_bytes + task_count * sizeof(table_task);
@@ -791,16 +823,31 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     char *staged = (char *)s->pinned;
     memcpy(staged, bt.label.data(), bt.label.size() * sizeof(int32_t));
     memcpy(staged + bt.label.size() * sizeof(int32_t), bt.leftmost.data(), bt.leftmost.size() * sizeof(int32_t));
-    memcpy(staged + ints_bytes, bt.meta.data(), pairs * sizeof(pair_meta));
+    {
+        int32_t *sorted = (int32_t *)staged + 2 * bt.label.size();
+        pair_meta *meta = (pair_meta *)(staged + ints_bytes);
+        memcpy(meta, bt.meta.data(), pairs * sizeof(pair_meta));
+        for (size_t k = 0, at = 0; k < pairs; k++) {
+            meta[k].sorted_b = (int)at;
+            for (const keyroot &r : big_b[k])
+                sorted[at++] = r.node;
+        }
+    }
     if (!closed.empty())
         memcpy(staged + ints_bytes + meta_bytes, closed.data(), closed.size() * sizeof(table_task));
     {
         table_task *staged_tasks = (table_task *)(staged + ints_bytes + meta_bytes + closed_bytes);
         std::vector<size_t> at(start.begin(), start.end() - 1);
         for_each_run([&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t) {
+            if (key % 3 == 2) {
+                for_each_task(k, u, first, end, [&](size_t f, size_t e) {
+                    staged_tasks[at[key]++] = table_task{(int)k, u.node, (int)f, (int)(e - f)};
+                });
+                return;
+            }
             table_task *to = staged_tasks + at[key];
             for (size_t v = first; v < end; v++)
-                *to++ = table_task{(int)k, u.node, big_b[k][v].node};
+                *to++ = table_task{(int)k, u.node, big_b[k][v].node, 1};
             at[key] += end - first;
         });
     }
@@ -813,6 +860,7 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     view.td = (T *)s->prepared.ptr;
     view.label = (const int32_t *)input;
     view.leftmost = (const int32_t *)input + bt.label.size();
+    view.sorted_b = (const int32_t *)input + 2 * bt.label.size();
     view.meta = (const pair_meta *)(input + ints_bytes);
     view.del = del, view.ins = ins, view.ren = ren;
     cudaError_t e = cudaMemcpyAsync(input, staged, upload, cudaMemcpyHostToDevice, s->stream);
