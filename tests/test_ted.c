@@ -837,6 +837,26 @@ void test_ted_pair_progress(void)
     free(buf);
 }
 
+/* Overwrites the GPU context's tables with another pair's values (the engine keeps its device
+ * buffers between calls: a pair computed again under another strategy must not find the entries
+ * it fails to compute left there by the last one). */
+static void scrub_gpu_tables(ww_ctx *gpu)
+{
+    enum { N = 1300 };
+    int32_t *p = malloc(2 * N * sizeof(int32_t)), *l = malloc(2 * N * sizeof(int32_t));
+    if (p && l) {
+        ww_rng r = {0x5c7b};
+        random_tree(&r, N, SHAPE_RANDOM, 50, p, l);
+        random_tree(&r, N, SHAPE_BUSHY, 50, p + N, l + N);
+        const ww_tree a = {N, p, l}, b = {N, p + N, l + N};
+        double d = -1;
+        CHECK_STATUS(ww_ted(gpu, &a, &b, NULL, &d), WW_OK);
+        CHECK_STATUS(ww_ted(gpu, &a, &b, &(ww_ted_params){0.3, 0.7, 0.1}, &d), WW_OK);
+    }
+    free(p);
+    free(l);
+}
+
 /* The GPU engine against the CPU engine, bit for bit, with each strategy forced in turn (every
  * table on a block, on a warp, on a thread, then the built-in thresholds): random trees of every shape
  * (sizes 0 to 60, unit and other costs), the shared Swissport pairs, a matrix; outputs poisoned
@@ -913,6 +933,7 @@ static void ted_cuda_compare(const char *strategy)
     }
     /* the shared trees: X-TED's values */
     if (ww_test_shared_dir()) {
+        scrub_gpu_tables(gpu);
         const int sizes[] = {100, 500, 1000};
         const double want[] = {44, 424, 767};
         for (int k = 0; k < 3; k++) {
@@ -976,6 +997,7 @@ static void ted_cuda_compare(const char *strategy)
 static void ted_cuda_large(const char *strategy, ww_ctx *gpu, ww_ctx *cpu)
 {
     ww_rng r = {0x1a7e};
+    scrub_gpu_tables(gpu);
     const ww_ted_params costs[] = {{1, 1, 1}, {3, 1, 0.3}, {0.5, 2, 1.25}};
     const struct {
         size_t na, nb;
