@@ -3,7 +3,7 @@
  * each pair is exactly one (s + 1) x (s + 1) table), computed in one ww_ted_pairwise call with every
  * table on a thread, then on a warp, then on a block (WW_TED_THREAD_CELLS / WW_TED_WARP_CELLS).
  * Prints the time per table of each strategy, the fastest, and the one the built-in thresholds
- * (1024 and 65536 cells, src/common/ted.c) pick. Results are checked equal between strategies.
+ * (BUILTIN_THREAD_CELLS and BUILTIN_WARP_CELLS: src/common/ted.c's, keep them the same) pick. Results are checked equal between strategies.
  *
  *   ww_bench_ted_gpu [max_nodes]        (default 512) */
 #define _POSIX_C_SOURCE 200809L /* setenv */
@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define BUILTIN_THREAD_CELLS 256 /* src/common/ted.c: TED_THREAD_CELLS */
+#define BUILTIN_WARP_CELLS 1089  /* ... TED_WARP_CELLS */
 
 static double run(ww_ctx *ctx, const char *thread_cells, const char *warp_cells, const ww_tree *x, size_t k,
                   const ww_tree *y, double *out)
@@ -77,7 +80,7 @@ int main(int argc, char **argv)
         const char *fastest = thread <= warp && thread <= block ? "thread" : warp <= block ? "warp" : "block";
         printf("| %d | %zu | %zu | %.3f | %.3f | %.3f | %s | %s |\n", s, cells, k, 1e6 * thread / (double)k,
                1e6 * warp / (double)k, 1e6 * block / (double)k, fastest,
-               cells <= 1024 ? "thread" : cells <= 65536 ? "warp" : "block");
+               cells <= BUILTIN_THREAD_CELLS ? "thread" : cells <= BUILTIN_WARP_CELLS ? "warp" : "block");
         free(parent), free(labels), free(x), free(a), free(b), free(c);
     }
     unsetenv("WW_TED_THREAD_CELLS");

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU tree edit distance engine (src/cuda/ted.cu) without a GPU: its host code and kernels
-# compiled as plain C++ against a fake CUDA runtime of one thread per launch (every grid-stride
-# loop then covers all the tasks, in the order of the launches: the dependency order the engine
-# relies on), then compared bit for bit with the CPU engine on random trees, with every strategy
+# compiled as plain C++ against a fake CUDA runtime where a launch runs its blocks one after the
+# other, each as one thread (every block- or grid-stride loop then covers all its tasks, in the
+# order of the launches: the dependency order the engine relies on; a block's sweep owns all the
+# rows), then compared bit for bit with the CPU engine on random trees, with every strategy
 # forced in turn, and on matrices (self, blocks with strides, float output, x against y). What it
 # cannot see: races between threads of a real launch (the tables of one launch write disjoint
 # entries and read only earlier launches' by construction). The GPU itself runs test_ted_cuda_*.
@@ -24,6 +25,18 @@ cat >"$work/fake_cuda.cuh" <<'EOF'
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __noinline__
+#define __shared__ static
+#define WW_TED_ROWS_PER_THREAD 4096
+#define WW_TED_WARP_ROWS_PER_LANE 4096
+#define WW_TED_EARLY_EXIT 1
+#define WW_TED_LAUNCH(kernel, grid, threads, stream, ...)                                          \
+    do {                                                                                           \
+        gridDim.x = (grid), blockDim.x = 1, threadIdx.x = 0;                                       \
+        for (blockIdx.x = 0; blockIdx.x < gridDim.x; blockIdx.x++)                                 \
+            kernel(__VA_ARGS__);                                                                   \
+    } while (0)
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
 typedef void *cudaStream_t;
@@ -38,16 +51,29 @@ static inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
 static inline cudaError_t cudaGetLastError() { return 0; }
 static inline ww_status ww_cuda_status(cudaError_t e) { return e ? WW_ERR_DEVICE_MEMORY : WW_OK; }
 struct ww_device_buffer { void *ptr; size_t bytes; };
+/* Device memory poisoned at every reserve: nothing a call finds there from the call before (the
+ * same pair under another strategy) can hide an entry it failed to compute. */
 static inline ww_status ww_device_reserve(ww_device_buffer *b, size_t bytes)
 {
-    if (bytes <= b->bytes)
-        return WW_OK;
-    free(b->ptr);
-    b->ptr = malloc(bytes);
-    b->bytes = b->ptr ? bytes : 0;
+    if (bytes > b->bytes) {
+        free(b->ptr);
+        b->ptr = malloc(bytes);
+        b->bytes = b->ptr ? bytes : 0;
+    }
+    if (b->ptr)
+        memset(b->ptr, 0x5a, bytes);
     return b->ptr ? WW_OK : WW_ERR_DEVICE_MEMORY;
 }
-struct ww_cuda_state { int sm_count; cudaStream_t stream; ww_device_buffer input, prepared, work; };
+static inline ww_status ww_pinned_reserve(void **p, size_t *bytes, size_t want)
+{
+    if (want <= *bytes)
+        return WW_OK;
+    free(*p);
+    *p = malloc(want);
+    *bytes = *p ? want : 0;
+    return *p ? WW_OK : WW_ERR_MEMORY;
+}
+struct ww_cuda_state { int sm_count; cudaStream_t stream; ww_device_buffer input, prepared, work; void *pinned; size_t pinned_bytes; };
 struct ww_cuda_device_guard { int previous; };
 static inline ww_cuda_device_guard ww_cuda_enter(ww_cuda_state *) { return {0}; }
 static inline void ww_cuda_leave(ww_cuda_device_guard) {}
@@ -64,7 +90,7 @@ cat >"$work/driver.c" <<'EOF'
 
 int ww_test_failures, ww_test_skipped;
 struct fake_buffer { void *ptr; size_t bytes; };
-struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; };
+struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; void *pinned; size_t pinned_bytes; };
 
 static void tree(ww_rng *r, int n, double up, int labels, int32_t *p, int32_t *l)
 {
@@ -118,6 +144,53 @@ int main(void)
             }
         }
     }
+    /* larger tables: a block sweep of many rows in shared memory, and (2100-node paths in doubles)
+     * in global memory */
+    static int32_t pl[2100], ll[2100], pm[2100], lm[2100];
+    for (int t = 0; t < 2; t++) {
+        const int na = t ? 2100 : 800, nb = t ? 2050 : 900;
+        tree(&r, na, t ? 0.0 : 0.4, 6, pl, ll);
+        tree(&r, nb, t ? 0.0 : 0.6, 6, pm, lm);
+        const ww_tree a = {(size_t)na, pl, ll}, b = {(size_t)nb, pm, lm};
+        for (int c = 0; c < (t ? 2 : 3); c++) {
+            double want = -1;
+            ww_ted(cpu, &a, &b, &costs[c], &want);
+            for (int k = 0; k < 5; k += 4) {
+                double got = -1;
+                const ww_status st = ww_cuda_ted(&fake, &a, &b, &costs[c], &limits[k], &got);
+                compared++;
+                if (st != WW_OK || got != want) {
+                    bad++;
+                    printf("large pair %d (%d x %d), thresholds %d: %.17g, cpu %.17g (%s)\n", t, na, nb, k, got, want,
+                           ww_strerror(st));
+                }
+            }
+        }
+    }
+    /* a matrix whose small pairs are exact on the CPU and whose large ones are not (costs of 2^20:
+     * int32 tables only up to about 170 nodes per pair): the GPU computes the batch in doubles, the
+     * same values */
+    {
+        static int32_t pp[4][150], ll2[4][150];
+        const int sizes[4] = {40, 60, 120, 150};
+        ww_tree big[4];
+        for (int k = 0; k < 4; k++) {
+            tree(&r, sizes[k], 0.5, 5, pp[k], ll2[k]);
+            big[k] = (ww_tree){(size_t)sizes[k], pp[k], ll2[k]};
+        }
+        const ww_ted_params heavy[2] = {{1048576, 1048576, 1048576}, {1048576, 3145728, 524288}};
+        for (int c = 0; c < 2; c++)
+            for (int k = 0; k < 5; k += 4) {
+                double got[16], want[16];
+                ww_pairwise_options po = ww_pairwise_options_default();
+                po.row_end = po.col_end = po.out_stride = 4;
+                const ww_status st = ww_cuda_ted_pairwise(&fake, big, NULL, &heavy[c], &limits[k], got, &po);
+                ww_ted_pairwise(cpu, big, 4, NULL, 0, &heavy[c], want, NULL);
+                for (int e = 0; e < 16; e++)
+                    bad += st != WW_OK || got[e] != want[e];
+                compared++;
+            }
+    }
     enum { C = 9, N = 50 };
     static int32_t par[C][N], lab[C][N];
     ww_tree trees[C];
@@ -160,7 +233,7 @@ int main(void)
 }
 EOF
 
-perl -pe 's/<<<.*?>>>//; s|#include "cuda_common.cuh"|#include "fake_cuda.cuh"|' src/cuda/ted.cu >"$work/ted_emulated.cpp"
+perl -pe 's|#include "cuda_common.cuh"|#include "fake_cuda.cuh"|' src/cuda/ted.cu >"$work/ted_emulated.cpp"
 g++ -O1 -std=c++17 -I"$work" -I"$repo/src/cuda" -I"$repo/src" -I"$repo/include" -c "$work/ted_emulated.cpp" -o "$work/ted_emulated.o"
 gcc -O1 -std=c11 -I"$repo/src" -I"$repo/include" -I"$repo/tests" -c "$work/driver.c" -o "$work/driver.o"
 # the emulated engine's ww_cuda_ted* come first, so the library's own (stub or real) is not linked;

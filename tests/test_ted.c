@@ -837,6 +837,26 @@ void test_ted_pair_progress(void)
     free(buf);
 }
 
+/* Overwrites the GPU context's tables with another pair's values (the engine keeps its device
+ * buffers between calls: a pair computed again under another strategy must not find the entries
+ * it fails to compute left there by the last one). */
+static void scrub_gpu_tables(ww_ctx *gpu)
+{
+    enum { N = 1300 };
+    int32_t *p = malloc(2 * N * sizeof(int32_t)), *l = malloc(2 * N * sizeof(int32_t));
+    if (p && l) {
+        ww_rng r = {0x5c7b};
+        random_tree(&r, N, SHAPE_RANDOM, 50, p, l);
+        random_tree(&r, N, SHAPE_BUSHY, 50, p + N, l + N);
+        const ww_tree a = {N, p, l}, b = {N, p + N, l + N};
+        double d = -1;
+        CHECK_STATUS(ww_ted(gpu, &a, &b, NULL, &d), WW_OK);
+        CHECK_STATUS(ww_ted(gpu, &a, &b, &(ww_ted_params){0.3, 0.7, 0.1}, &d), WW_OK);
+    }
+    free(p);
+    free(l);
+}
+
 /* The GPU engine against the CPU engine, bit for bit, with each strategy forced in turn (every
  * table on a block, on a warp, on a thread, then the built-in thresholds): random trees of every shape
  * (sizes 0 to 60, unit and other costs), the shared Swissport pairs, a matrix; outputs poisoned
@@ -913,6 +933,7 @@ static void ted_cuda_compare(const char *strategy)
     }
     /* the shared trees: X-TED's values */
     if (ww_test_shared_dir()) {
+        scrub_gpu_tables(gpu);
         const int sizes[] = {100, 500, 1000};
         const double want[] = {44, 424, 767};
         for (int k = 0; k < 3; k++) {
@@ -965,4 +986,112 @@ static void ted_cuda_compare(const char *strategy)
     ww_ctx_destroy(gpu);
     ww_ctx_destroy(cpu);
     ww_ctx_destroy(autox);
+}
+
+/* The GPU engine's larger tables against the CPU, bit for bit, each strategy forced in turn: pairs
+ * whose block-strategy tables have more rows than a block has threads (two rows per thread in the
+ * shared-memory sweep) and more than it holds (the sweep in global memory: a path of 1100 nodes is
+ * one table of 1101 rows), in exact int32 tables and in doubles (costs that no power-of-two scale
+ * makes integers); and a matrix of many small pairs, whose tables outnumber the units of each
+ * role. Outputs poisoned first. */
+static void ted_cuda_large(const char *strategy, ww_ctx *gpu, ww_ctx *cpu)
+{
+    ww_rng r = {0x1a7e};
+    scrub_gpu_tables(gpu);
+    const ww_ted_params costs[] = {{1, 1, 1}, {3, 1, 0.3}, {0.5, 2, 1.25}};
+    const struct {
+        size_t na, nb;
+        enum shape sa, sb;
+    } pairs[] = {{800, 900, SHAPE_RANDOM, SHAPE_BUSHY}, {700, 1000, SHAPE_PATH, SHAPE_RANDOM},
+                 {1100, 1200, SHAPE_PATH, SHAPE_PATH}, {1030, 600, SHAPE_BUSHY, SHAPE_STAR}};
+    int32_t *pa = malloc(1200 * sizeof(int32_t)), *la = malloc(1200 * sizeof(int32_t));
+    int32_t *pb = malloc(1200 * sizeof(int32_t)), *lb = malloc(1200 * sizeof(int32_t));
+    if (!pa || !la || !pb || !lb) {
+        CHECK(0);
+        free(pa), free(la), free(pb), free(lb);
+        return;
+    }
+    for (int k = 0; k < 4; k++) {
+        random_tree(&r, pairs[k].na, pairs[k].sa, k % 2 ? 4 : 30, pa, la);
+        random_tree(&r, pairs[k].nb, pairs[k].sb, k % 2 ? 4 : 30, pb, lb);
+        const ww_tree a = {pairs[k].na, pa, la}, b = {pairs[k].nb, pb, lb};
+        for (int c = 0; c < 3; c++) {
+            double g = NAN, want = -1;
+            CHECK_STATUS(ww_ted(gpu, &a, &b, &costs[c], &g), WW_OK);
+            CHECK_STATUS(ww_ted(cpu, &a, &b, &costs[c], &want), WW_OK);
+            if (g != want)
+                fprintf(stderr, "  WW_TED_THREAD_CELLS/WARP_CELLS %s, pair %d (%zu x %zu), costs %d: gpu %.17g, cpu %.17g\n",
+                        strategy, k, pairs[k].na, pairs[k].nb, c, g, want);
+            CHECK(g == want);
+        }
+    }
+    free(pa), free(la), free(pb), free(lb);
+    enum { COUNT = 40, MAXN = 200 };
+    int32_t *par = malloc(COUNT * MAXN * sizeof(int32_t)), *lab = malloc(COUNT * MAXN * sizeof(int32_t));
+    double *mg = malloc(COUNT * COUNT * sizeof(double)), *mc = malloc(COUNT * COUNT * sizeof(double));
+    ww_tree t[COUNT];
+    if (par && lab && mg && mc) {
+        for (int k = 0; k < COUNT; k++) {
+            const size_t n = 1 + ww_rng_below(&r, MAXN);
+            random_tree(&r, n, (enum shape)(k % SHAPE_COUNT), 5, par + k * MAXN, lab + k * MAXN);
+            t[k] = (ww_tree){n, par + k * MAXN, lab + k * MAXN};
+        }
+        for (int c = 0; c < 2; c++) {
+            for (int k = 0; k < COUNT * COUNT; k++)
+                mg[k] = NAN;
+            CHECK_STATUS(ww_ted_pairwise(gpu, t, COUNT, NULL, 0, &costs[c], mg, NULL), WW_OK);
+            CHECK_STATUS(ww_ted_pairwise(cpu, t, COUNT, NULL, 0, &costs[c], mc, NULL), WW_OK);
+            int differ = 0;
+            for (int k = 0; k < COUNT * COUNT; k++)
+                differ += mg[k] != mc[k];
+            if (differ)
+                fprintf(stderr, "  WW_TED_THREAD_CELLS/WARP_CELLS %s, matrix, costs %d: %d entries differ\n", strategy, c,
+                        differ);
+            CHECK(differ == 0);
+        }
+    } else {
+        CHECK(0);
+    }
+    free(par), free(lab), free(mg), free(mc);
+    /* costs of 2^20: the CPU has int32 tables for the small pairs (up to about 170 nodes per pair)
+     * and doubles for the others; a GPU batch holding both is in doubles: the same values */
+    {
+        enum { M = 4 };
+        static int32_t hp[M][150], hl[M][150];
+        const size_t sizes[M] = {40, 60, 120, 150};
+        ww_tree h[M];
+        for (int k = 0; k < M; k++) {
+            random_tree(&r, sizes[k], (enum shape)(k % SHAPE_COUNT), 5, hp[k], hl[k]);
+            h[k] = (ww_tree){sizes[k], hp[k], hl[k]};
+        }
+        const ww_ted_params heavy[2] = {{1048576, 1048576, 1048576}, {1048576, 3145728, 524288}};
+        for (int c = 0; c < 2; c++) {
+            double hg[M * M], hc[M * M];
+            for (int k = 0; k < M * M; k++)
+                hg[k] = NAN;
+            CHECK_STATUS(ww_ted_pairwise(gpu, h, M, NULL, 0, &heavy[c], hg, NULL), WW_OK);
+            CHECK_STATUS(ww_ted_pairwise(cpu, h, M, NULL, 0, &heavy[c], hc, NULL), WW_OK);
+            for (int k = 0; k < M * M; k++)
+                CHECK(hg[k] == hc[k]);
+        }
+    }
+}
+
+void test_ted_cuda_large_tables(void)
+{
+    if (!ww_cuda_available())
+        SKIP("no usable CUDA GPU (or a build without CUDA): the GPU tree engine's large tables are not tested here");
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0), *cpu = cpu_ctx(0);
+    const char *strategies[][2] = {{"0", "0"}, {"0", "1000000000000"}, {"1000000000000", "1000000000000"}, {"", ""}};
+    for (int k = 0; gpu && cpu && k < 4; k++) {
+        setenv("WW_TED_THREAD_CELLS", strategies[k][0], 1);
+        setenv("WW_TED_WARP_CELLS", strategies[k][1], 1);
+        char name[64];
+        snprintf(name, sizeof name, "%s/%s", strategies[k][0], strategies[k][1]);
+        ted_cuda_large(name, gpu, cpu);
+    }
+    unsetenv("WW_TED_THREAD_CELLS");
+    unsetenv("WW_TED_WARP_CELLS");
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
 }

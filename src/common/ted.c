@@ -105,13 +105,17 @@ static int threads_within_limit(const ww_ctx *ctx, size_t na, size_t nb, int man
 }
 
 /* The GPU engine's thresholds between its strategies: tables of at most TED_THREAD_CELLS cells go
- * one per thread, up to TED_WARP_CELLS one per warp, larger ones one per block. First values, not
- * yet measured on an H100/H200 (bench/bench_ted_gpu.c measures each strategy across table sizes;
- * `calibrate` does not cover trees yet). WW_TED_THREAD_CELLS and WW_TED_WARP_CELLS in the
- * environment (settings.h) override them (tests force each strategy so: 0 0 is every table on a
- * block); a value that is not a whole number is ignored. */
-#define TED_THREAD_CELLS 1024
-#define TED_WARP_CELLS 65536
+ * one per thread, up to TED_WARP_CELLS one per warp, larger ones one per block. Reasoned, not yet
+ * measured for the current kernels (bench/bench_ted_gpu.c measures each strategy across table
+ * sizes; `calibrate` does not cover trees yet): a thread computes a table of r x c cells in r c
+ * steps, a warp or a block in r + c, with the anti-diagonals in shared memory when the rows fit (a
+ * warp: up to 32 rows, which every exact table of at most 33 x 33 cells has, its smaller side being
+ * the rows; a block: up to 1024); a warp's steps are cheaper than a block's and 16 of them share a
+ * block. WW_TED_THREAD_CELLS and WW_TED_WARP_CELLS in the environment (settings.h) override them
+ * (tests force each strategy so: 0 0 is every table on a block); a value that is not a whole
+ * number is ignored. */
+#define TED_THREAD_CELLS 256
+#define TED_WARP_CELLS 1089
 
 static size_t setting_cells(ww_setting setting, size_t fallback)
 {
@@ -130,8 +134,8 @@ static ww_ted_gpu_thresholds gpu_thresholds(void)
     return t;
 }
 
-/* Where trees are computed: the GPU engine (one block per keyroot table, not yet faster than the
- * CPU) only for a context that asked for CUDA; backend AUTO computes on the CPU. */
+/* Where trees are computed: the GPU engine only for a context that asked for CUDA; backend AUTO
+ * computes on the CPU (until the GPU engine's figures on an H100/H200 say where it is faster). */
 static ww_backend route(ww_ctx *ctx)
 {
     ctx->last_backend = ctx->requested == WW_BACKEND_CUDA && ctx->cuda ? WW_BACKEND_CUDA : WW_BACKEND_CPU;

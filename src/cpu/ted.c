@@ -126,22 +126,8 @@ typedef struct ted_job {
 
 static void choose_exact(ted_job *J, size_t na, size_t nb)
 {
-    J->exact = 0;
-    for (int k = 0; k <= 20; k++) {
-        const double s = ldexp(1.0, k), d = J->del * s, i = J->ins * s, r = J->ren * s;
-        if (d != floor(d) || i != floor(i) || r != floor(r))
-            continue;
-        /* a table value is at most rows * del + cols * ins; a match adds two, a candidate
-         * subtracts up to cols * ins: 2^29 leaves room for all within int32 */
-        if ((double)(na + nb + 2) * (d + i + r) <= 536870912.0) {
-            J->exact = 1;
-            J->idel = (int32_t)d;
-            J->iins = (int32_t)i;
-            J->iren = (int32_t)r;
-            J->unit = ldexp(1.0, -k);
-        }
-        return;
-    }
+    /* the rule of src/measures/ted.h, which the GPU engine applies too */
+    J->exact = ww_ted_exact_costs(J->del, J->ins, J->ren, na, nb, &J->idel, &J->iins, &J->iren, &J->unit);
 }
 
 /* Cells y0 .. y1 - 1 of row x of the forest-distance table of the subtrees rooted at k1 and k2

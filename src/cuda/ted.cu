@@ -1,13 +1,39 @@
-/* Tree edit distance on the GPU, first engine (issue 13): X-TED's schedule of keyroot tables by
- * dependency depth with three of its strategies, for a batch of pairs at once. The keyroot pairs
- * of one depth (level(k1) + level(k2)) write disjoint entries of their pair's td and read only
- * shallower ones, so the launches of one depth compute all of them, for every pair of the batch
- * together: tables of at most `thread_cells` cells one per thread (row by row, as the CPU), up to
- * `warp_cells` one per warp, larger ones one per block; warps and blocks sweep their table's
- * anti-diagonals (cell (x, y) reads (x-1, y), (x, y-1), (x-1, y-1) and (l(i) - l1, l(j) - l2), all
- * on earlier anti-diagonals). Each thread, warp or block takes tables in a grid-stride loop with
- * its own forest table in global memory. The cells are ww_ted_cell, as on the CPU, so results are
- * bit-identical. The paper's multi-block strategy is not here yet. */
+/* Tree edit distance on the GPU (issue 13): X-TED's schedule of keyroot tables by dependency
+ * depth, for a batch of pairs at once.
+ *
+ * Design. The keyroot pairs of one depth (level(k1) + level(k2)) write disjoint entries of their
+ * pair's td and read only shallower ones, so one launch per depth computes all of them, for every
+ * pair of the batch together. In that launch, by block index, the first blocks take the largest
+ * tables one per block, the next ones the medium tables one per warp, the rest the small tables one
+ * per thread (sizes by the thresholds of ww_ted_gpu_thresholds): the three strategies of a depth run
+ * side by side, not one launch after the other.
+ * - Exact pairs (costs integral after a power-of-two scale, the CPU's rule in src/measures/ted.h)
+ *   have int32 tables and td, as the CPU: half the memory traffic, integer min/add. Their keyroots
+ *   of one node (a leaf) and of two nodes (a node and its leaf child) have no tables: their tree
+ *   distances against every subtree of the other tree follow in closed form from one scan of it
+ *   (one thread per such keyroot, the formulas of src/cpu/ted.c's two_node_rows), in a first launch
+ *   that needs nothing else; on the Swissport trees they are most of the tables. An exact table on
+ *   a block or a warp is computed with its smaller side as rows (its values do not depend on the
+ *   orientation), so that its rows fit the shared-memory sweep.
+ * - Other costs: double tables, every cell ww_ted_cell of the same operands as on the CPU, so the
+ *   same bits whatever order the cells are computed in; borders summed in the CPU's order.
+ * - A table on a block or a warp is swept by anti-diagonals, one barrier (or warp sync) each: the
+ *   block sweeps are the critical path at the deep depths. Each thread owns fixed rows (a block's
+ *   thread up to WW_TED_ROWS_PER_THREAD, a warp's lane WW_TED_WARP_ROWS_PER_LANE); the last three
+ *   anti-diagonals sit in shared memory (the up, left and diagonal neighbours: the block's 48 KB, or
+ *   a sixteenth per warp), and the operands that come from global memory (the forest left of both
+ *   subtrees, fd[l(i) - l1][l(j) - l2], and td) are loaded two anti-diagonals ahead into
+ *   registers, so their latency overlaps two steps (see `ahead`). Tables with more rows fall back
+ *   to a sweep in global memory. Memory is laid out for the sweeps: one anti-diagonal's global
+ *   accesses are the cells it stores and the td entries it reads, so a sweep's forest table is
+ *   stored by anti-diagonals (when it has no more rows than columns) and td is kept twice, by rows
+ *   (the thread strategy reads along rows) and by anti-diagonals (td[i][j] at (i + j) na + i);
+ *   what is left scattered is one read per cell of the forest left of both subtrees.
+ * - The host sorts the tables by depth and strategy by runs of them (a matrix has millions of
+ *   tables: no pass per table but the one that writes it), uploads trees and task lists in one copy
+ *   from pinned memory, launches the closed forms, one kernel per depth and one that gathers each
+ *   pair's root entry, and copies the results back in one copy.
+ * Not here: the paper's multi-block strategy (one table over several blocks). */
 #include "../common/ted_internal.h"
 #include "../measures/ted.h"
 #include "cuda_common.cuh"
@@ -15,157 +41,511 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
+#include <memory>
 #include <vector>
+
+/* The launches, as a macro so that tests/ted_gpu_emulation.sh can run the kernels on the CPU. */
+#ifndef WW_TED_LAUNCH
+#define WW_TED_LAUNCH(kernel, grid, threads, stream, ...) kernel<<<(grid), (threads), 0, (stream)>>>(__VA_ARGS__)
+#endif
+/* The three strategies are separate functions, not inlined into the kernel that runs them side by
+ * side: each gets its own registers (inlined, the kernel's 64 spill in the block sweep). */
+/* Rows of a block-strategy table per thread in the shared-memory sweep (registers per row: with 2,
+ * the kernel fits 64 registers, two blocks per SM; a 1000-node pair's tables in the sweep). The
+ * loops over them run to the end, so that they unroll into registers; the emulation, whose one
+ * thread owns every row, leaves them early. */
+#ifndef WW_TED_ROWS_PER_THREAD
+#define WW_TED_ROWS_PER_THREAD 2
+#endif
+#ifndef WW_TED_WARP_ROWS_PER_LANE /* ... of a warp-strategy table: a warp sweeps up to 32 rows */
+#define WW_TED_WARP_ROWS_PER_LANE 1
+#endif
+#ifndef WW_TED_EARLY_EXIT
+#define WW_TED_EARLY_EXIT 0
+#endif
 
 namespace {
 
-const int TABLE_THREADS = 128;               /* threads per block of the thread and warp strategies */
-const int BLOCK_THREADS = 512; /* threads of a block-strategy table: an anti-diagonal of a 1000-node
-                                * pair's root table in two steps, one block synchronisation each */
-const size_t SLOT_BYTES_BUDGET = 256u << 20; /* forest tables of the threads or blocks of one launch */
-const size_t BATCH_TD_BYTES = 1u << 30;      /* tree distances of the pairs of one batch */
-const size_t BATCH_TABLES = 1u << 26;        /* keyroot tables of one batch */
+const int BLOCK_THREADS = 512; /* every role */
+const int WARPS_PER_BLOCK = BLOCK_THREADS / 32;
+/* forest tables of one launch, per role (at least one table of each role in any case) */
+const size_t BLOCK_SLOT_BYTES = 256u << 20, WARP_SLOT_BYTES = 64u << 20, THREAD_SLOT_BYTES = 256u << 20;
+const size_t BATCH_TD_BYTES = 1u << 30; /* tree distances (both layouts) of one batch, as doubles */
+const size_t BATCH_TABLES = 1u << 26;   /* keyroot tables of one batch */
+const size_t PREPARED_CACHE_BYTES = 256u << 20; /* a matrix's column trees, prepared once */
+/* Thread-strategy tables of a batch of several pairs go in runs of about this many cells per task
+ * (a matrix has millions of small tables: fewer tasks to write and upload); one pair's, one table
+ * per task (its depths wait for their slowest thread). */
+const size_t THREAD_RUN_CELLS = 1024;
+
+/* Cells per anti-diagonal in shared memory (three of them, under the 48 KiB of static shared
+ * memory): the block sweep keeps tables of fewer rows there. */
+template <typename T> struct ring_cells;
+template <> struct ring_cells<int32_t> {
+    static const int value = 4000;
+};
+template <> struct ring_cells<double> {
+    static const int value = 2000;
+};
+
+__device__ __forceinline__ double cell_of(double up, double left, double match, double del, double ins)
+{
+    return ww_ted_cell(up, left, match, del, ins);
+}
+__device__ __forceinline__ int32_t cell_of(int32_t up, int32_t left, int32_t match, int32_t del, int32_t ins)
+{
+    return ww_ted_cell_exact(up, left, match, del, ins);
+}
 
 /* A pair of the batch: where its trees' arrays and its td start. */
 struct pair_meta {
-    int a, b;     /* offsets of A's and B's nodes in the label and leftmost arrays */
-    int nb;       /* B's nodes: the width of td */
-    size_t td;    /* offset of its td (na x nb doubles) */
+    int a, b;   /* offsets of A's and B's nodes in the label and leftmost arrays */
+    int na, nb; /* their nodes (td is na x nb) */
+    size_t td;  /* offset of its td, by rows */
+    size_t tdd; /* ... of its copy by anti-diagonals: td[a][b] at (a + b) na + a, (na + nb - 1) na entries */
+    int sorted_b; /* offset of B's tabled keyroots (by level, then size) in batch_view::sorted_b */
 };
 
-/* One table: (pair, k1, k2). */
+/* A table (pair, k1, k2); on the thread strategy a run of `count` tables (pair, k1, the pair's
+ * sorted_b[k2 + q]), one after the other; a closed form (pair, keyroot, side: 0 a keyroot of A, 1
+ * of B). */
 struct table_task {
-    int pair, k1, k2;
+    int pair, k1, k2, count;
 };
 
-struct batch_view {
-    const int32_t *label, *leftmost;
+template <typename T> struct batch_view {
+    const int32_t *label, *leftmost, *sorted_b;
     const pair_meta *meta;
-    double *td;
+    T *td;
+    T del, ins, ren;
 };
 
-/* One table of a task, as its kernels read it. */
-struct table {
-    const int32_t *a_label, *a_left, *b_label, *b_left;
-    double *td;
-    int nb, l1, l2, rows, cols;
-    size_t w; /* the forest table's row length: cols + 1 */
+/* One table as its kernels read it: rows are the nodes of subtree X, columns of Y (A and B, or B
+ * and A for an exact table with more nodes in A's subtree). */
+template <typename T> struct table {
+    const int32_t *x_left, *x_label, *y_left, *y_label;
+    T *td, *tdd;
+    int sx, sy; /* td entry of X node u and Y node v: u * sx + v * sy (as size_t) */
+    int na;     /* tdd entry: (u + v) na + (the A node of u and v) */
+    bool a_rows; /* X is A */
+    int l1, l2, rows, cols;
+    int w; /* a forest table row: cols + 1 */
+    T del, ins, ren; /* deleting a node of X, inserting one of Y */
 };
 
-__device__ __forceinline__ table table_of(const batch_view &v, const table_task &task)
+template <typename T>
+__device__ __forceinline__ table<T> table_of(const batch_view<T> &v, const table_task &task, bool may_flip = true)
 {
     const pair_meta m = v.meta[task.pair];
-    table t;
-    t.a_label = v.label + m.a;
-    t.a_left = v.leftmost + m.a;
-    t.b_label = v.label + m.b;
-    t.b_left = v.leftmost + m.b;
+    const int32_t *a_left = v.leftmost + m.a, *b_left = v.leftmost + m.b;
+    const bool exact = sizeof(T) == sizeof(int32_t);
+    const bool flip = may_flip && exact && task.k1 - a_left[task.k1] > task.k2 - b_left[task.k2];
+    table<T> t;
     t.td = v.td + m.td;
-    t.nb = m.nb;
-    t.l1 = t.a_left[task.k1];
-    t.l2 = t.b_left[task.k2];
-    t.rows = task.k1 - t.l1 + 1;
-    t.cols = task.k2 - t.l2 + 1;
-    t.w = (size_t)t.cols + 1;
+    t.tdd = v.td + m.tdd;
+    t.na = m.na;
+    t.a_rows = !flip;
+    t.ren = v.ren;
+    int kx, ky;
+    if (flip) {
+        t.x_left = b_left, t.x_label = v.label + m.b, t.y_left = a_left, t.y_label = v.label + m.a;
+        t.sx = 1, t.sy = m.nb, t.del = v.ins, t.ins = v.del, kx = task.k2, ky = task.k1;
+    } else {
+        t.x_left = a_left, t.x_label = v.label + m.a, t.y_left = b_left, t.y_label = v.label + m.b;
+        t.sx = m.nb, t.sy = 1, t.del = v.del, t.ins = v.ins, kx = task.k1, ky = task.k2;
+    }
+    t.l1 = t.x_left[kx];
+    t.l2 = t.y_left[ky];
+    t.rows = kx - t.l1 + 1;
+    t.cols = ky - t.l2 + 1;
+    t.w = t.cols + 1;
     return t;
 }
 
-/* The borders of a forest table (one thread), summed in the CPU's order. */
-__device__ __forceinline__ void table_borders(const table &t, double *fd, double del, double ins)
+template <typename T> __device__ __forceinline__ T relabel_of(int32_t a, int32_t b, T ren) { return a == b ? (T)0 : ren; }
+
+/* td[u][v] of X node u and Y node v, by rows and by anti-diagonals. The sweeps read the second: the
+ * entries that one anti-diagonal of a table reads are then contiguous (u + v is the same for all),
+ * not one cache line each. Every writer writes both. */
+template <typename T> __device__ __forceinline__ size_t td_row_index(const table<T> &t, int u, int v)
+{
+    return (size_t)u * (size_t)t.sx + (size_t)v * (size_t)t.sy;
+}
+template <typename T> __device__ __forceinline__ size_t td_diagonal_index(const table<T> &t, int u, int v)
+{
+    return (size_t)(u + v) * (size_t)t.na + (size_t)(t.a_rows ? u : v);
+}
+template <typename T> __device__ __forceinline__ void store_td(const table<T> &t, int u, int v, T val)
+{
+    t.td[td_row_index(t, u, v)] = val;
+    t.tdd[td_diagonal_index(t, u, v)] = val;
+}
+
+/* Where cell (x, y) of a forest table is: by rows (pitch 0), or by anti-diagonals of `pitch`
+ * (rows + 1) cells each (the shared-memory sweeps of tables with no more rows than columns: one
+ * anti-diagonal's stores are then contiguous, at most twice the cells). */
+template <typename T> __device__ __forceinline__ size_t cell_index(const table<T> &t, int pitch, int x, int y)
+{
+    return pitch ? (size_t)(x + y) * (size_t)pitch + (size_t)x : (size_t)x * t.w + (size_t)y;
+}
+
+/* The borders of a forest table by one thread, summed in the CPU's order. */
+template <typename T> __device__ __forceinline__ void borders_serial(const table<T> &t, T *fd, int pitch = 0)
 {
     fd[0] = 0;
     for (int y = 1; y <= t.cols; y++)
-        fd[y] = fd[y - 1] + ins;
+        fd[cell_index(t, pitch, 0, y)] = fd[cell_index(t, pitch, 0, y - 1)] + t.ins;
     for (int x = 1; x <= t.rows; x++)
-        fd[(size_t)x * t.w] = fd[(size_t)(x - 1) * t.w] + del;
+        fd[cell_index(t, pitch, x, 0)] = fd[cell_index(t, pitch, x - 1, 0)] + t.del;
 }
 
-/* Cell (x, y) of a forest table whose earlier anti-diagonals are done (warp and block sweeps). */
-__device__ __forceinline__ void table_cell(const table &t, double *fd, int x, int y, double del, double ins,
-                                           double ren)
+/* The match operand of cell (x, y): when both prefix forests are trees rooted at i and j, the
+ * relabelling (the diagonal neighbour is added by the caller: *trees); else the forests left of the
+ * two subtrees plus their distance. */
+template <typename T>
+__device__ __forceinline__ T match_operand(const table<T> &t, const T *fd, int li, int32_t la, int x, int y, bool *trees)
 {
-    const int i = t.l1 + x - 1, j = t.l2 + y - 1;
-    const int li = t.a_left[i], lj = t.b_left[j];
+    const int i = t.l1 + x - 1, j = t.l2 + y - 1, lj = t.y_left[j];
+    *trees = li == t.l1 && lj == t.l2;
+    if (*trees)
+        return relabel_of(la, t.y_label[j], t.ren);
+    return fd[(size_t)(li - t.l1) * t.w + (lj - t.l2)] + t.tdd[td_diagonal_index(t, i, j)];
+}
+
+/* Cell (x, y) of a forest table in global memory whose earlier anti-diagonals are done. */
+template <typename T> __device__ __forceinline__ void global_cell(const table<T> &t, T *fd, int x, int y)
+{
+    const int i = t.l1 + x - 1;
+    bool trees;
+    const T m = match_operand(t, fd, t.x_left[i], t.x_label[i], x, y, &trees);
     const size_t at = (size_t)x * t.w + y;
-    const bool trees = li == t.l1 && lj == t.l2;
-    const double match = trees ? fd[at - t.w - 1] + ww_ted_relabel(t.a_label[i], t.b_label[j], ren)
-                               : fd[(size_t)(li - t.l1) * t.w + (lj - t.l2)] + t.td[(size_t)i * t.nb + j];
-    const double val = ww_ted_cell(fd[at - t.w], fd[at - 1], match, del, ins);
+    const T val = cell_of(fd[at - t.w], fd[at - 1], trees ? fd[at - t.w - 1] + m : m, t.del, t.ins);
     fd[at] = val;
     if (trees)
-        t.td[(size_t)i * t.nb + j] = val;
+        store_td(t, i, t.l2 + y - 1, val);
 }
 
-/* One table per thread: small tables, row by row (the CPU's order). */
-__global__ void keyroot_tables_thread_kernel(batch_view v, const table_task *tasks, int task_count, double *slots,
-                                             size_t slot_doubles, double del, double ins, double ren)
+/* One table by one thread, row by row (never flipped: its rows then read td along td's rows). */
+template <typename T> __device__ __noinline__ void table_by_thread(const table<T> t, T *fd)
 {
-    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, stride = (size_t)gridDim.x * blockDim.x;
-    double *fd = slots + t * slot_doubles;
-    for (size_t p = t; p < (size_t)task_count; p += stride) {
-        const table tb = table_of(v, tasks[p]);
-        fd[0] = 0;
-        for (int y = 1; y <= tb.cols; y++)
-            fd[y] = fd[y - 1] + ins;
-        for (int x = 1; x <= tb.rows; x++) {
-            const int i = tb.l1 + x - 1, li = tb.a_left[i];
-            double *row = fd + (size_t)x * tb.w;
-            const double *up = row - tb.w, *sub = fd + (size_t)(li - tb.l1) * tb.w;
-            double left = up[0] + del;
-            row[0] = left;
-            for (int y = 1; y <= tb.cols; y++) {
-                const int j = tb.l2 + y - 1, lj = tb.b_left[j];
-                const bool trees = li == tb.l1 && lj == tb.l2;
-                const double match = trees ? up[y - 1] + ww_ted_relabel(tb.a_label[i], tb.b_label[j], ren)
-                                           : sub[lj - tb.l2] + tb.td[(size_t)i * tb.nb + j];
-                left = ww_ted_cell(up[y], left, match, del, ins);
-                row[y] = left;
-                if (trees)
-                    tb.td[(size_t)i * tb.nb + j] = left;
+    fd[0] = 0;
+    for (int y = 1; y <= t.cols; y++)
+        fd[y] = fd[y - 1] + t.ins;
+    /* a row's cells wait on each other through `left` only: the row written (restrict) is apart
+     * from the rows read and from the td entries read, so the loads of the next cell may be
+     * issued before this one's store (not unrolled: unrolled, it spills under 64 registers) */
+    const int32_t *__restrict__ col_left = t.y_left + t.l2, *__restrict__ col_label = t.y_label + t.l2;
+    for (int x = 1; x <= t.rows; x++) {
+        const int i = t.l1 + x - 1, li = t.x_left[i];
+        const int32_t la = t.x_label[i];
+        T *__restrict__ row = fd + (size_t)x * t.w;
+        const T *__restrict__ up = fd + (size_t)(x - 1) * t.w;
+        const T *__restrict__ sub = fd + (size_t)(li - t.l1) * t.w; /* sub[l(j) - l2] */
+        const T *__restrict__ td_read = t.td + (size_t)i * t.sx + (size_t)t.l2 * t.sy;
+        T *__restrict__ td_write = t.td + (size_t)i * t.sx + (size_t)t.l2 * t.sy; /* other entries */
+        T left = up[0] + t.del;
+        row[0] = left;
+#pragma unroll 1
+        for (int y = 1; y <= t.cols; y++) {
+            const int lj = col_left[y - 1] - t.l2;
+            const bool trees = li == t.l1 && lj == 0;
+            const T m = trees ? up[y - 1] + relabel_of(la, col_label[y - 1], t.ren)
+                              : sub[lj] + td_read[(size_t)(y - 1) * t.sy];
+            left = cell_of(up[y], left, m, t.del, t.ins);
+            row[y] = left;
+            if (trees) {
+                td_write[(size_t)(y - 1) * t.sy] = left;
+                t.tdd[td_diagonal_index(t, i, t.l2 + y - 1)] = left;
             }
         }
     }
 }
 
-/* One table per warp: medium tables, by anti-diagonals. (A launch with fewer than 32 threads per
- * block, which the host never makes, would use them as one narrower warp.) */
-__global__ void keyroot_tables_warp_kernel(batch_view v, const table_task *tasks, int task_count, double *slots,
-                                           size_t slot_doubles, double del, double ins, double ren)
+/* A group of threads that sweeps one table: the block, or one warp. */
+struct block_group {
+    __device__ static void sync() { __syncthreads(); }
+};
+struct warp_group {
+    __device__ static void sync() { __syncwarp(); }
+};
+
+/* The operands of a cell that the sweep loads two anti-diagonals ahead (slot k: its k-th row):
+ * its match operand, and whether the diagonal neighbour is still to be added (then the cell is also
+ * td[i][j] when `trees`). Both prefix forests trees: the relabelling, diagonal added. Else the
+ * forest left of both subtrees, fd[l(i) - l1][l(j) - l2], is on an anti-diagonal at least three
+ * back, done when the load is issued, unless i and j are both leaves: then it is the diagonal
+ * neighbour itself (two back), added from shared memory, and only td[i][j] is loaded. */
+template <typename T, int K> struct ahead {
+    T operand[K];
+    bool diagonal[K], trees[K];
+    T border_row, border_col; /* thread 0, doubles: the border cells (0, s) and (s, 0), written before
+                               * the sweep (exact ones are s ins and s del) */
+};
+
+/* The rows of a sweeping thread: rank `me` of `size` in its group owns rows 1 + me + k size. */
+struct sweep_rows {
+    int me, size;
+    int pitch; /* the forest table's layout (cell_index) */
+};
+
+template <typename T, int K>
+__device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const int *li, const int32_t *la, int s,
+                                           sweep_rows g, ahead<T, K> &next)
 {
-    const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32, lane = (int)threadIdx.x % lanes;
-    const size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / (size_t)lanes;
-    const size_t warps = (size_t)gridDim.x * blockDim.x / (size_t)lanes;
-    double *fd = slots + warp * slot_doubles;
-    for (size_t p = warp; p < (size_t)task_count; p += warps) {
-        const table t = table_of(v, tasks[p]);
-        if (lane == 0)
-            table_borders(t, fd, del, ins);
-        __syncwarp();
+    if (g.me == 0 && sizeof(T) != sizeof(int32_t)) { /* exact borders are products */
+        next.border_row = s <= t.cols ? fd[cell_index(t, g.pitch, 0, s)] : (T)0;
+        next.border_col = s <= t.rows ? fd[cell_index(t, g.pitch, s, 0)] : (T)0;
+    }
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int x = 1 + g.me + k * g.size, y = s - x;
+        if ((x > t.rows || y < 1) && WW_TED_EARLY_EXIT)
+            break;
+        if (x > t.rows || y < 1 || y > t.cols)
+            continue;
+        const int i = t.l1 + x - 1, j = t.l2 + y - 1, lj = t.y_left[j];
+        next.trees[k] = li[k] == t.l1 && lj == t.l2;
+        next.diagonal[k] = next.trees[k] || (li[k] == i && lj == j);
+        if (next.trees[k])
+            next.operand[k] = relabel_of(la[k], t.y_label[j], t.ren);
+        else if (next.diagonal[k])
+            next.operand[k] = t.tdd[td_diagonal_index(t, i, j)];
+        else
+            next.operand[k] =
+                fd[cell_index(t, g.pitch, li[k] - t.l1, lj - t.l2)] + t.tdd[td_diagonal_index(t, i, j)];
+    }
+}
+
+/* Anti-diagonal s of the sweep from the operands loaded for it, which are then reloaded for s + 2
+ * (anti-diagonals up to s - 1 are done: the last sync), then the group's sync. ring: three
+ * anti-diagonals of `stride` cells, s in the (s % 3)-th. */
+template <typename T, int K, typename G>
+__device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *ring, int stride, const int *li,
+                                           const int32_t *la, int s, sweep_rows g, ahead<T, K> &operands)
+{
+    const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
+    T *now = ring + (s % 3) * stride;
+    const T *before = ring + ((s - 1) % 3) * stride, *before2 = ring + ((s - 2) % 3) * stride;
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int x = 1 + g.me + k * g.size;
+        if (x > x_hi && WW_TED_EARLY_EXIT)
+            break;
+        if (x > x_hi || x < x_lo)
+            continue;
+        const int y = s - x;
+        const T m = operands.diagonal[k] ? before2[x - 1] + operands.operand[k] : operands.operand[k];
+        const T val = cell_of(before[x - 1], before[x], m, t.del, t.ins);
+        now[x] = val;
+        fd[cell_index(t, g.pitch, x, y)] = val;
+        if (operands.trees[k])
+            store_td(t, t.l1 + x - 1, t.l2 + y - 1, val);
+    }
+    if (g.me == 0) { /* the border cells of anti-diagonal s (loaded ahead: no wait for memory here) */
+        const bool exact = sizeof(T) == sizeof(int32_t);
+        if (s <= t.cols)
+            now[0] = exact ? (T)s * t.ins : operands.border_row;
+        if (s <= t.rows)
+            now[s] = exact ? (T)s * t.del : operands.border_col;
+    }
+    load_ahead<T, K>(t, fd, li, la, s + 2, g, operands);
+    G::sync();
+}
+
+/* One table by a group (the block or a warp; rank g.me of g.size). The borders go to global memory
+ * first (the forests left of two subtrees may be border cells). Then, when the rows fit (fewer than
+ * `stride`, at most K per thread), the shared-memory sweep of the design note: the thread of rank
+ * me owns rows 1 + me + k size; ring holds the last three anti-diagonals by row; two sets of
+ * operands alternate, for the even and the odd anti-diagonals. Else the sweep in global memory. */
+template <typename T, typename G, int K>
+__device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sweep_rows g)
+{
+    const bool in_shared = t.rows < stride && t.rows <= K * g.size;
+    g.pitch = in_shared && t.rows <= t.cols ? t.rows + 1 : 0;
+    if (sizeof(T) == sizeof(int32_t)) { /* exact: the sums are products */
+        for (int y = g.me; y <= t.cols; y += g.size)
+            fd[cell_index(t, g.pitch, 0, y)] = (T)y * t.ins;
+        for (int x = 1 + g.me; x <= t.rows; x += g.size)
+            fd[cell_index(t, g.pitch, x, 0)] = (T)x * t.del;
+    } else if (g.me == 0) {
+        borders_serial(t, fd, g.pitch);
+    }
+    G::sync();
+    if (!in_shared) {
         for (int s = 2; s <= t.rows + t.cols; s++) {
             const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
-            for (int x = x_lo + lane; x <= x_hi; x += lanes)
-                table_cell(t, fd, x, s - x, del, ins, ren);
-            __syncwarp();
+            for (int x = x_lo + g.me; x <= x_hi; x += g.size)
+                global_cell(t, fd, x, s - x);
+            G::sync();
+        }
+        return;
+    }
+    int li[K];
+    int32_t la[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int x = 1 + g.me + k * g.size;
+        li[k] = x <= t.rows ? t.x_left[t.l1 + x - 1] : 0;
+        la[k] = x <= t.rows ? t.x_label[t.l1 + x - 1] : 0;
+    }
+    ahead<T, K> even = {}, odd = {}; /* anti-diagonals 2 and 3 read borders only */
+    load_ahead<T, K>(t, fd, li, la, 2, g, even);
+    load_ahead<T, K>(t, fd, li, la, 3, g, odd);
+    if (g.me == 0) { /* anti-diagonals 0 and 1 */
+        ring[0] = 0;
+        ring[stride] = fd[cell_index(t, g.pitch, 0, 1)];
+        ring[stride + 1] = fd[cell_index(t, g.pitch, 1, 0)];
+    }
+    G::sync();
+    const int last = t.rows + t.cols;
+    for (int s = 2; s <= last; s += 2) {
+        sweep_step<T, K, G>(t, fd, ring, stride, li, la, s, g, even);
+        if (s + 1 <= last)
+            sweep_step<T, K, G>(t, fd, ring, stride, li, la, s + 1, g, odd);
+    }
+}
+
+/* The strategies, as separate functions (see WW_TED_ROWS_PER_THREAD). */
+template <typename T> __device__ __noinline__ void table_by_block(const table<T> t, T *fd, T *ring, int stride)
+{
+    table_by_group<T, block_group, WW_TED_ROWS_PER_THREAD>(t, fd, ring, stride,
+                                                         sweep_rows{(int)threadIdx.x, (int)blockDim.x, 0});
+}
+
+template <typename T> __device__ __noinline__ void table_by_warp(const table<T> t, T *fd, T *ring, int stride)
+{
+    /* a launch of fewer than 32 threads per block (the emulation) has narrower warps */
+    const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32;
+    table_by_group<T, warp_group, WW_TED_WARP_ROWS_PER_LANE>(t, fd, ring, stride,
+                                                           sweep_rows{(int)threadIdx.x % lanes, lanes, 0});
+}
+
+/* The tables of one depth: block-strategy tasks, then warp tasks, then thread tasks; the blocks
+ * of the launch by role in the same order; each role's units take its tasks in a grid-stride loop,
+ * each unit with its own forest table (a slot). The shared memory for three anti-diagonals: the
+ * block's, or a sixteenth per warp. */
+template <typename T> struct depth_work {
+    const table_task *tasks;
+    int block_tasks, warp_tasks, thread_tasks;
+    int block_blocks, warp_blocks; /* the thread role: the remaining blocks */
+    int warp_units, thread_units;  /* warps and threads with a slot (the last block's others idle) */
+    T *block_slots, *warp_slots, *thread_slots;
+    size_t block_slot, warp_slot, thread_slot; /* entries per slot */
+};
+
+template <typename T>
+__global__ void __launch_bounds__(BLOCK_THREADS, 2) depth_kernel(batch_view<T> v, depth_work<T> d)
+{
+    __shared__ T ring[3 * ring_cells<T>::value];
+    const int b = (int)blockIdx.x;
+    if (b < d.block_blocks) {
+        T *fd = d.block_slots + (size_t)b * d.block_slot;
+        for (int p = b; p < d.block_tasks; p += d.block_blocks)
+            table_by_block(table_of(v, d.tasks[p]), fd, ring, ring_cells<T>::value);
+    } else if (b < d.block_blocks + d.warp_blocks) {
+        /* a launch of fewer than 32 threads per block (the emulation) has narrower warps */
+        const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32, per_block = (int)blockDim.x / lanes;
+        const int in_block = (int)threadIdx.x / lanes, warp = (b - d.block_blocks) * per_block + in_block;
+        const int warps = d.warp_blocks * per_block < d.warp_units ? d.warp_blocks * per_block : d.warp_units;
+        if (warp >= warps)
+            return;
+        T *fd = d.warp_slots + (size_t)warp * d.warp_slot;
+        const int stride = ring_cells<T>::value / per_block;
+        for (int p = warp; p < d.warp_tasks; p += warps)
+            table_by_warp(table_of(v, d.tasks[d.block_tasks + p]), fd, ring + 3 * stride * in_block, stride);
+    } else {
+        const int first = d.block_blocks + d.warp_blocks;
+        const int thread = (b - first) * (int)blockDim.x + (int)threadIdx.x;
+        const int all = ((int)gridDim.x - first) * (int)blockDim.x;
+        const int threads = all < d.thread_units ? all : d.thread_units;
+        if (thread >= threads)
+            return;
+        T *fd = d.thread_slots + (size_t)thread * d.thread_slot;
+        for (int p = thread; p < d.thread_tasks; p += threads) {
+            const table_task run = d.tasks[d.block_tasks + d.warp_tasks + p];
+            const int32_t *b = v.sorted_b + v.meta[run.pair].sorted_b + run.k2;
+            for (int q = 0; q < run.count; q++)
+                table_by_thread(table_of(v, table_task{run.pair, run.k1, b[q], 1}, false), fd);
         }
     }
 }
 
-/* One table per block: larger tables, by anti-diagonals. */
-__global__ void keyroot_tables_kernel(batch_view v, const table_task *tasks, int task_count, double *slots,
-                                      size_t slot_doubles, double del, double ins, double ren)
+/* The closed forms of exact pairs: per keyroot of one or two nodes, its nodes' tree distances to
+ * every subtree of the other tree (src/cpu/ted.c: the leaf case of forest_table_exact and
+ * two_node_rows). Subtree T(j) is the postorder range [l(j), j], so "T(j) holds a node of label L"
+ * is "the last node of label L up to j is at or after l(j)". */
+__global__ void closed_form_kernel(batch_view<int32_t> v, const table_task *tasks, int count)
 {
-    double *fd = slots + (size_t)blockIdx.x * slot_doubles;
-    for (int p = blockIdx.x; p < task_count; p += gridDim.x) {
-        const table t = table_of(v, tasks[p]);
-        if (threadIdx.x == 0)
-            table_borders(t, fd, del, ins);
-        __syncthreads();
-        for (int s = 2; s <= t.rows + t.cols; s++) {
-            const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
-            for (int x = x_lo + (int)threadIdx.x; x <= x_hi; x += blockDim.x)
-                table_cell(t, fd, x, s - x, del, ins, ren);
-            __syncthreads();
+    const int stride = (int)(gridDim.x * blockDim.x);
+    for (int q = (int)(blockIdx.x * blockDim.x + threadIdx.x); q < count; q += stride) {
+        const table_task task = tasks[q];
+        const pair_meta m = v.meta[task.pair];
+        const bool in_b = task.k2 != 0;
+        const int32_t *x_left = v.leftmost + (in_b ? m.b : m.a), *x_label = v.label + (in_b ? m.b : m.a);
+        const int32_t *y_left = v.leftmost + (in_b ? m.a : m.b), *y_label = v.label + (in_b ? m.a : m.b);
+        const int ny = in_b ? m.na : m.nb;
+        const size_t sx = in_b ? 1 : (size_t)m.nb, sy = in_b ? (size_t)m.nb : 1;
+        const int32_t del = in_b ? v.ins : v.del, ins = in_b ? v.del : v.ins, ren = v.ren;
+        int32_t *td = v.td + m.td, *tdd = v.td + m.tdd;
+        const int k = task.k1;
+        /* td[u][j] of X node u and Y node j, both layouts */
+        auto store = [&](int u, int j, int32_t d) {
+            td[(size_t)u * sx + (size_t)j * sy] = d;
+            tdd[(size_t)(u + j) * (size_t)m.na + (size_t)(in_b ? j : u)] = d;
+        };
+        if (k == x_left[k]) { /* a leaf */
+            const int32_t lk = x_label[k];
+            int last = -1;
+            for (int j = 0; j < ny; j++) {
+                const int l = y_left[j], s = j - l + 1;
+                if (y_label[j] == lk)
+                    last = j;
+                const int32_t best = last >= l ? 0 : ren, base = del + ins;
+                store(k, j, (s - 1) * ins + (best < base ? best : base));
+            }
+            continue;
         }
+        /* a node p = k with its leaf child c = k - 1 */
+        const int c = k - 1, p = k;
+        const int32_t lc = x_label[c], lp = x_label[p];
+        int last_c = -1, last_p = -1, last_p_over_c = -1, last_p_inner = -1;
+        for (int j = 0; j < ny; j++) {
+            const int l = y_left[j], s = j - l + 1;
+            const int32_t label = y_label[j];
+            const int c_below = last_c;
+            if (label == lp) {
+                if (c_below >= l)
+                    last_p_over_c = j;
+                if (l < j)
+                    last_p_inner = j;
+                last_p = j;
+            }
+            if (label == lc)
+                last_c = j;
+            const bool has_c = last_c >= l, has_p = last_p >= l;
+            const int32_t alone = has_c ? 0 : ren, base = del + ins;
+            const int32_t dc = (s - 1) * ins + (alone < base ? alone : base);
+            const int32_t none = 2 * del + s * ins, one = del + (s - 1) * ins + (has_c || has_p ? 0 : ren);
+            int32_t dp = none < one ? none : one;
+            if (s >= 2) {
+                const int32_t relabel = last_p_over_c >= l ? 0 : last_p_inner >= l || c_below >= l ? ren : 2 * ren;
+                const int32_t both = (s - 2) * ins + relabel;
+                dp = both < dp ? both : dp;
+            }
+            store(c, j, dc);
+            store(p, j, dp);
+        }
+    }
+}
+
+/* Each pair's distance: its roots' entry, the last of its td, in the caller's unit. */
+template <typename T> __global__ void roots_kernel(batch_view<T> v, int pairs, double unit, double *out)
+{
+    const int stride = (int)(gridDim.x * blockDim.x);
+    for (int k = (int)(blockIdx.x * blockDim.x + threadIdx.x); k < pairs; k += stride) {
+        const pair_meta m = v.meta[k];
+        out[k] = (double)v.td[m.td + (size_t)m.na * (size_t)m.nb - 1] * unit;
     }
 }
 
@@ -177,36 +557,53 @@ double sum_of(size_t n, double cost) /* as the CPU sums an empty side */
     return s;
 }
 
+/* A keyroot as the host schedules it. */
+struct keyroot {
+    int32_t node, level, size;
+};
+
+/* A checked non-empty tree prepared in both orientations (src/cpu/ted.c's ww_ted_prepare). */
+struct prepared_tree {
+    std::vector<int32_t> storage;
+    ww_ted_prepared left, right;
+
+    explicit prepared_tree(const ww_tree *t)
+    {
+        const size_t n = t->count, ints = ww_ted_prepared_ints(n);
+        /* left, right, then right's temporaries (left's lie where right then goes) */
+        storage.resize(2 * ints + 4 * n);
+        ww_ted_prepare(t, 0, storage.data(), &left);
+        ww_ted_prepare(t, 1, storage.data() + ints, &right);
+    }
+};
+
 /* A batch being built on the host: the chosen orientation of each pair's trees, its keyroots. */
 struct batch {
     std::vector<int32_t> label, leftmost;
     std::vector<pair_meta> meta;
-    std::vector<std::vector<int32_t>> keyroots_a, keyroots_b, levels_a, levels_b;
-    std::vector<int32_t> sizes_a; /* per pair: na (for the result's td entry) */
-    size_t td_doubles = 0, tables = 0;
-    std::vector<int32_t> scratch;
+    std::vector<std::vector<keyroot>> keyroots_a, keyroots_b;
+    size_t td_entries = 0, tables = 0, largest_sum = 0; /* largest na + nb */
 
     void clear()
     {
         label.clear(), leftmost.clear(), meta.clear(), keyroots_a.clear(), keyroots_b.clear();
-        levels_a.clear(), levels_b.clear(), sizes_a.clear();
-        td_doubles = tables = 0;
+        td_entries = tables = largest_sum = 0;
     }
 
-    /* Adds a pair of non-empty checked trees in its cheaper orientation. */
-    void add(const ww_tree *a, const ww_tree *b)
+    static std::vector<keyroot> keyroots_of(const ww_ted_prepared &t)
     {
-        const size_t na = a->count, nb = b->count, big = na > nb ? na : nb;
-        const size_t ints_a = ww_ted_prepared_ints(na) + 4 * big, ints_b = ww_ted_prepared_ints(nb) + 4 * big;
-        scratch.resize(2 * ints_a + 2 * ints_b);
-        int32_t *host = scratch.data();
-        ww_ted_prepared al, ar, bl, br;
-        ww_ted_prepare(a, 0, host, &al);
-        ww_ted_prepare(a, 1, host + ints_a, &ar);
-        ww_ted_prepare(b, 0, host + 2 * ints_a, &bl);
-        ww_ted_prepare(b, 1, host + 2 * ints_a + ints_b, &br);
-        const bool right = ar.cost * br.cost < al.cost * bl.cost;
-        const ww_ted_prepared &A = right ? ar : al, &B = right ? br : bl;
+        std::vector<keyroot> k((size_t)t.keyroot_count);
+        for (int32_t q = 0; q < t.keyroot_count; q++)
+            k[(size_t)q] = keyroot{t.keyroots[q], t.level[q], t.keyroots[q] - t.leftmost[t.keyroots[q]] + 1};
+        return k;
+    }
+
+    /* Adds a pair of non-empty trees, prepared, in its cheaper orientation. */
+    void add(const prepared_tree &a, const prepared_tree &b)
+    {
+        const size_t na = (size_t)a.left.n, nb = (size_t)b.left.n;
+        const bool right = a.right.cost * b.right.cost < a.left.cost * b.left.cost;
+        const ww_ted_prepared &A = right ? a.right : a.left, &B = right ? b.right : b.left;
         pair_meta m;
         m.a = (int)label.size();
         label.insert(label.end(), A.label, A.label + na);
@@ -214,143 +611,301 @@ struct batch {
         m.b = (int)label.size();
         label.insert(label.end(), B.label, B.label + nb);
         leftmost.insert(leftmost.end(), B.leftmost, B.leftmost + nb);
+        m.na = (int)na;
         m.nb = (int)nb;
-        m.td = td_doubles;
-        td_doubles += na * nb;
+        m.td = td_entries;
+        td_entries += na * nb;
+        m.tdd = td_entries;
+        td_entries += (na + nb - 1) * na;
         tables += (size_t)A.keyroot_count * (size_t)B.keyroot_count;
+        largest_sum = na + nb > largest_sum ? na + nb : largest_sum;
         meta.push_back(m);
-        sizes_a.push_back((int32_t)na);
-        keyroots_a.emplace_back(A.keyroots, A.keyroots + A.keyroot_count);
-        levels_a.emplace_back(A.level, A.level + A.keyroot_count);
-        keyroots_b.emplace_back(B.keyroots, B.keyroots + B.keyroot_count);
-        levels_b.emplace_back(B.level, B.level + B.keyroot_count);
+        keyroots_a.push_back(keyroots_of(A));
+        keyroots_b.push_back(keyroots_of(B));
     }
 };
 
-/* Computes every pair of the batch; out[k]: the distance of pair k. */
-ww_status run_batch(ww_cuda_state *s, const batch &bt, const ww_ted_params *p, const ww_ted_gpu_thresholds *limits,
-                    double *out)
+/* A depth's launch on the host: per role (block, warp, thread) its tasks, units' blocks, cells per
+ * slot and first slot entry; its first task. Units (blocks, warps, threads) get slots; the
+ * blocks of the warp and thread roles are rounded up, their extra warps and threads idle. */
+struct depth_plan {
+    size_t task_at, count[3], units[3], blocks[3], cells[3], slot_at[3];
+};
+
+/* The closed forms exist for exact (int32) tables only. Each thread stores to its own rows of td
+ * (one cache line per thread and store), so a few keyroots (one pair) go 8 threads to a block,
+ * spread over many SMs, whose load/store units then take 8 lines per store, not 32. */
+cudaError_t launch_closed_forms(cudaStream_t stream, int sm_count, const batch_view<int32_t> &v,
+                                const table_task *tasks, size_t count)
 {
+    const size_t per_block = count >= 32 * (size_t)sm_count ? 32 : 8;
+    WW_TED_LAUNCH(closed_form_kernel, (unsigned)((count + per_block - 1) / per_block), (unsigned)per_block, stream, v,
+                  tasks, (int)count);
+    return cudaGetLastError();
+}
+cudaError_t launch_closed_forms(cudaStream_t, int, const batch_view<double> &, const table_task *, size_t)
+{
+    return cudaSuccess;
+}
+
+size_t aligned(size_t bytes) { return (bytes + 255) & ~(size_t)255; }
+size_t at_least_one(size_t x) { return x > 0 ? x : 1; }
+size_t smaller(size_t x, size_t y) { return x < y ? x : y; }
+
+/* Computes every pair of the batch in tables of T (int32_t: exact, costs scaled by 1 / unit);
+ * out[k]: the distance of pair k. */
+template <typename T>
+ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, double unit,
+                    const ww_ted_gpu_thresholds *limits, double *out)
+{
+    const bool exact = sizeof(T) == sizeof(int32_t);
     const size_t pairs = bt.meta.size();
     if (pairs == 0)
         return WW_OK;
     if (bt.label.size() > (size_t)INT32_MAX || bt.tables > (size_t)INT32_MAX)
         return WW_ERR_TREE_SIZE;
-    /* every table of the batch by key = 3 depth + strategy (0 thread, 1 warp, 2 block): a counting sort */
+    /* an exact pair's keyroots of one or two nodes are closed forms, not tables */
+    auto tabled = [&](const keyroot &k) { return !exact || k.size > 2; };
     int depths = 1;
     for (size_t k = 0; k < pairs; k++) {
         int la = 0, lb = 0;
-        for (int32_t l : bt.levels_a[k])
-            la = l + 1 > la ? l + 1 : la;
-        for (int32_t l : bt.levels_b[k])
-            lb = l + 1 > lb ? l + 1 : lb;
+        for (const keyroot &r : bt.keyroots_a[k])
+            la = tabled(r) && r.level + 1 > la ? r.level + 1 : la;
+        for (const keyroot &r : bt.keyroots_b[k])
+            lb = tabled(r) && r.level + 1 > lb ? r.level + 1 : lb;
         depths = la + lb - 1 > depths ? la + lb - 1 : depths;
     }
+    /* the tables by key = 3 depth + role (0 block, 1 warp, 2 thread), a counting sort by runs, not
+     * by tables (a matrix has millions): per pair, B's tabled keyroots by level and by size within
+     * a level, so that one keyroot u of A against one level of B is three runs of tables, thread,
+     * warp and block, split by two binary searches (the cells grow with the size). The runs are
+     * counted, then their tables written straight into the upload. */
     const int keys = 3 * depths;
     std::vector<size_t> start((size_t)keys + 1, 0), slot((size_t)keys, 0);
-    std::vector<table_task> tasks(bt.tables);
-    for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+    std::vector<table_task> closed;
+    std::vector<std::vector<keyroot>> big_a(pairs), big_b(pairs);
+    std::vector<std::vector<size_t>> level_at(pairs); /* B's level l: big_b[k][level_at[l] ..] */
+    for (size_t k = 0; k < pairs; k++) {
+        for (const keyroot &r : bt.keyroots_a[k])
+            if (tabled(r))
+                big_a[k].push_back(r);
+            else
+                closed.push_back(table_task{(int)k, r.node, 0, 1});
+        int levels_b = 0;
+        for (const keyroot &r : bt.keyroots_b[k])
+            if (tabled(r)) {
+                big_b[k].push_back(r);
+                levels_b = r.level + 1 > levels_b ? r.level + 1 : levels_b;
+            } else {
+                closed.push_back(table_task{(int)k, r.node, 1, 1});
+            }
+        std::sort(big_b[k].begin(), big_b[k].end(), [](const keyroot &x, const keyroot &y) {
+            return x.level != y.level ? x.level < y.level : x.size != y.size ? x.size < y.size : x.node < y.node;
+        });
+        level_at[k].assign((size_t)levels_b + 1, 0);
+        for (const keyroot &r : big_b[k])
+            level_at[k][(size_t)r.level + 1]++;
+        for (int l = 0; l < levels_b; l++)
+            level_at[k][(size_t)l + 1] += level_at[k][(size_t)l];
+    }
+    /* calls run(k, u, key, first, end, largest cells) for every nonempty run */
+    auto for_each_run = [&](auto run) {
         for (size_t k = 0; k < pairs; k++) {
-            const int32_t *left_a = bt.leftmost.data() + bt.meta[k].a, *left_b = bt.leftmost.data() + bt.meta[k].b;
-            const std::vector<int32_t> &ka = bt.keyroots_a[k], &kb = bt.keyroots_b[k];
-            for (size_t u = 0; u < ka.size(); u++)
-                for (size_t v = 0; v < kb.size(); v++) {
-                    const int32_t k1 = ka[u], k2 = kb[v];
-                    const size_t cells = (size_t)(k1 - left_a[k1] + 2) * (size_t)(k2 - left_b[k2] + 2);
-                    const int strategy = cells <= limits->thread_cells ? 0 : cells <= limits->warp_cells ? 1 : 2;
-                    const int key = 3 * (bt.levels_a[k][u] + bt.levels_b[k][v]) + strategy;
-                    if (pass == 0) {
-                        start[(size_t)key + 1]++;
-                        slot[(size_t)key] = cells > slot[(size_t)key] ? cells : slot[(size_t)key];
-                    } else {
-                        tasks[start[(size_t)key]++] = table_task{(int)k, k1, k2};
+            const std::vector<keyroot> &bk = big_b[k];
+            const size_t levels_b = level_at[k].size() - 1;
+            for (const keyroot &u : big_a[k])
+                for (size_t lb = 0; lb < levels_b; lb++) {
+                    const size_t lo = level_at[k][lb], hi = level_at[k][lb + 1];
+                    if (lo == hi)
+                        continue;
+                    const size_t su = (size_t)u.size + 1;
+                    auto cells = [&](size_t v) { return su * ((size_t)bk[v].size + 1); };
+                    size_t thread_end = lo, warp_end;
+                    for (size_t n = hi - lo; n > 0;) { /* the first table over thread_cells */
+                        const size_t half = n / 2;
+                        if (cells(thread_end + half) <= limits->thread_cells)
+                            thread_end += half + 1, n -= half + 1;
+                        else
+                            n = half;
                     }
+                    warp_end = thread_end;
+                    for (size_t n = hi - thread_end; n > 0;) { /* ... then the first over warp_cells */
+                        const size_t half = n / 2;
+                        if (cells(warp_end + half) <= limits->warp_cells)
+                            warp_end += half + 1, n -= half + 1;
+                        else
+                            n = half;
+                    }
+                    const size_t depth_key = 3 * ((size_t)u.level + lb);
+                    if (thread_end > lo)
+                        run(k, u, depth_key + 2, lo, thread_end, cells(thread_end - 1));
+                    if (warp_end > thread_end)
+                        run(k, u, depth_key + 1, thread_end, warp_end, cells(warp_end - 1));
+                    if (hi > warp_end)
+                        run(k, u, depth_key, warp_end, hi, cells(hi - 1));
                 }
         }
-        if (pass == 0)
-            for (int k = 0; k < keys; k++)
-                start[(size_t)k + 1] += start[(size_t)k];
+    };
+    /* the thread strategy's runs split into tasks of at most run_cells cells (at least a table) */
+    const size_t run_cells = pairs > 1 ? THREAD_RUN_CELLS : 0;
+    auto for_each_task = [&](size_t k, const keyroot &u, size_t first, size_t end, auto task) {
+        const size_t su = (size_t)u.size + 1;
+        size_t at = first, cells = 0;
+        for (size_t v = first; v < end; v++) {
+            const size_t c = su * ((size_t)big_b[k][v].size + 1);
+            if (v > at && cells + c > run_cells) {
+                task(at, v);
+                at = v, cells = 0;
+            }
+            cells += c;
+        }
+        task(at, end);
+    };
+    for_each_run([&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t largest) {
+        if (key % 3 == 2)
+            for_each_task(k, u, first, end, [&](size_t, size_t) { start[key + 1]++; });
+        else
+            start[key + 1] += end - first;
+        /* a block or warp sweep may lay its table out by anti-diagonals: twice the cells */
+        const size_t need = key % 3 == 2 ? largest : 2 * largest;
+        slot[key] = need > slot[key] ? need : slot[key];
+    });
+    for (int k = 0; k < keys; k++)
+        start[(size_t)k + 1] += start[(size_t)k];
+    const size_t task_count = start[(size_t)keys];
+
+    /* each depth's launch: units per role within the role's slot budget, as many as the GPU holds;
+     * slots and tasks as offsets until the buffers are known */
+    const size_t sms = (size_t)s->sm_count;
+    std::vector<depth_plan> plans((size_t)depths);
+    size_t slot_entries = 0;
+    for (int d = 0; d < depths; d++) {
+        depth_plan &w = plans[(size_t)d];
+        const size_t *at = &start[3 * (size_t)d], *cells = &slot[3 * (size_t)d];
+        const size_t count[3] = {at[1] - at[0], at[2] - at[1], at[3] - at[2]};
+        const size_t units[3] = {
+            smaller(smaller(count[0], 4 * sms), at_least_one(BLOCK_SLOT_BYTES / (at_least_one(cells[0]) * sizeof(T)))),
+            smaller(smaller(count[1], 64 * sms), at_least_one(WARP_SLOT_BYTES / (at_least_one(cells[1]) * sizeof(T)))),
+            smaller(smaller(count[2], 2048 * sms), at_least_one(THREAD_SLOT_BYTES / (at_least_one(cells[2]) * sizeof(T))))};
+        w.task_at = at[0];
+        for (int r = 0; r < 3; r++)
+            w.count[r] = count[r], w.cells[r] = cells[r];
+        w.units[0] = units[0], w.units[1] = units[1], w.units[2] = units[2];
+        w.blocks[0] = units[0];
+        w.blocks[1] = (units[1] + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+        w.blocks[2] = (units[2] + BLOCK_THREADS - 1) / BLOCK_THREADS;
+        w.slot_at[0] = 0;
+        w.slot_at[1] = w.blocks[0] * cells[0];
+        w.slot_at[2] = w.slot_at[1] + units[1] * cells[1];
+        const size_t end = w.slot_at[2] + units[2] * cells[2];
+        slot_entries = end > slot_entries ? end : slot_entries;
     }
-    for (int k = keys; k > 0; k--) /* the fill moved every start to the next key's */
-        start[(size_t)k] = start[(size_t)k - 1];
-    start[0] = 0;
-    /* the forest tables of one launch: the budget, or the largest table when it is larger; each
-     * launch runs as many blocks (threads) as the GPU holds and the budget fits at its table size */
-    size_t slot_doubles = 0;
-    for (size_t x : slot)
-        slot_doubles = x > slot_doubles ? x : slot_doubles;
-    size_t slot_total = SLOT_BYTES_BUDGET / sizeof(double);
-    slot_total = slot_total > slot_doubles ? slot_total : slot_doubles;
-    const size_t max_blocks = (size_t)s->sm_count * 16, max_threads = (size_t)s->sm_count * 2048;
 
     /* device memory: two of the context's grow-only buffers, kept for the next call, whose
      * contents no other engine expects to find again (`work` is left alone: the wavefront engine
-     * keeps hand-over records there): td and the forest tables in `prepared`; trees, tasks and
-     * pairs in `input` */
-    auto aligned = [](size_t bytes) { return (bytes + 255) & ~(size_t)255; };
-    const size_t td_bytes = aligned(bt.td_doubles * sizeof(double));
-    const size_t ints_bytes = aligned(2 * bt.label.size() * sizeof(int32_t));
-    const size_t tasks_bytes = aligned(tasks.size() * sizeof(table_task));
-    ww_status st = ww_device_reserve(&s->prepared, td_bytes + slot_total * sizeof(double));
+     * keeps hand-over records there): td, forest tables and results in `prepared`; trees, pairs and
+     * tasks in `input`, uploaded in one copy from the pinned staging buffer */
+    const size_t td_bytes = aligned(bt.td_entries * sizeof(T)), slot_bytes = aligned(slot_entries * sizeof(T));
+    size_t sorted_count = 0;
+    for (size_t k = 0; k < pairs; k++)
+        sorted_count += big_b[k].size();
+    const size_t ints_bytes = aligned((2 * bt.label.size() + sorted_count) * sizeof(int32_t));
+    const size_t meta_bytes = aligned(pairs * sizeof(pair_meta));
+    const size_t closed_bytes = aligned(closed.size() * sizeof(table_task));
+    const size_t upload = ints_bytes + meta_bytes + closed_bytes + task_count * sizeof(table_task);
+    ww_status st = ww_device_reserve(&s->prepared, td_bytes + slot_bytes + pairs * sizeof(double));
     if (st == WW_OK)
-        st = ww_device_reserve(&s->input, ints_bytes + tasks_bytes + pairs * sizeof(pair_meta));
+        st = ww_device_reserve(&s->input, upload);
+    if (st == WW_OK)
+        st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, upload > pairs * sizeof(double) ? upload : pairs * sizeof(double));
     if (st != WW_OK)
         return st;
-    char *input = (char *)s->input.ptr;
-    int32_t *dints = (int32_t *)input;
-    table_task *dtasks = (table_task *)(input + ints_bytes);
-    pair_meta *dmeta = (pair_meta *)(input + ints_bytes + tasks_bytes);
-    double *slots = (double *)((char *)s->prepared.ptr + td_bytes);
-    batch_view view;
-    view.td = (double *)s->prepared.ptr;
-    view.label = dints;
-    view.leftmost = dints + bt.label.size();
-    view.meta = dmeta;
-    cudaError_t e = cudaMemcpyAsync(dints, bt.label.data(), bt.label.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
-                                    s->stream);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(dints + bt.label.size(), bt.leftmost.data(), bt.leftmost.size() * sizeof(int32_t),
-                            cudaMemcpyHostToDevice, s->stream);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(dtasks, tasks.data(), tasks.size() * sizeof(table_task), cudaMemcpyHostToDevice, s->stream);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(dmeta, bt.meta.data(), pairs * sizeof(pair_meta), cudaMemcpyHostToDevice, s->stream);
-    for (int key = 0; key < keys && e == cudaSuccess; key++) {
-        const size_t count = start[(size_t)key + 1] - start[(size_t)key];
-        if (count == 0)
-            continue;
-        const size_t fit = slot_total / slot[(size_t)key];
-        const table_task *at = dtasks + start[(size_t)key];
-        if (key % 3 == 0) { /* one table per thread */
-            size_t threads = fit < max_threads ? fit : max_threads;
-            threads = threads < count ? threads : count;
-            /* whole blocks, never more threads than slots */
-            const size_t per_block = threads < (size_t)TABLE_THREADS ? threads : (size_t)TABLE_THREADS;
-            const size_t grid = threads / per_block;
-            keyroot_tables_thread_kernel<<<(unsigned)grid, (unsigned)per_block, 0, s->stream>>>(
-                view, at, (int)count, slots, slot[(size_t)key], p->delete_cost, p->insert_cost, p->relabel_cost);
-        } else if (key % 3 == 1) { /* one table per warp */
-            size_t warps = fit < max_threads / 32 ? fit : max_threads / 32;
-            warps = warps < count ? warps : count;
-            const size_t per_block = warps < (size_t)TABLE_THREADS / 32 ? warps : (size_t)TABLE_THREADS / 32;
-            const size_t grid = warps / per_block;
-            keyroot_tables_warp_kernel<<<(unsigned)grid, (unsigned)(32 * per_block), 0, s->stream>>>(
-                view, at, (int)count, slots, slot[(size_t)key], p->delete_cost, p->insert_cost, p->relabel_cost);
-        } else { /* one table per block */
-            size_t grid = fit < max_blocks ? fit : max_blocks;
-            grid = grid < count ? grid : count;
-            keyroot_tables_kernel<<<(unsigned)grid, BLOCK_THREADS, 0, s->stream>>>(
-                view, at, (int)count, slots, slot[(size_t)key], p->delete_cost, p->insert_cost, p->relabel_cost);
+    char *staged = (char *)s->pinned;
+    memcpy(staged, bt.label.data(), bt.label.size() * sizeof(int32_t));
+    memcpy(staged + bt.label.size() * sizeof(int32_t), bt.leftmost.data(), bt.leftmost.size() * sizeof(int32_t));
+    {
+        int32_t *sorted = (int32_t *)staged + 2 * bt.label.size();
+        pair_meta *meta = (pair_meta *)(staged + ints_bytes);
+        memcpy(meta, bt.meta.data(), pairs * sizeof(pair_meta));
+        for (size_t k = 0, at = 0; k < pairs; k++) {
+            meta[k].sorted_b = (int)at;
+            for (const keyroot &r : big_b[k])
+                sorted[at++] = r.node;
         }
+    }
+    if (!closed.empty())
+        memcpy(staged + ints_bytes + meta_bytes, closed.data(), closed.size() * sizeof(table_task));
+    {
+        table_task *staged_tasks = (table_task *)(staged + ints_bytes + meta_bytes + closed_bytes);
+        std::vector<size_t> at(start.begin(), start.end() - 1);
+        for_each_run([&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t) {
+            if (key % 3 == 2) {
+                for_each_task(k, u, first, end, [&](size_t f, size_t e) {
+                    staged_tasks[at[key]++] = table_task{(int)k, u.node, (int)f, (int)(e - f)};
+                });
+                return;
+            }
+            table_task *to = staged_tasks + at[key];
+            for (size_t v = first; v < end; v++)
+                *to++ = table_task{(int)k, u.node, big_b[k][v].node, 1};
+            at[key] += end - first;
+        });
+    }
+    char *input = (char *)s->input.ptr;
+    const table_task *dclosed = (const table_task *)(input + ints_bytes + meta_bytes);
+    const table_task *dtasks = (const table_task *)(input + ints_bytes + meta_bytes + closed_bytes);
+    T *slots = (T *)((char *)s->prepared.ptr + td_bytes);
+    double *results = (double *)((char *)s->prepared.ptr + td_bytes + slot_bytes);
+    batch_view<T> view;
+    view.td = (T *)s->prepared.ptr;
+    view.label = (const int32_t *)input;
+    view.leftmost = (const int32_t *)input + bt.label.size();
+    view.sorted_b = (const int32_t *)input + 2 * bt.label.size();
+    view.meta = (const pair_meta *)(input + ints_bytes);
+    view.del = del, view.ins = ins, view.ren = ren;
+    cudaError_t e = cudaMemcpyAsync(input, staged, upload, cudaMemcpyHostToDevice, s->stream);
+    if (e == cudaSuccess && !closed.empty())
+        e = launch_closed_forms(s->stream, s->sm_count, view, dclosed, closed.size());
+    for (int d = 0; d < depths && e == cudaSuccess; d++) {
+        const depth_plan &w = plans[(size_t)d];
+        if (w.count[0] + w.count[1] + w.count[2] == 0)
+            continue;
+        depth_work<T> work;
+        work.tasks = dtasks + w.task_at;
+        work.block_tasks = (int)w.count[0], work.warp_tasks = (int)w.count[1], work.thread_tasks = (int)w.count[2];
+        work.block_blocks = (int)w.blocks[0], work.warp_blocks = (int)w.blocks[1];
+        work.warp_units = (int)w.units[1], work.thread_units = (int)w.units[2];
+        work.block_slots = slots + w.slot_at[0], work.warp_slots = slots + w.slot_at[1];
+        work.thread_slots = slots + w.slot_at[2];
+        work.block_slot = w.cells[0], work.warp_slot = w.cells[1], work.thread_slot = w.cells[2];
+        const size_t grid = w.blocks[0] + w.blocks[1] + w.blocks[2];
+        WW_TED_LAUNCH(depth_kernel<T>, (unsigned)grid, (unsigned)BLOCK_THREADS, s->stream, view, work);
         e = cudaGetLastError();
     }
-    /* each pair's result: the entry of its roots, the last of its td */
-    for (size_t k = 0; k < pairs && e == cudaSuccess; k++)
-        e = cudaMemcpyAsync(&out[k], view.td + bt.meta[k].td + (size_t)bt.sizes_a[k] * (size_t)bt.meta[k].nb - 1,
-                            sizeof(double), cudaMemcpyDeviceToHost, s->stream);
+    if (e == cudaSuccess) {
+        WW_TED_LAUNCH(roots_kernel<T>, (unsigned)((pairs + 127) / 128), 128u, s->stream, view, (int)pairs, unit,
+                      results);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(staged, results, pairs * sizeof(double), cudaMemcpyDeviceToHost, s->stream);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s->stream);
+    if (e == cudaSuccess)
+        memcpy(out, staged, pairs * sizeof(double));
     return ww_cuda_status(e);
+}
+
+/* A batch in exact int32 tables when the costs allow it for its largest pair (the CPU's rule; the
+ * values are the same either way), else in doubles. */
+ww_status run_batch_costs(ww_cuda_state *s, const batch &bt, const ww_ted_params *p,
+                          const ww_ted_gpu_thresholds *limits, double *out)
+{
+    int32_t del, ins, ren;
+    double unit;
+    if (ww_ted_exact_costs(p->delete_cost, p->insert_cost, p->relabel_cost, bt.largest_sum, 0, &del, &ins, &ren, &unit))
+        return run_batch<int32_t>(s, bt, del, ins, ren, unit, limits, out);
+    return run_batch<double>(s, bt, p->delete_cost, p->insert_cost, p->relabel_cost, 1.0, limits, out);
 }
 
 } // namespace
@@ -369,8 +924,8 @@ ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_
     ww_status st;
     try {
         batch bt;
-        bt.add(a, b);
-        st = run_batch(s, bt, p, limits, out);
+        bt.add(prepared_tree(a), prepared_tree(b));
+        st = run_batch_costs(s, bt, p, limits, out);
     } catch (...) { /* std::bad_alloc of the host vectors */
         st = WW_ERR_MEMORY;
     }
@@ -416,7 +971,7 @@ ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, 
         std::vector<double> results;
         auto flush = [&]() {
             results.resize(bt.meta.size());
-            ww_status r = run_batch(s, bt, p, limits, results.data());
+            ww_status r = run_batch_costs(s, bt, p, limits, results.data());
             if (r != WW_OK)
                 return r;
             for (size_t k = 0; k < results.size(); k++) {
@@ -430,7 +985,12 @@ ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, 
                 return WW_ERR_CANCELLED;
             return WW_OK;
         };
-        for (size_t i = o->row_begin; i < o->row_end && st == WW_OK; i++)
+        /* each tree prepared once: a row's for its row, the columns' kept for all rows while
+         * they stay within PREPARED_CACHE_BYTES (else prepared per pair) */
+        std::vector<std::unique_ptr<prepared_tree>> col_prepared(o->col_end - o->col_begin);
+        size_t cached = 0;
+        for (size_t i = o->row_begin; i < o->row_end && st == WW_OK; i++) {
+            std::unique_ptr<prepared_tree> row_prepared;
             for (size_t j = o->col_begin; j < o->col_end && st == WW_OK; j++) {
                 if (!computed(i, j))
                     continue;
@@ -440,16 +1000,27 @@ ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, 
                     done++;
                     continue;
                 }
-                const size_t td = a->count * b->count;
-                if (!bt.meta.empty() && ((bt.td_doubles + td) * sizeof(double) > BATCH_TD_BYTES ||
+                const size_t td = a->count * b->count + (a->count + b->count) * a->count; /* both layouts */
+                if (!bt.meta.empty() && ((bt.td_entries + td) * sizeof(double) > BATCH_TD_BYTES ||
                                          bt.tables + a->count * b->count > BATCH_TABLES))
                     st = flush();
                 if (st != WW_OK)
                     break;
-                bt.add(a, b);
+                if (!row_prepared)
+                    row_prepared.reset(new prepared_tree(a));
+                std::unique_ptr<prepared_tree> &column = col_prepared[j - o->col_begin];
+                std::unique_ptr<prepared_tree> once;
+                if (!column && cached + 14 * b->count * sizeof(int32_t) <= PREPARED_CACHE_BYTES) {
+                    column.reset(new prepared_tree(b));
+                    cached += column->storage.size() * sizeof(int32_t);
+                }
+                if (!column)
+                    once.reset(new prepared_tree(b));
+                bt.add(*row_prepared, column ? *column : *once);
                 rows_of.push_back(i);
                 cols_of.push_back(j);
             }
+        }
         if (st == WW_OK)
             st = flush();
     } catch (...) {

@@ -5,6 +5,8 @@
 #ifndef WW_MEASURES_TED_H
 #define WW_MEASURES_TED_H
 
+#include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #if defined(__CUDACC__)
@@ -40,6 +42,40 @@ WW_TED_FN int32_t ww_ted_row_candidate(int32_t up, int32_t match, int32_t del, i
 {
     const int32_t d = up + del;
     return (d < match ? d : match) - offset;
+}
+
+/* ww_ted_cell in exact int32 (the tables of costs that are integers after a power-of-two scale):
+ * the same min of the same three sums, exact. */
+WW_TED_FN int32_t ww_ted_cell_exact(int32_t up, int32_t left, int32_t match, int32_t del, int32_t ins)
+{
+    const int32_t d = up + del;
+    const int32_t m = d < match ? d : match;
+    const int32_t i = left + ins;
+    return i < m ? i : m;
+}
+
+/* When the tables of a pair of na and nb nodes may be exact int32 (the CPU and GPU engines share
+ * the rule, so both pick the same tables): every cost an integer after one power-of-two scale 2^k
+ * (k <= 20; *unit = 2^-k) and every table value far inside int32 (a value is at most rows * del +
+ * cols * ins; a match adds two, a row candidate subtracts up to cols * ins: 2^29 leaves room).
+ * Those tables give the double tables' values exactly: sums of multiples of unit far below 2^53
+ * round nothing. Returns 1 and the scaled costs, or 0. */
+WW_TED_FN int ww_ted_exact_costs(double del, double ins, double ren, size_t na, size_t nb, int32_t *idel,
+                                 int32_t *iins, int32_t *iren, double *unit)
+{
+    for (int k = 0; k <= 20; k++) {
+        const double s = ldexp(1.0, k), d = del * s, i = ins * s, r = ren * s;
+        if (d != floor(d) || i != floor(i) || r != floor(r))
+            continue;
+        if ((double)(na + nb + 2) * (d + i + r) > 536870912.0)
+            return 0;
+        *idel = (int32_t)d;
+        *iins = (int32_t)i;
+        *iren = (int32_t)r;
+        *unit = ldexp(1.0, -k);
+        return 1;
+    }
+    return 0;
 }
 
 #endif
