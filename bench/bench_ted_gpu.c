@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BUILTIN_THREAD_CELLS 256 /* src/common/ted.c: TED_THREAD_CELLS */
-#define BUILTIN_WARP_CELLS 1089  /* ... TED_WARP_CELLS */
+#define BUILTIN_THREAD_CELLS 64  /* src/common/ted.c: TED_THREAD_CELLS */
+#define BUILTIN_WARP_CELLS 4225  /* ... TED_WARP_CELLS */
 
 static double run(ww_ctx *ctx, const char *thread_cells, const char *warp_cells, const ww_tree *x, size_t k,
                   const ww_tree *y, double *out)

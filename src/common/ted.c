@@ -105,17 +105,17 @@ static int threads_within_limit(const ww_ctx *ctx, size_t na, size_t nb, int man
 }
 
 /* The GPU engine's thresholds between its strategies: tables of at most TED_THREAD_CELLS cells go
- * one per thread, up to TED_WARP_CELLS one per warp, larger ones one per block. Reasoned, not yet
- * measured for the current kernels (bench/bench_ted_gpu.c measures each strategy across table
- * sizes; `calibrate` does not cover trees yet): a thread computes a table of r x c cells in r c
- * steps, a warp or a block in r + c, with the anti-diagonals in shared memory when the rows fit (a
- * warp: up to 32 rows, which every exact table of at most 33 x 33 cells has, its smaller side being
- * the rows; a block: up to 1024); a warp's steps are cheaper than a block's and 16 of them share a
- * block. WW_TED_THREAD_CELLS and WW_TED_WARP_CELLS in the environment (settings.h) override them
- * (tests force each strategy so: 0 0 is every table on a block); a value that is not a whole
- * number is ignored. */
-#define TED_THREAD_CELLS 256
-#define TED_WARP_CELLS 1089
+ * one per thread, up to TED_WARP_CELLS one per warp, larger ones one per block. A thread computes
+ * a table of r x c cells in r c steps, a warp or a block in r + c, with the anti-diagonals in
+ * shared memory when the rows fit (a warp: up to 32 rows; a block: up to 1024). Chosen on an H200
+ * (bench/results/gpu-ted.md): each strategy across table sizes (bench/bench_ted_gpu.c) has the
+ * warp fastest up to 65 x 65 cells and the block beyond; among the pairs' settings tried, 64 / 4225
+ * was best for the 100-node pair and the 1000-node matrix (the 1000-node pair within 6%).
+ * `calibrate` does not cover trees yet. WW_TED_THREAD_CELLS and WW_TED_WARP_CELLS in the
+ * environment (settings.h) override them (tests force each strategy so: 0 0 is every table on a
+ * block); a value that is not a whole number is ignored. */
+#define TED_THREAD_CELLS 64
+#define TED_WARP_CELLS 4225
 
 static size_t setting_cells(ww_setting setting, size_t fallback)
 {
