@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import warnings
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional
@@ -11,6 +12,19 @@ import numpy as np
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def sigint_raises_keyboard_interrupt():
+    """The Ctrl-C tests send SIGINT to this process and expect KeyboardInterrupt. A shell starts a
+    background job with SIGINT ignored, and Python then installs no handler for it: the tests give
+    it Python's own handler for the session, so they test the library, not how pytest was started."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if previous == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, previous)
 
 
 def cli_path() -> Path:
