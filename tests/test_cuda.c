@@ -1653,7 +1653,8 @@ void test_cuda_bad_values_write_nothing(void)
     ww_rng r = {5151};
     ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
     /* {count, min length, max length, dim}: staged (dim 28), thread (dim 1), warp/block (long), and a
-     * set past the packed upload's 1 MB */
+     * large set: sets on both sides of the packed upload's 64 KB (the first case's x, the long series
+     * and the large set above it, the others below) */
     const size_t cases[][4] = {{30, 20, 28, 28}, {40, 5, 60, 1}, {12, 300, 700, 1}, {700, 28, 28, 28}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         random_set xs = make_set(&r, cases[c][0], cases[c][1], cases[c][2], cases[c][3]);
