@@ -19,11 +19,13 @@ trap 'rm -rf "$work"' EXIT
 cat >"$work/fake_cuda.cuh" <<'EOF'
 /* A fake CUDA runtime: launches run on one thread of one block, memory is host memory. */
 #pragma once
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include "common/internal.h"
 #define __global__
 #define __device__
+#define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __noinline__
@@ -44,6 +46,20 @@ struct fake_dim { unsigned x; };
 static fake_dim blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
 static inline void __syncthreads() {}
 static inline void __syncwarp() {}
+static inline void __threadfence() {}
+static inline int atomicAdd(int *p, int v) { const int old = *p; *p += v; return old; }
+static inline int atomicExch(int *p, int v) { const int old = *p; *p = v; return old; }
+template <typename T> static inline T __ldcg(const T *p) { return *p; }
+/* The multi-block strategy's wait on the band above: one thread runs the bands in queue order, so
+ * the wait must be met already; if not, the queue's order is wrong (on a GPU, a deadlock risk). */
+#define WW_TED_SPIN_WAIT(flag, value)                                                              \
+    do {                                                                                           \
+        if (*(flag) < (value)) {                                                                   \
+            fprintf(stderr, "multi-block wait on a band not yet done\n");                          \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+static inline cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t) { memset(d, v, n); return 0; }
 static inline cudaError_t cudaMalloc(void **p, size_t n) { *p = malloc(n ? n : 1); return *p ? 0 : 2; }
 static inline cudaError_t cudaFree(void *p) { free(p); return 0; }
 static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, int, cudaStream_t) { memcpy(d, s, n); return 0; }
@@ -120,8 +136,12 @@ int main(void)
     ww_ctx fake;
     memset(&fake, 0, sizeof fake);
     fake.cuda = (ww_cuda_state *)&fs;
-    const ww_ted_gpu_thresholds limits[] = {{0, 0}, {0, (size_t)1 << 40}, {(size_t)1 << 40, (size_t)1 << 40},
-                                            {16, 200}, {1024, 65536}};
+    /* every table on a block, a warp, a thread, in tiles over many warps (multi-block); mixes */
+    const size_t all = (size_t)1 << 40;
+    const ww_ted_gpu_thresholds limits[] = {{0, 0, all},      {0, all, all},       {all, all, all},
+                                            {16, 200, all},   {1024, 65536, all}, {0, 0, 0},
+                                            {16, 200, 2000}, {64, 4225, 16641}};
+    enum { STRATEGIES = sizeof limits / sizeof limits[0] };
     const ww_ted_params costs[] = {{1, 1, 1}, {0.5, 2, 1.25}, {3, 1, 0.3}};
     ww_rng r = {99};
     static int32_t pa[300], la[300], pb[300], lb[300];
@@ -134,7 +154,7 @@ int main(void)
         const ww_tree a = {(size_t)na, pa, la}, b = {(size_t)nb, pb, lb};
         double want = -1;
         ww_ted(cpu, &a, &b, &costs[t % 3], &want);
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < STRATEGIES; k++) {
             double got = -1;
             const ww_status st = ww_cuda_ted(&fake, &a, &b, &costs[t % 3], &limits[k], &got);
             compared++;
@@ -155,7 +175,7 @@ int main(void)
         for (int c = 0; c < (t ? 2 : 3); c++) {
             double want = -1;
             ww_ted(cpu, &a, &b, &costs[c], &want);
-            for (int k = 0; k < 5; k += 4) {
+            for (int k = 0; k < STRATEGIES; k += 1 + (k < 4) * 3) { /* 0, 4, 5, 6, 7 */
                 double got = -1;
                 const ww_status st = ww_cuda_ted(&fake, &a, &b, &costs[c], &limits[k], &got);
                 compared++;
@@ -180,7 +200,7 @@ int main(void)
         }
         const ww_ted_params heavy[2] = {{1048576, 1048576, 1048576}, {1048576, 3145728, 524288}};
         for (int c = 0; c < 2; c++)
-            for (int k = 0; k < 5; k += 4) {
+            for (int k = 0; k < STRATEGIES; k += 1 + (k < 4) * 3) {
                 double got[16], want[16];
                 ww_pairwise_options po = ww_pairwise_options_default();
                 po.row_end = po.col_end = po.out_stride = 4;
@@ -200,7 +220,7 @@ int main(void)
         trees[k] = (ww_tree){(size_t)n, par[k], lab[k]};
     }
     for (int c = 0; c < 2; c++)
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < STRATEGIES; k++) {
             double got[C * C], want[C * C];
             for (int e = 0; e < C * C; e++)
                 got[e] = NAN;

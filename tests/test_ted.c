@@ -857,8 +857,31 @@ static void scrub_gpu_tables(ww_ctx *gpu)
     free(l);
 }
 
-/* The GPU engine against the CPU engine, bit for bit, with each strategy forced in turn (every
- * table on a block, on a warp, on a thread, then the built-in thresholds): random trees of every shape
+/* WW_TED_THREAD_CELLS, WW_TED_WARP_CELLS, WW_TED_BLOCK_CELLS forcing each GPU strategy in turn:
+ * every table on a block, on a warp, on a thread, in tiles over many warps of several blocks
+ * (multi-block), a mix of all four in each launch, the built-in thresholds. */
+static const char *const ted_gpu_strategies[][3] = {
+    {"0", "0", "1000000000000"}, {"0", "1000000000000", "1000000000000"},
+    {"1000000000000", "1000000000000", "1000000000000"}, {"0", "0", "0"}, {"16", "200", "2000"}, {"", "", ""}};
+enum { TED_GPU_STRATEGIES = sizeof ted_gpu_strategies / sizeof ted_gpu_strategies[0] };
+
+static void force_ted_gpu_strategy(int k, char *name, size_t size)
+{
+    setenv("WW_TED_THREAD_CELLS", ted_gpu_strategies[k][0], 1);
+    setenv("WW_TED_WARP_CELLS", ted_gpu_strategies[k][1], 1);
+    setenv("WW_TED_BLOCK_CELLS", ted_gpu_strategies[k][2], 1);
+    snprintf(name, size, "%s/%s/%s", ted_gpu_strategies[k][0], ted_gpu_strategies[k][1], ted_gpu_strategies[k][2]);
+}
+
+static void unforce_ted_gpu_strategy(void)
+{
+    unsetenv("WW_TED_THREAD_CELLS");
+    unsetenv("WW_TED_WARP_CELLS");
+    unsetenv("WW_TED_BLOCK_CELLS");
+}
+
+/* The GPU engine against the CPU engine, bit for bit, with each strategy forced in turn
+ * (ted_gpu_strategies): random trees of every shape
  * (sizes 0 to 60, unit and other costs), the shared Swissport pairs, a matrix; outputs poisoned
  * first. A context with backend AUTO computes trees on the CPU. */
 static void ted_cuda_compare(const char *strategy);
@@ -867,18 +890,12 @@ void test_ted_cuda_matches_cpu(void)
 {
     if (!ww_cuda_available())
         SKIP("no usable CUDA GPU (or a build without CUDA): the GPU tree engine is not tested here");
-    /* WW_TED_THREAD_CELLS, WW_TED_WARP_CELLS: every table on a block, on a warp, on a thread, the
-     * built-in thresholds (a mix) */
-    const char *strategies[][2] = {{"0", "0"}, {"0", "1000000000000"}, {"1000000000000", "1000000000000"}, {"", ""}};
-    for (int k = 0; k < 4; k++) {
-        setenv("WW_TED_THREAD_CELLS", strategies[k][0], 1);
-        setenv("WW_TED_WARP_CELLS", strategies[k][1], 1);
-        char name[64];
-        snprintf(name, sizeof name, "%s/%s", strategies[k][0], strategies[k][1]);
+    for (int k = 0; k < TED_GPU_STRATEGIES; k++) {
+        char name[96];
+        force_ted_gpu_strategy(k, name, sizeof name);
         ted_cuda_compare(name);
     }
-    unsetenv("WW_TED_THREAD_CELLS");
-    unsetenv("WW_TED_WARP_CELLS");
+    unforce_ted_gpu_strategy();
 }
 
 static void ted_cuda_compare(const char *strategy)
@@ -905,7 +922,7 @@ static void ted_cuda_compare(const char *strategy)
         CHECK(ww_ctx_last_backend(gpu) == WW_BACKEND_CUDA);
         CHECK_STATUS(ww_ted(cpu, &a, &b, &costs[trial % 3], &c), WW_OK);
         if (g != c)
-            fprintf(stderr, "  WW_TED_THREAD_CELLS/WARP_CELLS %s, trial %d (%zu x %zu): gpu %.17g, cpu %.17g\n", strategy, trial,
+            fprintf(stderr, "  WW_TED_THREAD/WARP/BLOCK_CELLS %s, trial %d (%zu x %zu): gpu %.17g, cpu %.17g\n", strategy, trial,
                     na, nb, g, c);
         CHECK(g == c);
     }
@@ -945,7 +962,7 @@ static void ted_cuda_compare(const char *strategy)
             if (n >= 2)
                 CHECK_STATUS(ww_ted(gpu, &s[0], &s[1], NULL, &g), WW_OK);
             if (g != want[k])
-                fprintf(stderr, "  WW_TED_THREAD_CELLS/WARP_CELLS %s, Swissport %d: gpu %g\n", strategy, sizes[k], g);
+                fprintf(stderr, "  WW_TED_THREAD/WARP/BLOCK_CELLS %s, Swissport %d: gpu %g\n", strategy, sizes[k], g);
             CHECK(g == want[k]);
             for (size_t i = 0; i < n; i++)
                 ww_tree_free(&s[i]);
@@ -1020,7 +1037,7 @@ static void ted_cuda_large(const char *strategy, ww_ctx *gpu, ww_ctx *cpu)
             CHECK_STATUS(ww_ted(gpu, &a, &b, &costs[c], &g), WW_OK);
             CHECK_STATUS(ww_ted(cpu, &a, &b, &costs[c], &want), WW_OK);
             if (g != want)
-                fprintf(stderr, "  WW_TED_THREAD_CELLS/WARP_CELLS %s, pair %d (%zu x %zu), costs %d: gpu %.17g, cpu %.17g\n",
+                fprintf(stderr, "  WW_TED_THREAD/WARP/BLOCK_CELLS %s, pair %d (%zu x %zu), costs %d: gpu %.17g, cpu %.17g\n",
                         strategy, k, pairs[k].na, pairs[k].nb, c, g, want);
             CHECK(g == want);
         }
@@ -1045,7 +1062,7 @@ static void ted_cuda_large(const char *strategy, ww_ctx *gpu, ww_ctx *cpu)
             for (int k = 0; k < COUNT * COUNT; k++)
                 differ += mg[k] != mc[k];
             if (differ)
-                fprintf(stderr, "  WW_TED_THREAD_CELLS/WARP_CELLS %s, matrix, costs %d: %d entries differ\n", strategy, c,
+                fprintf(stderr, "  WW_TED_THREAD/WARP/BLOCK_CELLS %s, matrix, costs %d: %d entries differ\n", strategy, c,
                         differ);
             CHECK(differ == 0);
         }
@@ -1082,16 +1099,86 @@ void test_ted_cuda_large_tables(void)
     if (!ww_cuda_available())
         SKIP("no usable CUDA GPU (or a build without CUDA): the GPU tree engine's large tables are not tested here");
     ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0), *cpu = cpu_ctx(0);
-    const char *strategies[][2] = {{"0", "0"}, {"0", "1000000000000"}, {"1000000000000", "1000000000000"}, {"", ""}};
-    for (int k = 0; gpu && cpu && k < 4; k++) {
-        setenv("WW_TED_THREAD_CELLS", strategies[k][0], 1);
-        setenv("WW_TED_WARP_CELLS", strategies[k][1], 1);
-        char name[64];
-        snprintf(name, sizeof name, "%s/%s", strategies[k][0], strategies[k][1]);
+    for (int k = 0; gpu && cpu && k < TED_GPU_STRATEGIES; k++) {
+        char name[96];
+        force_ted_gpu_strategy(k, name, sizeof name);
         ted_cuda_large(name, gpu, cpu);
     }
-    unsetenv("WW_TED_THREAD_CELLS");
-    unsetenv("WW_TED_WARP_CELLS");
+    unforce_ted_gpu_strategy();
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+}
+
+/* The GPU's multi-block strategy (tiles of 32 x 32 cells over many warps) against the CPU, bit for
+ * bit, forced on every table and mixed with the other strategies in each launch: sizes around
+ * multiples of the tile (partial tiles in both directions, one tile, many), tables of one row or
+ * one column (a path against a star's leaves: in doubles, where a keyroot of one node has a
+ * table), unit and non-integral costs (int32 and double tables), and a matrix of many pairs whose
+ * largest tables share one queue. Outputs poisoned first. */
+void test_ted_cuda_multi_block(void)
+{
+    if (!ww_cuda_available())
+        SKIP("no usable CUDA GPU (or a build without CUDA): the GPU tree engine's multi-block strategy is not tested here");
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0), *cpu = cpu_ctx(0);
+    enum { MAXN = 200, COUNT = 30 };
+    int32_t *par = malloc(COUNT * MAXN * sizeof(int32_t)), *lab = malloc(COUNT * MAXN * sizeof(int32_t));
+    double *mg = malloc(COUNT * COUNT * sizeof(double)), *mc = malloc(COUNT * COUNT * sizeof(double));
+    if (!gpu || !cpu || !par || !lab || !mg || !mc) {
+        CHECK(0);
+        ww_ctx_destroy(gpu), ww_ctx_destroy(cpu);
+        free(par), free(lab), free(mg), free(mc);
+        return;
+    }
+    const ww_ted_params costs[] = {{1, 1, 1}, {0.5, 2, 1.25}, {3, 1, 0.3}};
+    const size_t sizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 97, 160, 200};
+    const int forced[] = {3, 4}; /* ted_gpu_strategies: all multi-block; a mix of the four */
+    ww_rng r = {0x711e};
+    for (int f = 0; f < 2; f++) {
+        char name[96];
+        force_ted_gpu_strategy(forced[f], name, sizeof name);
+        scrub_gpu_tables(gpu);
+        for (int trial = 0; trial < 40; trial++) {
+            const size_t na = sizes[ww_rng_below(&r, sizeof sizes / sizeof sizes[0])];
+            const size_t nb = sizes[ww_rng_below(&r, sizeof sizes / sizeof sizes[0])];
+            /* paths against stars first: tables of one row and one column */
+            const enum shape sa = trial < 8 ? SHAPE_PATH : (enum shape)(trial % SHAPE_COUNT);
+            const enum shape sb = trial < 8 ? SHAPE_STAR : (enum shape)((trial / 4) % SHAPE_COUNT);
+            random_tree(&r, na, sa, trial % 2 ? 3 : 40, par, lab);
+            random_tree(&r, nb, sb, trial % 2 ? 3 : 40, par + MAXN, lab + MAXN);
+            const ww_tree a = {na, par, lab}, b = {nb, par + MAXN, lab + MAXN};
+            for (int c = 0; c < 3; c++) {
+                double g = NAN, want = -1, back = NAN, back_want = -1;
+                CHECK_STATUS(ww_ted(gpu, &a, &b, &costs[c], &g), WW_OK);
+                CHECK_STATUS(ww_ted(cpu, &a, &b, &costs[c], &want), WW_OK);
+                CHECK_STATUS(ww_ted(gpu, &b, &a, &costs[c], &back), WW_OK);
+                CHECK_STATUS(ww_ted(cpu, &b, &a, &costs[c], &back_want), WW_OK);
+                if (g != want || back != back_want)
+                    fprintf(stderr, "  WW_TED_THREAD/WARP/BLOCK_CELLS %s, trial %d (%zu x %zu), costs %d: gpu %.17g %.17g, cpu %.17g %.17g\n",
+                            name, trial, na, nb, c, g, back, want, back_want);
+                CHECK(g == want && back == back_want);
+            }
+        }
+        ww_tree t[COUNT];
+        for (int k = 0; k < COUNT; k++) {
+            const size_t n = 20 + ww_rng_below(&r, MAXN - 19);
+            random_tree(&r, n, (enum shape)(k % SHAPE_COUNT), 6, par + k * MAXN, lab + k * MAXN);
+            t[k] = (ww_tree){n, par + k * MAXN, lab + k * MAXN};
+        }
+        for (int c = 0; c < 2; c++) {
+            for (int k = 0; k < COUNT * COUNT; k++)
+                mg[k] = NAN;
+            CHECK_STATUS(ww_ted_pairwise(gpu, t, COUNT, NULL, 0, &costs[c], mg, NULL), WW_OK);
+            CHECK_STATUS(ww_ted_pairwise(cpu, t, COUNT, NULL, 0, &costs[c], mc, NULL), WW_OK);
+            int differ = 0;
+            for (int k = 0; k < COUNT * COUNT; k++)
+                differ += mg[k] != mc[k];
+            if (differ)
+                fprintf(stderr, "  WW_TED_THREAD/WARP/BLOCK_CELLS %s, matrix, costs %d: %d entries differ\n", name, c, differ);
+            CHECK(differ == 0);
+        }
+    }
+    unforce_ted_gpu_strategy();
+    free(par), free(lab), free(mg), free(mc);
     ww_ctx_destroy(gpu);
     ww_ctx_destroy(cpu);
 }

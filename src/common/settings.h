@@ -25,7 +25,9 @@ typedef enum ww_setting {
     WW_SETTING_STAGED_THREADS,  /* WW_STAGED_THREADS=32|64|128: block size of the staged kernel */
     WW_SETTING_STAGED_LANES,    /* WW_STAGED_LANES=1|2: lanes per pair of the staged kernel (default: by pair count) */
     WW_SETTING_TED_THREAD_CELLS, /* WW_TED_THREAD_CELLS=N: GPU tree tables of at most N cells on one thread */
-    WW_SETTING_TED_WARP_CELLS,   /* WW_TED_WARP_CELLS=N: ... at most N on one warp, larger on one block */
+    WW_SETTING_TED_WARP_CELLS,   /* WW_TED_WARP_CELLS=N: ... at most N on one warp */
+    WW_SETTING_TED_BLOCK_CELLS,  /* WW_TED_BLOCK_CELLS=N: ... at most N on one block, larger over many
+                                  * warps of several blocks (the multi-block strategy) */
     WW_SETTING_SOFTDTW_MEMORY,  /* WW_SOFTDTW_MEMORY=bytes: default soft-DTW gradient table budget per
                                  * pair (ww_softdtw_set_memory_budget; 0 forces checkpointing) */
     WW_SETTING_COUNT

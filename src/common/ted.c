@@ -105,17 +105,25 @@ static int threads_within_limit(const ww_ctx *ctx, size_t na, size_t nb, int man
 }
 
 /* The GPU engine's thresholds between its strategies: tables of at most TED_THREAD_CELLS cells go
- * one per thread, up to TED_WARP_CELLS one per warp, larger ones one per block. A thread computes
- * a table of r x c cells in r c steps, a warp or a block in r + c, with the anti-diagonals in
- * shared memory when the rows fit (a warp: up to 32 rows; a block: up to 1024). Chosen on an H200
+ * one per thread, up to TED_WARP_CELLS one per warp, up to TED_BLOCK_CELLS one per block, larger
+ * ones in tiles of 32 x 32 cells over many warps of several blocks (X-TED's multi-block strategy).
+ * A thread computes a table of r x c cells in r c steps, a warp or a block in r + c, with the
+ * anti-diagonals in shared memory when the rows fit (a warp: up to 32 rows; a block: up to 1024);
+ * the tiles in about r / 32 + c / 32 tiles of 63 warp steps each along the critical path, the
+ * table's bands of 32 rows in a pipeline. Thread and warp chosen on an H200
  * (bench/results/gpu-ted.md): each strategy across table sizes (bench/bench_ted_gpu.c) has the
  * warp fastest up to 65 x 65 cells and the block beyond; among the pairs' settings tried, 64 / 4225
- * was best for the 100-node pair and the 1000-node matrix (the 1000-node pair within 6%).
- * `calibrate` does not cover trees yet. WW_TED_THREAD_CELLS and WW_TED_WARP_CELLS in the
- * environment (settings.h) override them (tests force each strategy so: 0 0 is every table on a
- * block); a value that is not a whole number is ignored. */
+ * was best for the 100-node pair and the 1000-node matrix (the 1000-node pair within 6%). The
+ * block's limit, 129 x 129 cells, is reasoned, not measured yet: a block sweeping 2 n anti-diagonals
+ * at about 0.4 us each (one barrier and a global load's latency each, the H200's profile) against
+ * 2 n / 32 tiles of a few us each; at n = 128 the two are about even, and below that the tiles
+ * have too few bands to pipeline. bench/bench_ted_gpu.c's fourth column is the figure to set it
+ * from. `calibrate` does not cover trees yet. WW_TED_THREAD_CELLS, WW_TED_WARP_CELLS and
+ * WW_TED_BLOCK_CELLS in the environment (settings.h) override them (tests force each strategy so:
+ * 0 0 0 is every table in tiles); a value that is not a whole number is ignored. */
 #define TED_THREAD_CELLS 64
 #define TED_WARP_CELLS 4225
+#define TED_BLOCK_CELLS 16641
 
 static size_t setting_cells(ww_setting setting, size_t fallback)
 {
@@ -130,7 +138,8 @@ static size_t setting_cells(ww_setting setting, size_t fallback)
 static ww_ted_gpu_thresholds gpu_thresholds(void)
 {
     ww_ted_gpu_thresholds t = {setting_cells(WW_SETTING_TED_THREAD_CELLS, TED_THREAD_CELLS),
-                               setting_cells(WW_SETTING_TED_WARP_CELLS, TED_WARP_CELLS)};
+                               setting_cells(WW_SETTING_TED_WARP_CELLS, TED_WARP_CELLS),
+                               setting_cells(WW_SETTING_TED_BLOCK_CELLS, TED_BLOCK_CELLS)};
     return t;
 }
 

@@ -44,11 +44,12 @@ ww_status ww_cpu_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww
                               const ww_ted_params *p, void *out, const ww_pairwise_options *o, int threads);
 
 /* The GPU engine (src/cuda/ted.cu; src/cuda/ted_stub.c without CUDA): keyroot tables by dependency
- * depth, each table by one thread, one warp or one block according to its cells. Trees checked,
- * params valid; a matrix in batches of pairs computed together. */
+ * depth, each table by one thread, one warp, one block or many warps of several blocks according
+ * to its cells. Trees checked, params valid; a matrix in batches of pairs computed together. */
 typedef struct ww_ted_gpu_thresholds {
     size_t thread_cells; /* tables of at most this many cells: one thread each */
-    size_t warp_cells;   /* ... at most this many: one warp each; larger: one block each */
+    size_t warp_cells;   /* ... at most this many: one warp each */
+    size_t block_cells;  /* ... at most this many: one block each; larger: tiles over many warps */
 } ww_ted_gpu_thresholds;
 ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_params *p,
                       const ww_ted_gpu_thresholds *limits, double *out);

@@ -71,6 +71,7 @@ const int BLOCK_THREADS = 512; /* every role */
 const int WARPS_PER_BLOCK = BLOCK_THREADS / 32;
 /* forest tables of one launch, per role (at least one table of each role in any case) */
 const size_t BLOCK_SLOT_BYTES = 256u << 20, WARP_SLOT_BYTES = 64u << 20, THREAD_SLOT_BYTES = 256u << 20;
+const size_t MULTI_SLOT_BYTES = 512u << 20; /* the multi-block tables of one launch (at least one) */
 const size_t BATCH_TD_BYTES = 1u << 30; /* tree distances (both layouts) of one batch, as doubles */
 const size_t BATCH_TABLES = 1u << 26;   /* keyroot tables of one batch */
 const size_t PREPARED_CACHE_BYTES = 256u << 20; /* a matrix's column trees, prepared once */
@@ -421,11 +422,222 @@ template <typename T> __device__ __noinline__ void table_by_warp(const table<T> 
                                                            sweep_rows{(int)threadIdx.x % lanes, lanes, 0});
 }
 
+/* ------------------------------------------------------------------ the multi-block strategy
+ * A large table in tiles of TILE x TILE cells over many warps of several blocks (X-TED's
+ * multi-block strategy, its Algorithm 2, with a warp per band of tiles). The table's rows are cut
+ * into bands of TILE rows; a warp takes a band from the launch's queue (one counter, atomicAdd) and
+ * sweeps its tiles left to right, each tile by anti-diagonals in shared memory, one __syncwarp per
+ * anti-diagonal (2 TILE - 1 of them). Before tile J a band waits until the band above has published
+ * tile J (a counter per band: the tiles it has finished, stored after a __threadfence, read
+ * volatile then fenced): every operand of the tile is then done, transitively, since a cell's
+ * long-range operand fd[l(i) - l1][l(j) - l2] is up and to the left of it. The queue hands out the
+ * bands of a table top to bottom, so a band only ever waits on a band handed out before it, to a
+ * warp that is running: no deadlock whatever the grid, the residency or the order of blocks (the
+ * emulation runs one block after the other on one thread: its first warp takes every band in
+ * order, each wait already met). All tables of a launch share the queue, so a depth of few large
+ * tables still spreads over the GPU.
+ * A tile in shared memory: its cells with the row above and the column to the left (the halo:
+ * the band above's last row, from global memory; the last column of the band's previous tile, kept
+ * in shared memory); first every cell's operand that needs no other cell of the tile (relabelling,
+ * td, and the forest left of both subtrees when it lies outside the tile and halo: done, from
+ * global memory, all loads independent), then the sweep, which adds the in-tile operands from
+ * shared memory, then the tile is stored to global memory row by row and published. Rows of a
+ * lane: TILE / 32 (one on a GPU); lanes of a warp: fewer in the emulation. Global reads of forest
+ * cells that other warps wrote skip L1 (__ldcg): L1 is not coherent between SMs. */
+const int TILE = 32;
+const int TILE_PITCH = TILE + 2; /* row r's cell c at r PITCH + c: an anti-diagonal's cells (one per
+                                  * lane, rows apart by PITCH - 1 = 33 words) fall in distinct banks */
+
+template <typename T> struct tile_space {
+    T *cell;                 /* (TILE + 1) x TILE_PITCH: row 0 and column 0 the halo */
+    int32_t *row_from, *row_label; /* per tile row: l(i) - l1 (the forest left of i), i's label */
+    int32_t *col_from, *col_label; /* per tile column: l(j) - l2, j's label */
+    int32_t *word;           /* the queue's answer, for the warp */
+};
+template <typename T> __host__ __device__ constexpr size_t tile_space_bytes()
+{
+    return ((size_t)(TILE + 1) * TILE_PITCH * sizeof(T) + (4 * TILE + 4) * sizeof(int32_t) + 15) & ~(size_t)15;
+}
+template <typename T> __device__ __forceinline__ tile_space<T> tile_space_at(char *base)
+{
+    tile_space<T> s;
+    s.cell = (T *)base;
+    s.row_from = (int32_t *)(base + (size_t)(TILE + 1) * TILE_PITCH * sizeof(T));
+    s.row_label = s.row_from + TILE;
+    s.col_from = s.row_label + TILE;
+    s.col_label = s.col_from + TILE;
+    s.word = s.col_label + TILE;
+    return s;
+}
+
+/* A table of the multi-block strategy: its task, its forest table (offset in the launch's slots, by
+ * rows), its first band in the launch's queue, its first band's counter in the batch's. */
+struct multi_table {
+    table_task task;
+    size_t fd;
+    int first_band, progress;
+};
+
+#ifndef WW_TED_SPIN_WAIT /* the emulation's waits are met before they start */
+#define WW_TED_SPIN_WAIT(flag, value)                                                                                  \
+    while (*(volatile int *)(flag) < (value)) {                                                                        \
+    }
+#endif
+
+template <typename T> __device__ __forceinline__ T relaxed_cell(const T *p) { return __ldcg(p); }
+
+/* One band of a table by one warp (lane `me` of `lanes`). */
+template <typename T>
+__device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, tile_space<T> sp, int me, int lanes)
+{
+    const int x0 = band * TILE + 1; /* the band's first row (rows from 1; row 0 the border) */
+    const int rows_here = t.rows - x0 + 1 < TILE ? t.rows - x0 + 1 : TILE;
+    const size_t w = (size_t)t.w;
+    for (int r = me; r < rows_here; r += lanes) {
+        const int i = t.l1 + x0 + r - 1;
+        sp.row_from[r] = t.x_left[i] - t.l1;
+        sp.row_label[r] = t.x_label[i];
+    }
+    for (int y0 = 1, tile_j = 0; y0 <= t.cols; y0 += TILE, tile_j++) {
+        const int cols_here = t.cols - y0 + 1 < TILE ? t.cols - y0 + 1 : TILE;
+        for (int c = me; c < cols_here; c += lanes) {
+            const int j = t.l2 + y0 + c - 1;
+            sp.col_from[c] = t.y_left[j] - t.l2;
+            sp.col_label[c] = t.y_label[j];
+        }
+        if (band > 0 && me == 0) {
+            WW_TED_SPIN_WAIT(mine - 1, tile_j + 1);
+            __threadfence();
+        }
+        __syncwarp();
+        /* the halo row: the border (band 0: computed here, in the CPU's order of sums, and stored
+         * for the other bands' long-range operands), else the band above's last row */
+        if (band == 0) {
+            if (me == 0) {
+                T v = tile_j == 0 ? (T)0 : sp.cell[0]; /* fd[0][y0 - 1] */
+                if (tile_j == 0)
+                    fd[0] = 0;
+                sp.cell[0] = v;
+                for (int c = 0; c < cols_here; c++) {
+                    v = v + t.ins;
+                    sp.cell[c + 1] = v;
+                    fd[y0 + c] = v;
+                }
+            }
+        } else {
+            for (int c = me; c <= cols_here; c += lanes)
+                sp.cell[c] = relaxed_cell(fd + (size_t)(x0 - 1) * w + (size_t)(y0 - 1 + c));
+        }
+        __syncwarp();
+        if (tile_j == 0 && me == 0) { /* the border column, from fd[x0 - 1][0], likewise */
+            T v = sp.cell[0];
+            for (int r = 0; r < rows_here; r++) {
+                v = v + t.del;
+                sp.cell[(r + 1) * TILE_PITCH] = v;
+                fd[(size_t)(x0 + r) * w] = v;
+            }
+        }
+        /* each cell's operand that needs no other cell of the tile: lanes by columns, so that a
+         * row's td entries (one anti-diagonal of td's second layout) are read together */
+        for (int r = 0; r < rows_here; r++) {
+            const int x = x0 + r, i = t.l1 + x - 1, xf = sp.row_from[r], la = sp.row_label[r];
+            for (int c = me; c < cols_here; c += lanes) {
+                const int y = y0 + c, j = t.l2 + y - 1, yf = sp.col_from[c];
+                T op;
+                if (xf == 0 && yf == 0)
+                    op = relabel_of(la, sp.col_label[c], t.ren);
+                else if (xf >= x0 - 1 && yf >= y0 - 1)
+                    op = t.tdd[td_diagonal_index(t, i, j)];
+                else
+                    op = relaxed_cell(fd + (size_t)xf * w + (size_t)yf) + t.tdd[td_diagonal_index(t, i, j)];
+                sp.cell[(r + 1) * TILE_PITCH + c + 1] = op;
+            }
+        }
+        __syncwarp();
+        /* the sweep: anti-diagonal s holds the cells (r, s - r) of the tile */
+        for (int s = 0; s < rows_here + cols_here - 1; s++) {
+            for (int r = me; r < rows_here; r += lanes) {
+                const int c = s - r;
+                if (c < 0 || c >= cols_here)
+                    continue;
+                T *at = sp.cell + (r + 1) * TILE_PITCH + c + 1;
+                const int xf = sp.row_from[r], yf = sp.col_from[c];
+                const T op = *at;
+                T m;
+                const bool trees = xf == 0 && yf == 0;
+                if (trees)
+                    m = at[-TILE_PITCH - 1] + op;
+                else if (xf >= x0 - 1 && yf >= y0 - 1)
+                    m = sp.cell[(xf - x0 + 1) * TILE_PITCH + (yf - y0 + 1)] + op;
+                else
+                    m = op;
+                const T val = cell_of(at[-TILE_PITCH], at[-1], m, t.del, t.ins);
+                *at = val;
+                if (trees)
+                    store_td(t, t.l1 + x0 + r - 1, t.l2 + y0 + c - 1, val);
+            }
+            __syncwarp();
+        }
+        /* the tile to global memory, row by row; its last column becomes the next tile's halo */
+        for (int r = 0; r < rows_here; r++)
+            for (int c = me; c < cols_here; c += lanes)
+                fd[(size_t)(x0 + r) * w + (size_t)(y0 + c)] = sp.cell[(r + 1) * TILE_PITCH + c + 1];
+        __syncwarp();
+        for (int r = me; r <= rows_here; r += lanes)
+            sp.cell[r * TILE_PITCH] = sp.cell[r * TILE_PITCH + cols_here];
+        __threadfence();
+        __syncwarp();
+        if (me == 0)
+            atomicExch(mine, tile_j + 1);
+    }
+}
+
+/* The multi-block role of a depth's launch: warps take bands from the queue until it is empty. */
+template <typename T> struct multi_work {
+    const multi_table *tables;
+    int table_count, bands, blocks;
+    T *slots;
+    int *queue, *progress;
+};
+
+template <typename T> __device__ __noinline__ void multi_role(const batch_view<T> &v, const multi_work<T> m, char *shared)
+{
+    const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32;
+    const int per_block_fit = (int)(3 * ring_cells<T>::value * sizeof(T) / tile_space_bytes<T>());
+    const int per_block = (int)blockDim.x / lanes < per_block_fit ? (int)blockDim.x / lanes : per_block_fit;
+    const int warp = (int)threadIdx.x / lanes, me = (int)threadIdx.x % lanes;
+    if (warp >= per_block)
+        return;
+    const tile_space<T> sp = tile_space_at<T>(shared + (size_t)warp * tile_space_bytes<T>());
+    for (;;) {
+        if (me == 0)
+            *sp.word = atomicAdd(m.queue, 1);
+        __syncwarp();
+        const int q = *sp.word;
+        __syncwarp();
+        if (q >= m.bands)
+            return;
+        int lo = 0, hi = m.table_count - 1; /* the last table whose first band is at most q */
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) / 2;
+            if (m.tables[mid].first_band <= q)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        const multi_table mt = m.tables[lo];
+        const int band = q - mt.first_band;
+        band_by_warp(table_of(v, mt.task), m.slots + mt.fd, band, m.progress + mt.progress + band, sp, me, lanes);
+    }
+}
+
 /* The tables of one depth: block-strategy tasks, then warp tasks, then thread tasks; the blocks
- * of the launch by role in the same order; each role's units take its tasks in a grid-stride loop,
- * each unit with its own forest table (a slot). The shared memory for three anti-diagonals: the
- * block's, or a sixteenth per warp. */
+ * of the launch by role in the same order, after the multi-block role's (first, so that its long
+ * pipelines start first); each role's units take its tasks in a grid-stride loop, each unit with
+ * its own forest table (a slot). The shared memory for three anti-diagonals: the block's, or a
+ * sixteenth per warp; the multi-block role's warps each a tile_space in it. */
 template <typename T> struct depth_work {
+    multi_work<T> multi;
     const table_task *tasks;
     int block_tasks, warp_tasks, thread_tasks;
     int block_blocks, warp_blocks; /* the thread role: the remaining blocks */
@@ -438,7 +650,11 @@ template <typename T>
 __global__ void __launch_bounds__(BLOCK_THREADS, 2) depth_kernel(batch_view<T> v, depth_work<T> d)
 {
     __shared__ T ring[3 * ring_cells<T>::value];
-    const int b = (int)blockIdx.x;
+    if ((int)blockIdx.x < d.multi.blocks) {
+        multi_role(v, d.multi, (char *)ring);
+        return;
+    }
+    const int b = (int)blockIdx.x - d.multi.blocks;
     if (b < d.block_blocks) {
         T *fd = d.block_slots + (size_t)b * d.block_slot;
         for (int p = b; p < d.block_tasks; p += d.block_blocks)
@@ -457,7 +673,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS, 2) depth_kernel(batch_view<T> v
     } else {
         const int first = d.block_blocks + d.warp_blocks;
         const int thread = (b - first) * (int)blockDim.x + (int)threadIdx.x;
-        const int all = ((int)gridDim.x - first) * (int)blockDim.x;
+        const int all = ((int)gridDim.x - d.multi.blocks - first) * (int)blockDim.x;
         const int threads = all < d.thread_units ? all : d.thread_units;
         if (thread >= threads)
             return;
@@ -630,6 +846,13 @@ struct batch {
  * blocks of the warp and thread roles are rounded up, their extra warps and threads idle. */
 struct depth_plan {
     size_t task_at, count[3], units[3], blocks[3], cells[3], slot_at[3];
+    size_t first_group, groups; /* its multi-block groups (multi_group), one launch each */
+};
+
+/* Multi-block tables of a depth launched together: their forest tables side by side within
+ * MULTI_SLOT_BYTES (at least one table), their bands in one queue. */
+struct multi_group {
+    size_t first, count, bands, cells; /* records [first, first + count) */
 };
 
 /* The closed forms exist for exact (int32) tables only. Each thread stores to its own rows of td
@@ -675,12 +898,12 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
             lb = tabled(r) && r.level + 1 > lb ? r.level + 1 : lb;
         depths = la + lb - 1 > depths ? la + lb - 1 : depths;
     }
-    /* the tables by key = 3 depth + role (0 block, 1 warp, 2 thread), a counting sort by runs, not
-     * by tables (a matrix has millions): per pair, B's tabled keyroots by level and by size within
-     * a level, so that one keyroot u of A against one level of B is three runs of tables, thread,
-     * warp and block, split by two binary searches (the cells grow with the size). The runs are
-     * counted, then their tables written straight into the upload. */
-    const int keys = 3 * depths;
+    /* the tables by key = 4 depth + role (0 multi-block, 1 block, 2 warp, 3 thread), a counting
+     * sort by runs, not by tables (a matrix has millions): per pair, B's tabled keyroots by level and
+     * by size within a level, so that one keyroot u of A against one level of B is four runs of
+     * tables, thread, warp, block and multi-block, split by three binary searches (the cells grow
+     * with the size). The runs are counted, then their tables written straight into the upload. */
+    const int keys = 4 * depths;
     std::vector<size_t> start((size_t)keys + 1, 0), slot((size_t)keys, 0);
     std::vector<table_task> closed;
     std::vector<std::vector<keyroot>> big_a(pairs), big_b(pairs);
@@ -736,13 +959,23 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
                         else
                             n = half;
                     }
-                    const size_t depth_key = 3 * ((size_t)u.level + lb);
+                    size_t block_end = warp_end;
+                    for (size_t n = hi - warp_end; n > 0;) { /* ... then the first over block_cells */
+                        const size_t half = n / 2;
+                        if (cells(block_end + half) <= limits->block_cells)
+                            block_end += half + 1, n -= half + 1;
+                        else
+                            n = half;
+                    }
+                    const size_t depth_key = 4 * ((size_t)u.level + lb);
                     if (thread_end > lo)
-                        run(k, u, depth_key + 2, lo, thread_end, cells(thread_end - 1));
+                        run(k, u, depth_key + 3, lo, thread_end, cells(thread_end - 1));
                     if (warp_end > thread_end)
-                        run(k, u, depth_key + 1, thread_end, warp_end, cells(warp_end - 1));
-                    if (hi > warp_end)
-                        run(k, u, depth_key, warp_end, hi, cells(hi - 1));
+                        run(k, u, depth_key + 2, thread_end, warp_end, cells(warp_end - 1));
+                    if (block_end > warp_end)
+                        run(k, u, depth_key + 1, warp_end, block_end, cells(block_end - 1));
+                    if (hi > block_end)
+                        run(k, u, depth_key, block_end, hi, cells(hi - 1));
                 }
         }
     };
@@ -761,18 +994,72 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
         }
         task(at, end);
     };
+    /* a multi-block table's bands: TILE rows each, of its rows as table_of orients it */
+    auto bands_of = [&](const keyroot &u, const keyroot &v) {
+        const size_t rows = (size_t)(exact && u.size > v.size ? v.size : u.size);
+        return (rows + TILE - 1) / TILE;
+    };
+    struct multi_found {
+        size_t key, cells, bands;
+        table_task task;
+    };
+    std::vector<multi_found> multi_found_list; /* in the order of the runs (few: the largest tables) */
     for_each_run([&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t largest) {
-        if (key % 3 == 2)
+        if (key % 4 == 0)
+            for (size_t v = first; v < end; v++) {
+                const keyroot &b = big_b[k][v];
+                multi_found_list.push_back(multi_found{key, ((size_t)u.size + 1) * ((size_t)b.size + 1), bands_of(u, b),
+                                                       table_task{(int)k, u.node, b.node, 1}});
+            }
+        if (key % 4 == 3)
             for_each_task(k, u, first, end, [&](size_t, size_t) { start[key + 1]++; });
         else
             start[key + 1] += end - first;
-        /* a block or warp sweep may lay its table out by anti-diagonals: twice the cells */
-        const size_t need = key % 3 == 2 ? largest : 2 * largest;
+        /* a block or warp sweep may lay its table out by anti-diagonals: twice the cells (the
+         * multi-block tables have their own slots, below) */
+        const size_t need = key % 4 == 3 ? largest : key % 4 == 0 ? 0 : 2 * largest;
         slot[key] = need > slot[key] ? need : slot[key];
     });
     for (int k = 0; k < keys; k++)
         start[(size_t)k + 1] += start[(size_t)k];
     const size_t task_count = start[(size_t)keys];
+    /* the multi-block tables: record q of depth d is its task start[4 d] + (q - multi_at[d]) */
+    std::vector<size_t> multi_at((size_t)depths + 1, 0);
+    for (int d = 0; d < depths; d++)
+        multi_at[(size_t)d + 1] = multi_at[(size_t)d] + start[4 * (size_t)d + 1] - start[4 * (size_t)d];
+    const size_t multi_count = multi_at[(size_t)depths];
+    /* their records by depth, then grouped within the slot budget; a band's counter: its index
+     * among all bands of the batch */
+    std::vector<multi_table> multi(multi_count);
+    std::vector<size_t> multi_cells(multi_count), multi_bands(multi_count);
+    {
+        std::vector<size_t> cursor(multi_at.begin(), multi_at.end() - 1);
+        for (const multi_found &f : multi_found_list) {
+            const size_t q = cursor[f.key / 4]++;
+            multi[q].task = f.task;
+            multi_cells[q] = f.cells;
+            multi_bands[q] = f.bands;
+        }
+    }
+    std::vector<multi_group> groups;
+    size_t all_bands = 0, multi_slot_entries = 0;
+    const size_t group_cells = MULTI_SLOT_BYTES / sizeof(T);
+    for (int d = 0; d < depths; d++)
+        for (size_t q = multi_at[(size_t)d]; q < multi_at[(size_t)d + 1]; q++) {
+            if (q == multi_at[(size_t)d] || groups.back().cells + multi_cells[q] > group_cells)
+                groups.push_back(multi_group{q, 0, 0, 0});
+            multi_group &g = groups.back();
+            if (all_bands + multi_bands[q] > (size_t)INT32_MAX || g.cells + multi_cells[q] < g.cells)
+                return WW_ERR_TREE_SIZE;
+            multi[q].fd = g.cells;
+            multi[q].first_band = (int)g.bands;
+            multi[q].progress = (int)all_bands;
+            g.count++;
+            g.bands += multi_bands[q];
+            g.cells += multi_cells[q];
+            all_bands += multi_bands[q];
+            multi_slot_entries = g.cells > multi_slot_entries ? g.cells : multi_slot_entries;
+        }
 
     /* each depth's launch: units per role within the role's slot budget, as many as the GPU holds;
      * slots and tasks as offsets until the buffers are known */
@@ -781,7 +1068,7 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     size_t slot_entries = 0;
     for (int d = 0; d < depths; d++) {
         depth_plan &w = plans[(size_t)d];
-        const size_t *at = &start[3 * (size_t)d], *cells = &slot[3 * (size_t)d];
+        const size_t *at = &start[4 * (size_t)d + 1], *cells = &slot[4 * (size_t)d + 1];
         const size_t count[3] = {at[1] - at[0], at[2] - at[1], at[3] - at[2]};
         const size_t units[3] = {
             smaller(smaller(count[0], 4 * sms), at_least_one(BLOCK_SLOT_BYTES / (at_least_one(cells[0]) * sizeof(T)))),
@@ -800,6 +1087,16 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
         const size_t end = w.slot_at[2] + units[2] * cells[2];
         slot_entries = end > slot_entries ? end : slot_entries;
     }
+    for (size_t g = 0, d = 0; g < groups.size(); g++) {
+        while (multi_at[d + 1] <= groups[g].first)
+            d++;
+        if (plans[d].groups++ == 0)
+            plans[d].first_group = g;
+    }
+    const size_t multi_slot_at = slot_entries; /* the multi-block tables' slots, after the others' */
+    slot_entries += multi_slot_entries;
+    /* per group its queue's counter, then per band its progress, zeroed before the launches */
+    const size_t counters_bytes = aligned((groups.size() + all_bands) * sizeof(int));
 
     /* device memory: two of the context's grow-only buffers, kept for the next call, whose
      * contents no other engine expects to find again (`work` is left alone: the wavefront engine
@@ -812,10 +1109,12 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     const size_t ints_bytes = aligned((2 * bt.label.size() + sorted_count) * sizeof(int32_t));
     const size_t meta_bytes = aligned(pairs * sizeof(pair_meta));
     const size_t closed_bytes = aligned(closed.size() * sizeof(table_task));
-    const size_t upload = ints_bytes + meta_bytes + closed_bytes + task_count * sizeof(table_task);
+    const size_t tasks_bytes = aligned(task_count * sizeof(table_task));
+    const size_t upload = ints_bytes + meta_bytes + closed_bytes + tasks_bytes + multi_count * sizeof(multi_table);
+    const size_t counters_at = aligned(upload);
     ww_status st = ww_device_reserve(&s->prepared, td_bytes + slot_bytes + pairs * sizeof(double));
     if (st == WW_OK)
-        st = ww_device_reserve(&s->input, upload);
+        st = ww_device_reserve(&s->input, counters_at + counters_bytes);
     if (st == WW_OK)
         st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, upload > pairs * sizeof(double) ? upload : pairs * sizeof(double));
     if (st != WW_OK)
@@ -839,7 +1138,9 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
         table_task *staged_tasks = (table_task *)(staged + ints_bytes + meta_bytes + closed_bytes);
         std::vector<size_t> at(start.begin(), start.end() - 1);
         for_each_run([&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t) {
-            if (key % 3 == 2) {
+            if (key % 4 == 0) /* multi-block: its records instead (their places left unused) */
+                return;
+            if (key % 4 == 3) {
                 for_each_task(k, u, first, end, [&](size_t f, size_t e) {
                     staged_tasks[at[key]++] = table_task{(int)k, u.node, (int)f, (int)(e - f)};
                 });
@@ -851,7 +1152,12 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
             at[key] += end - first;
         });
     }
+    if (multi_count)
+        memcpy(staged + ints_bytes + meta_bytes + closed_bytes + tasks_bytes, multi.data(),
+               multi_count * sizeof(multi_table));
     char *input = (char *)s->input.ptr;
+    const multi_table *dmulti = (const multi_table *)(input + ints_bytes + meta_bytes + closed_bytes + tasks_bytes);
+    int *counters = (int *)(input + counters_at);
     const table_task *dclosed = (const table_task *)(input + ints_bytes + meta_bytes);
     const table_task *dtasks = (const table_task *)(input + ints_bytes + meta_bytes + closed_bytes);
     T *slots = (T *)((char *)s->prepared.ptr + td_bytes);
@@ -864,23 +1170,47 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     view.meta = (const pair_meta *)(input + ints_bytes);
     view.del = del, view.ins = ins, view.ren = ren;
     cudaError_t e = cudaMemcpyAsync(input, staged, upload, cudaMemcpyHostToDevice, s->stream);
+    if (e == cudaSuccess && !groups.empty())
+        e = cudaMemsetAsync(counters, 0, counters_bytes, s->stream);
     if (e == cudaSuccess && !closed.empty())
         e = launch_closed_forms(s->stream, s->sm_count, view, dclosed, closed.size());
+    /* the multi-block role's blocks: enough warps for the bands, at most one block per SM (the
+     * other roles' blocks of the launch fill the rest; the queue needs no residency) */
+    const size_t multi_warps_per_block =
+        smaller((size_t)WARPS_PER_BLOCK, 3 * (size_t)ring_cells<T>::value * sizeof(T) / tile_space_bytes<T>());
     for (int d = 0; d < depths && e == cudaSuccess; d++) {
         const depth_plan &w = plans[(size_t)d];
-        if (w.count[0] + w.count[1] + w.count[2] == 0)
-            continue;
-        depth_work<T> work;
-        work.tasks = dtasks + w.task_at;
-        work.block_tasks = (int)w.count[0], work.warp_tasks = (int)w.count[1], work.thread_tasks = (int)w.count[2];
-        work.block_blocks = (int)w.blocks[0], work.warp_blocks = (int)w.blocks[1];
-        work.warp_units = (int)w.units[1], work.thread_units = (int)w.units[2];
-        work.block_slots = slots + w.slot_at[0], work.warp_slots = slots + w.slot_at[1];
-        work.thread_slots = slots + w.slot_at[2];
-        work.block_slot = w.cells[0], work.warp_slot = w.cells[1], work.thread_slot = w.cells[2];
-        const size_t grid = w.blocks[0] + w.blocks[1] + w.blocks[2];
-        WW_TED_LAUNCH(depth_kernel<T>, (unsigned)grid, (unsigned)BLOCK_THREADS, s->stream, view, work);
-        e = cudaGetLastError();
+        /* the first launch of the depth has its other roles and its first multi-block group */
+        for (size_t g = 0; g < (w.groups ? w.groups : 1) && e == cudaSuccess; g++) {
+            depth_work<T> work;
+            memset(&work, 0, sizeof work);
+            if (w.groups) {
+                const multi_group &mg = groups[w.first_group + g];
+                work.multi.tables = dmulti + mg.first;
+                work.multi.table_count = (int)mg.count;
+                work.multi.bands = (int)mg.bands;
+                work.multi.blocks = (int)smaller((mg.bands + multi_warps_per_block - 1) / multi_warps_per_block, sms);
+                work.multi.slots = slots + multi_slot_at;
+                work.multi.queue = counters + w.first_group + g;
+                work.multi.progress = counters + groups.size();
+            }
+            work.tasks = dtasks + w.task_at;
+            if (g == 0) {
+                work.block_tasks = (int)w.count[0], work.warp_tasks = (int)w.count[1];
+                work.thread_tasks = (int)w.count[2];
+                work.block_blocks = (int)w.blocks[0], work.warp_blocks = (int)w.blocks[1];
+                work.warp_units = (int)w.units[1], work.thread_units = (int)w.units[2];
+                work.block_slots = slots + w.slot_at[0], work.warp_slots = slots + w.slot_at[1];
+                work.thread_slots = slots + w.slot_at[2];
+                work.block_slot = w.cells[0], work.warp_slot = w.cells[1], work.thread_slot = w.cells[2];
+            }
+            const size_t grid = (size_t)work.multi.blocks + (size_t)work.block_blocks + (size_t)work.warp_blocks +
+                                (g == 0 ? w.blocks[2] : 0);
+            if (grid == 0)
+                continue;
+            WW_TED_LAUNCH(depth_kernel<T>, (unsigned)grid, (unsigned)BLOCK_THREADS, s->stream, view, work);
+            e = cudaGetLastError();
+        }
     }
     if (e == cudaSuccess) {
         WW_TED_LAUNCH(roots_kernel<T>, (unsigned)((pairs + 127) / 128), 128u, s->stream, view, (int)pairs, unit,
