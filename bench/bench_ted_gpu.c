@@ -1,11 +1,13 @@
 /* The GPU tree edit distance's strategies across table sizes (issue 13; the X-TED paper's threshold
  * figure for our kernels): for each size s, K pairs of s-node paths (a path has one keyroot, so
  * each pair is exactly one (s + 1) x (s + 1) table), computed in one ww_ted_pairwise call with every
- * table on a thread, then on a warp, then on a block (WW_TED_THREAD_CELLS / WW_TED_WARP_CELLS).
+ * table on a thread, then on a warp, then on a block, then in tiles over many warps of several
+ * blocks (the multi-block strategy; WW_TED_THREAD_CELLS / WW_TED_WARP_CELLS / WW_TED_BLOCK_CELLS).
  * Prints the time per table of each strategy, the fastest, and the one the built-in thresholds
- * (BUILTIN_THREAD_CELLS and BUILTIN_WARP_CELLS: src/common/ted.c's, keep them the same) pick. Results are checked equal between strategies.
+ * (BUILTIN_*_CELLS: src/common/ted.c's, keep them the same) pick. Results are checked equal
+ * between strategies. The thread strategy is skipped past 512 nodes (minutes).
  *
- *   ww_bench_ted_gpu [max_nodes]        (default 512) */
+ *   ww_bench_ted_gpu [max_nodes]        (default 512; 1024 adds a row of one 1025^2 table per pair) */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 
 #include "bench_common.h"
@@ -18,12 +20,14 @@
 
 #define BUILTIN_THREAD_CELLS 64  /* src/common/ted.c: TED_THREAD_CELLS */
 #define BUILTIN_WARP_CELLS 4225  /* ... TED_WARP_CELLS */
+#define BUILTIN_BLOCK_CELLS 16641 /* ... TED_BLOCK_CELLS */
 
-static double run(ww_ctx *ctx, const char *thread_cells, const char *warp_cells, const ww_tree *x, size_t k,
-                  const ww_tree *y, double *out)
+static double run(ww_ctx *ctx, const char *thread_cells, const char *warp_cells, const char *block_cells,
+                  const ww_tree *x, size_t k, const ww_tree *y, double *out)
 {
     setenv("WW_TED_THREAD_CELLS", thread_cells, 1);
     setenv("WW_TED_WARP_CELLS", warp_cells, 1);
+    setenv("WW_TED_BLOCK_CELLS", block_cells, 1);
     double best = INFINITY;
     for (int r = 0; r < 3; r++) {
         const double t0 = bench_now();
@@ -50,9 +54,9 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("# %s; K pairs of s-node paths, one table of (s+1)^2 cells each; best of 3\n\n", ww_ctx_describe(ctx));
-    printf("| s | cells per table | K | thread (us/table) | warp (us/table) | block (us/table) | fastest | built-in "
-           "thresholds pick |\n");
-    printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    printf("| s | cells per table | K | thread (us/table) | warp (us/table) | block (us/table) | multi-block "
+           "(us/table) | fastest | built-in thresholds pick |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (int s = 2; s <= max_nodes; s *= 2) {
         const size_t cells = (size_t)(s + 1) * (size_t)(s + 1);
         size_t k = ((size_t)1 << 24) / cells;
@@ -60,6 +64,7 @@ int main(int argc, char **argv)
         int32_t *parent = malloc((size_t)s * sizeof(int32_t)), *labels = malloc((k + 1) * (size_t)s * sizeof(int32_t));
         ww_tree *x = malloc((k + 1) * sizeof(ww_tree));
         double *a = malloc(k * sizeof(double)), *b = malloc(k * sizeof(double)), *c = malloc(k * sizeof(double));
+        double *m = malloc(k * sizeof(double));
         for (int i = 0; i < s; i++)
             parent[i] = i - 1;
         unsigned long long seed = 12345;
@@ -69,22 +74,34 @@ int main(int argc, char **argv)
         }
         for (size_t t = 0; t <= k; t++)
             x[t] = (ww_tree){(size_t)s, parent, labels + t * (size_t)s};
-        const double thread = run(ctx, "1000000000000", "1000000000000", x, k, &x[k], a);
-        const double warp = run(ctx, "0", "1000000000000", x, k, &x[k], b);
-        const double block = run(ctx, "0", "0", x, k, &x[k], c);
+        const char *all = "1000000000000";
+        const double block = run(ctx, "0", "0", all, x, k, &x[k], c);
+        const double warp = run(ctx, "0", all, all, x, k, &x[k], b);
+        const double multi = run(ctx, "0", "0", "0", x, k, &x[k], m);
+        const double thread = s <= 512 ? run(ctx, all, all, all, x, k, &x[k], a) : INFINITY;
         for (size_t t = 0; t < k; t++)
-            if (a[t] != b[t] || a[t] != c[t]) {
-                fprintf(stderr, "strategies differ at s = %d, pair %zu: %g, %g, %g\n", s, t, a[t], b[t], c[t]);
+            if ((s <= 512 && a[t] != c[t]) || b[t] != c[t] || m[t] != c[t]) {
+                fprintf(stderr, "strategies differ at s = %d, pair %zu: %g, %g, %g, %g\n", s, t, a[t], b[t], c[t], m[t]);
                 return 1;
             }
-        const char *fastest = thread <= warp && thread <= block ? "thread" : warp <= block ? "warp" : "block";
-        printf("| %d | %zu | %zu | %.3f | %.3f | %.3f | %s | %s |\n", s, cells, k, 1e6 * thread / (double)k,
-               1e6 * warp / (double)k, 1e6 * block / (double)k, fastest,
-               cells <= BUILTIN_THREAD_CELLS ? "thread" : cells <= BUILTIN_WARP_CELLS ? "warp" : "block");
-        free(parent), free(labels), free(x), free(a), free(b), free(c);
+        const char *fastest = thread <= warp && thread <= block && thread <= multi ? "thread"
+                              : warp <= block && warp <= multi                    ? "warp"
+                              : block <= multi                                    ? "block"
+                                                                                  : "multi-block";
+        char thread_text[32] = "-";
+        if (s <= 512)
+            snprintf(thread_text, sizeof thread_text, "%.3f", 1e6 * thread / (double)k);
+        printf("| %d | %zu | %zu | %s | %.3f | %.3f | %.3f | %s | %s |\n", s, cells, k, thread_text,
+               1e6 * warp / (double)k, 1e6 * block / (double)k, 1e6 * multi / (double)k, fastest,
+               cells <= BUILTIN_THREAD_CELLS  ? "thread"
+               : cells <= BUILTIN_WARP_CELLS  ? "warp"
+               : cells <= BUILTIN_BLOCK_CELLS ? "block"
+                                              : "multi-block");
+        free(parent), free(labels), free(x), free(a), free(b), free(c), free(m);
     }
     unsetenv("WW_TED_THREAD_CELLS");
     unsetenv("WW_TED_WARP_CELLS");
+    unsetenv("WW_TED_BLOCK_CELLS");
     ww_ctx_destroy(ctx);
     return 0;
 }

@@ -4,9 +4,10 @@
  * Design. The keyroot pairs of one depth (level(k1) + level(k2)) write disjoint entries of their
  * pair's td and read only shallower ones, so one launch per depth computes all of them, for every
  * pair of the batch together. In that launch, by block index, the first blocks take the largest
- * tables one per block, the next ones the medium tables one per warp, the rest the small tables one
- * per thread (sizes by the thresholds of ww_ted_gpu_thresholds): the three strategies of a depth run
- * side by side, not one launch after the other.
+ * tables in tiles over many warps (the multi-block strategy, below), the next ones the large tables
+ * one per block, then the medium tables one per warp, the rest the small tables one per thread
+ * (sizes by the thresholds of ww_ted_gpu_thresholds): the four strategies of a depth run side by
+ * side, not one launch after the other.
  * - Exact pairs (costs integral after a power-of-two scale, the CPU's rule in src/measures/ted.h)
  *   have int32 tables and td, as the CPU: half the memory traffic, integer min/add. Their keyroots
  *   of one node (a leaf) and of two nodes (a node and its leaf child) have no tables: their tree
@@ -18,7 +19,9 @@
  * - Other costs: double tables, every cell ww_ted_cell of the same operands as on the CPU, so the
  *   same bits whatever order the cells are computed in; borders summed in the CPU's order.
  * - A table on a block or a warp is swept by anti-diagonals, one barrier (or warp sync) each: the
- *   block sweeps are the critical path at the deep depths. Each thread owns fixed rows (a block's
+ *   block sweeps were the critical path at the deep depths (on an H200, the roots' table of a
+ *   1000-node pair alone: 2000 barriers on one block, 0.8 of 8.3 ms), hence the multi-block
+ *   strategy for the largest tables. Each thread owns fixed rows (a block's
  *   thread up to WW_TED_ROWS_PER_THREAD, a warp's lane WW_TED_WARP_ROWS_PER_LANE); the last three
  *   anti-diagonals sit in shared memory (the up, left and diagonal neighbours: the block's 48 KB, or
  *   a sixteenth per warp), and the operands that come from global memory (the forest left of both
@@ -33,7 +36,18 @@
  *   tables: no pass per table but the one that writes it), uploads trees and task lists in one copy
  *   from pinned memory, launches the closed forms, one kernel per depth and one that gathers each
  *   pair's root entry, and copies the results back in one copy.
- * Not here: the paper's multi-block strategy (one table over several blocks). */
+ * - The multi-block strategy (X-TED's Algorithm 2, see "the multi-block strategy" below): a table of
+ *   more than block_cells cells is cut into bands of 32 rows, each band swept by one warp in tiles of
+ *   32 x 32 cells, left to right, a band one tile behind the band above (per-band progress counters
+ *   in global memory, release/acquire by fences); warps take bands from one queue per launch, in an
+ *   order in which every wait is on a band already handed out: deadlock-free whatever the grid and
+ *   residency. A table's critical path becomes about (rows + cols) / 32 tiles of 63 warp steps in
+ *   shared memory, not rows + cols block barriers each waiting on global memory; and the bands of
+ *   all the depth's large tables (of every pair of the batch) fill the GPU together. Why a warp per
+ *   band and not a block per tile: a warp's sync is cheap and the band's left neighbours stay in its
+ *   shared memory, so only the band above is waited on. Forest tables of the multi-block tables of
+ *   a depth sit side by side (MULTI_SLOT_BYTES a launch: more makes more launches for the depth).
+ * Not here: `calibrate` measuring the thresholds (bench/bench_ted_gpu.c's figure sets them). */
 #include "../common/ted_internal.h"
 #include "../measures/ted.h"
 #include "cuda_common.cuh"
@@ -447,27 +461,24 @@ template <typename T> __device__ __noinline__ void table_by_warp(const table<T> 
 const int TILE = 32;
 const int TILE_PITCH = TILE + 2; /* row r's cell c at r PITCH + c: an anti-diagonal's cells (one per
                                   * lane, rows apart by PITCH - 1 = 33 words) fall in distinct banks */
+const int OPERAND_BATCH = 8;
 
+/* A warp's shared memory, one base pointer (the parts at fixed offsets: fewer registers) */
 template <typename T> struct tile_space {
-    T *cell;                 /* (TILE + 1) x TILE_PITCH: row 0 and column 0 the halo */
-    int32_t *row_from, *row_label; /* per tile row: l(i) - l1 (the forest left of i), i's label */
-    int32_t *col_from, *col_label; /* per tile column: l(j) - l2, j's label */
-    int32_t *word;           /* the queue's answer, for the warp */
+    char *base;
+    /* (TILE + 1) x TILE_PITCH cells: row 0 and column 0 the halo */
+    __device__ T *cell() const { return (T *)base; }
+    __device__ int32_t *ints() const { return (int32_t *)(base + (size_t)(TILE + 1) * TILE_PITCH * sizeof(T)); }
+    /* per tile row: l(i) - l1 (the forest left of i), i's label; per column: l(j) - l2, j's label */
+    __device__ int32_t *row_from() const { return ints(); }
+    __device__ int32_t *row_label() const { return ints() + TILE; }
+    __device__ int32_t *col_from() const { return ints() + 2 * TILE; }
+    __device__ int32_t *col_label() const { return ints() + 3 * TILE; }
+    __device__ int32_t *word() const { return ints() + 4 * TILE; } /* the queue's answer, for the warp */
 };
 template <typename T> __host__ __device__ constexpr size_t tile_space_bytes()
 {
     return ((size_t)(TILE + 1) * TILE_PITCH * sizeof(T) + (4 * TILE + 4) * sizeof(int32_t) + 15) & ~(size_t)15;
-}
-template <typename T> __device__ __forceinline__ tile_space<T> tile_space_at(char *base)
-{
-    tile_space<T> s;
-    s.cell = (T *)base;
-    s.row_from = (int32_t *)(base + (size_t)(TILE + 1) * TILE_PITCH * sizeof(T));
-    s.row_label = s.row_from + TILE;
-    s.col_from = s.row_label + TILE;
-    s.col_label = s.col_from + TILE;
-    s.word = s.col_label + TILE;
-    return s;
 }
 
 /* A table of the multi-block strategy: its task, its forest table (offset in the launch's slots, by
@@ -478,10 +489,10 @@ struct multi_table {
     int first_band, progress;
 };
 
-#ifndef WW_TED_SPIN_WAIT /* the emulation's waits are met before they start */
+#ifndef WW_TED_SPIN_WAIT /* (the emulation's checks that its waits are met before they start) */
 #define WW_TED_SPIN_WAIT(flag, value)                                                                                  \
-    while (*(volatile int *)(flag) < (value)) {                                                                        \
-    }
+    while (*(volatile int *)(flag) < (value))                                                                          \
+    __nanosleep(32) /* fewer polls of L2 while the band above finishes its tile (a few us) */
 #endif
 
 template <typename T> __device__ __forceinline__ T relaxed_cell(const T *p) { return __ldcg(p); }
@@ -495,15 +506,15 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, tile
     const size_t w = (size_t)t.w;
     for (int r = me; r < rows_here; r += lanes) {
         const int i = t.l1 + x0 + r - 1;
-        sp.row_from[r] = t.x_left[i] - t.l1;
-        sp.row_label[r] = t.x_label[i];
+        sp.row_from()[r] = t.x_left[i] - t.l1;
+        sp.row_label()[r] = t.x_label[i];
     }
     for (int y0 = 1, tile_j = 0; y0 <= t.cols; y0 += TILE, tile_j++) {
         const int cols_here = t.cols - y0 + 1 < TILE ? t.cols - y0 + 1 : TILE;
         for (int c = me; c < cols_here; c += lanes) {
             const int j = t.l2 + y0 + c - 1;
-            sp.col_from[c] = t.y_left[j] - t.l2;
-            sp.col_label[c] = t.y_label[j];
+            sp.col_from()[c] = t.y_left[j] - t.l2;
+            sp.col_label()[c] = t.y_label[j];
         }
         if (band > 0 && me == 0) {
             WW_TED_SPIN_WAIT(mine - 1, tile_j + 1);
@@ -514,45 +525,57 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, tile
          * for the other bands' long-range operands), else the band above's last row */
         if (band == 0) {
             if (me == 0) {
-                T v = tile_j == 0 ? (T)0 : sp.cell[0]; /* fd[0][y0 - 1] */
+                T v = tile_j == 0 ? (T)0 : sp.cell()[0]; /* fd[0][y0 - 1] */
                 if (tile_j == 0)
                     fd[0] = 0;
-                sp.cell[0] = v;
+                sp.cell()[0] = v;
                 for (int c = 0; c < cols_here; c++) {
                     v = v + t.ins;
-                    sp.cell[c + 1] = v;
+                    sp.cell()[c + 1] = v;
                     fd[y0 + c] = v;
                 }
             }
         } else {
             for (int c = me; c <= cols_here; c += lanes)
-                sp.cell[c] = relaxed_cell(fd + (size_t)(x0 - 1) * w + (size_t)(y0 - 1 + c));
+                sp.cell()[c] = relaxed_cell(fd + (size_t)(x0 - 1) * w + (size_t)(y0 - 1 + c));
         }
         __syncwarp();
         if (tile_j == 0 && me == 0) { /* the border column, from fd[x0 - 1][0], likewise */
-            T v = sp.cell[0];
+            T v = sp.cell()[0];
             for (int r = 0; r < rows_here; r++) {
                 v = v + t.del;
-                sp.cell[(r + 1) * TILE_PITCH] = v;
+                sp.cell()[(r + 1) * TILE_PITCH] = v;
                 fd[(size_t)(x0 + r) * w] = v;
             }
         }
-        /* each cell's operand that needs no other cell of the tile: lanes by columns, so that a
-         * row's td entries (one anti-diagonal of td's second layout) are read together */
-        for (int r = 0; r < rows_here; r++) {
-            const int x = x0 + r, i = t.l1 + x - 1, xf = sp.row_from[r], la = sp.row_label[r];
-            for (int c = me; c < cols_here; c += lanes) {
-                const int y = y0 + c, j = t.l2 + y - 1, yf = sp.col_from[c];
-                T op;
-                if (xf == 0 && yf == 0)
-                    op = relabel_of(la, sp.col_label[c], t.ren);
-                else if (xf >= x0 - 1 && yf >= y0 - 1)
-                    op = t.tdd[td_diagonal_index(t, i, j)];
-                else
-                    op = relaxed_cell(fd + (size_t)xf * w + (size_t)yf) + t.tdd[td_diagonal_index(t, i, j)];
-                sp.cell[(r + 1) * TILE_PITCH + c + 1] = op;
+        /* each cell's operand that needs no other cell of the tile, from td by rows: lanes along
+         * td's rows (the tile's columns when X is A, else its rows), so that their reads of td are
+         * contiguous; OPERAND_BATCH loads in flight per lane before their stores */
+        auto operand = [&](int r, int c) -> T {
+            const int xf = sp.row_from()[r], yf = sp.col_from()[c];
+            if (xf == 0 && yf == 0)
+                return relabel_of(sp.row_label()[r], sp.col_label()[c], t.ren);
+            const T tree = t.td[td_row_index(t, t.l1 + x0 + r - 1, t.l2 + y0 + c - 1)];
+            if (xf >= x0 - 1 && yf >= y0 - 1)
+                return tree;
+            return relaxed_cell(fd + (size_t)xf * w + (size_t)yf) + tree;
+        };
+        const bool lanes_by_columns = t.sy == 1;
+        const int outer = lanes_by_columns ? cols_here : rows_here, inner = lanes_by_columns ? rows_here : cols_here;
+        for (int o = me; o < outer; o += lanes)
+            for (int n0 = 0; n0 < inner; n0 += OPERAND_BATCH) {
+                T op[OPERAND_BATCH];
+#pragma unroll
+                for (int k = 0; k < OPERAND_BATCH; k++)
+                    if (n0 + k < inner)
+                        op[k] = lanes_by_columns ? operand(n0 + k, o) : operand(o, n0 + k);
+#pragma unroll
+                for (int k = 0; k < OPERAND_BATCH; k++)
+                    if (n0 + k < inner) {
+                        const int r = lanes_by_columns ? n0 + k : o, c = lanes_by_columns ? o : n0 + k;
+                        sp.cell()[(r + 1) * TILE_PITCH + c + 1] = op[k];
+                    }
             }
-        }
         __syncwarp();
         /* the sweep: anti-diagonal s holds the cells (r, s - r) of the tile */
         for (int s = 0; s < rows_here + cols_here - 1; s++) {
@@ -560,15 +583,15 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, tile
                 const int c = s - r;
                 if (c < 0 || c >= cols_here)
                     continue;
-                T *at = sp.cell + (r + 1) * TILE_PITCH + c + 1;
-                const int xf = sp.row_from[r], yf = sp.col_from[c];
+                T *at = sp.cell() + (r + 1) * TILE_PITCH + c + 1;
+                const int xf = sp.row_from()[r], yf = sp.col_from()[c];
                 const T op = *at;
                 T m;
                 const bool trees = xf == 0 && yf == 0;
                 if (trees)
                     m = at[-TILE_PITCH - 1] + op;
                 else if (xf >= x0 - 1 && yf >= y0 - 1)
-                    m = sp.cell[(xf - x0 + 1) * TILE_PITCH + (yf - y0 + 1)] + op;
+                    m = sp.cell()[(xf - x0 + 1) * TILE_PITCH + (yf - y0 + 1)] + op;
                 else
                     m = op;
                 const T val = cell_of(at[-TILE_PITCH], at[-1], m, t.del, t.ins);
@@ -581,10 +604,10 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, tile
         /* the tile to global memory, row by row; its last column becomes the next tile's halo */
         for (int r = 0; r < rows_here; r++)
             for (int c = me; c < cols_here; c += lanes)
-                fd[(size_t)(x0 + r) * w + (size_t)(y0 + c)] = sp.cell[(r + 1) * TILE_PITCH + c + 1];
+                fd[(size_t)(x0 + r) * w + (size_t)(y0 + c)] = sp.cell()[(r + 1) * TILE_PITCH + c + 1];
         __syncwarp();
         for (int r = me; r <= rows_here; r += lanes)
-            sp.cell[r * TILE_PITCH] = sp.cell[r * TILE_PITCH + cols_here];
+            sp.cell()[r * TILE_PITCH] = sp.cell()[r * TILE_PITCH + cols_here];
         __threadfence();
         __syncwarp();
         if (me == 0)
@@ -608,12 +631,12 @@ template <typename T> __device__ __noinline__ void multi_role(const batch_view<T
     const int warp = (int)threadIdx.x / lanes, me = (int)threadIdx.x % lanes;
     if (warp >= per_block)
         return;
-    const tile_space<T> sp = tile_space_at<T>(shared + (size_t)warp * tile_space_bytes<T>());
+    const tile_space<T> sp = {shared + (size_t)warp * tile_space_bytes<T>()};
     for (;;) {
         if (me == 0)
-            *sp.word = atomicAdd(m.queue, 1);
+            *sp.word() = atomicAdd(m.queue, 1);
         __syncwarp();
-        const int q = *sp.word;
+        const int q = *sp.word();
         __syncwarp();
         if (q >= m.bands)
             return;
@@ -1174,8 +1197,9 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
         e = cudaMemsetAsync(counters, 0, counters_bytes, s->stream);
     if (e == cudaSuccess && !closed.empty())
         e = launch_closed_forms(s->stream, s->sm_count, view, dclosed, closed.size());
-    /* the multi-block role's blocks: enough warps for the bands, at most one block per SM (the
-     * other roles' blocks of the launch fill the rest; the queue needs no residency) */
+    /* the multi-block role's blocks: enough warps for the bands, at most one block per SM when
+     * other roles' blocks share the launch (they fill the rest), two alone (the queue needs no
+     * residency either way) */
     const size_t multi_warps_per_block =
         smaller((size_t)WARPS_PER_BLOCK, 3 * (size_t)ring_cells<T>::value * sizeof(T) / tile_space_bytes<T>());
     for (int d = 0; d < depths && e == cudaSuccess; d++) {
@@ -1189,7 +1213,9 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
                 work.multi.tables = dmulti + mg.first;
                 work.multi.table_count = (int)mg.count;
                 work.multi.bands = (int)mg.bands;
-                work.multi.blocks = (int)smaller((mg.bands + multi_warps_per_block - 1) / multi_warps_per_block, sms);
+                const bool alone = g > 0 || w.count[0] + w.count[1] + w.count[2] == 0;
+                work.multi.blocks = (int)smaller((mg.bands + multi_warps_per_block - 1) / multi_warps_per_block,
+                                                 (alone ? 2 : 1) * sms);
                 work.multi.slots = slots + multi_slot_at;
                 work.multi.queue = counters + w.first_group + g;
                 work.multi.progress = counters + groups.size();
