@@ -20,7 +20,7 @@
 
 #define BUILTIN_THREAD_CELLS 64  /* src/common/ted.c: TED_THREAD_CELLS */
 #define BUILTIN_WARP_CELLS 4225  /* ... TED_WARP_CELLS */
-#define BUILTIN_BLOCK_CELLS 16641 /* ... TED_BLOCK_CELLS */
+#define BUILTIN_BLOCK_CELLS 4225  /* ... TED_BLOCK_CELLS */
 
 static double run(ww_ctx *ctx, const char *thread_cells, const char *warp_cells, const char *block_cells,
                   const ww_tree *x, size_t k, const ww_tree *y, double *out)

@@ -184,11 +184,15 @@ if has bench-ted; then
   # tree edit distance (issue 13): its tests ran with the others (test_ted_*; test_ted_cuda_matches_cpu
   # compares the GPU engine with the CPU). Here the CPU engine on the GPU host beside X-TED's CPU code
   # (built from ../shared/rivals/x-ted-cpu in /tmp), 1 thread and all host threads, then the GPU engine
-  # (pairs and the 1000-node matrix; then each strategy across table sizes, the threshold figure).
+  # (pairs and the 1000-node matrix, with and without the multi-block strategy; then each strategy
+  # across table sizes, the threshold figure).
   echo "== bench-ted (CPU, Swissport pair (0, 1), wavewarp and X-TED CPU; then the GPU engine)"
   bench/bench_ted_cpu.sh build-gpu 1 "$jobs" 2>&1 | tee "$out/cpu_ted.md"
   build-gpu/bench/ww_bench_ted "${WW_SHARED_DIR:-../shared}/data/trees" 0 20 cuda 2>&1 | tee "$out/gpu_ted.md"
-  build-gpu/bench/ww_bench_ted_gpu 512 2>&1 | tee "$out/gpu_ted_strategies.md"
+  # the same without the multi-block strategy (every large table on one block, as before it)
+  WW_TED_BLOCK_CELLS=1000000000000 build-gpu/bench/ww_bench_ted "${WW_SHARED_DIR:-../shared}/data/trees" 0 20 cuda \
+    2>&1 | tee "$out/gpu_ted_no_multi_block.md"
+  build-gpu/bench/ww_bench_ted_gpu 1024 2>&1 | tee "$out/gpu_ted_strategies.md"
   stamp
 fi
 

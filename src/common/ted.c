@@ -114,16 +114,20 @@ static int threads_within_limit(const ww_ctx *ctx, size_t na, size_t nb, int man
  * (bench/results/gpu-ted.md): each strategy across table sizes (bench/bench_ted_gpu.c) has the
  * warp fastest up to 65 x 65 cells and the block beyond; among the pairs' settings tried, 64 / 4225
  * was best for the 100-node pair and the 1000-node matrix (the 1000-node pair within 6%). The
- * block's limit, 129 x 129 cells, is reasoned, not measured yet: a block sweeping 2 n anti-diagonals
- * at about 0.4 us each (one barrier and a global load's latency each, the H200's profile) against
- * 2 n / 32 tiles of a few us each; at n = 128 the two are about even, and below that the tiles
- * have too few bands to pipeline. bench/bench_ted_gpu.c's fourth column is the figure to set it
- * from. `calibrate` does not cover trees yet. WW_TED_THREAD_CELLS, WW_TED_WARP_CELLS and
- * WW_TED_BLOCK_CELLS in the environment (settings.h) override them (tests force each strategy so:
- * 0 0 0 is every table in tiles); a value that is not a whole number is ignored. */
+ * block's limit is reasoned, not measured yet, and equal to the warp's: no table goes to one block
+ * by default. The H200's profile has a block sweep at 0.4 to 0.9 us an anti-diagonal (a barrier and
+ * a global load's latency each), so (r + c) x 0.4 us or more on the critical path and 16 warps
+ * busy all along; the tiles, about (r + c) / 32 tiles of a few us each (63 steps in shared memory
+ * with a warp sync each, the tile's operands loaded together, a fence and a flag): several times
+ * shorter from 64 x 64 cells on, and r c / 1024 tiles of one warp's work, fewer warp-us too. Once
+ * bench/bench_ted_gpu.c's fourth column is measured, a range where the block wins raises
+ * TED_BLOCK_CELLS. `calibrate` does not cover trees yet. WW_TED_THREAD_CELLS, WW_TED_WARP_CELLS
+ * and WW_TED_BLOCK_CELLS in the environment (settings.h) override them (tests force each strategy
+ * so: 0 0 0 is every table in tiles; 0 0 1000000000000 every table on a block); a value that is not
+ * a whole number is ignored. */
 #define TED_THREAD_CELLS 64
 #define TED_WARP_CELLS 4225
-#define TED_BLOCK_CELLS 16641
+#define TED_BLOCK_CELLS 4225
 
 static size_t setting_cells(ww_setting setting, size_t fallback)
 {
