@@ -516,6 +516,41 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, tile
             sp.col_from()[c] = t.y_left[j] - t.l2;
             sp.col_label()[c] = t.y_label[j];
         }
+        __syncwarp();
+        /* each cell's operand that needs no other cell of the tile, from td by rows, in two passes:
+         * before the wait on the band above, td and the forests left of both subtrees in columns
+         * left of the tile's halo (in tiles this band and the bands above finished before: the
+         * last wait covers them); after it, those in the tile's columns but above the halo row
+         * (rows of the bands above, this tile's columns). Lanes along td's rows (the tile's
+         * columns when X is A, else its rows), so that their reads of td are contiguous;
+         * OPERAND_BATCH loads in flight per lane before their stores. */
+        const bool lanes_by_columns = t.sy == 1;
+        const int outer = lanes_by_columns ? cols_here : rows_here, inner = lanes_by_columns ? rows_here : cols_here;
+        auto operand = [&](int r, int c) -> T {
+            const int xf = sp.row_from()[r], yf = sp.col_from()[c];
+            if (xf == 0 && yf == 0)
+                return relabel_of(sp.row_label()[r], sp.col_label()[c], t.ren);
+            const T tree = t.td[td_row_index(t, t.l1 + x0 + r - 1, t.l2 + y0 + c - 1)];
+            return yf < y0 - 1 ? relaxed_cell(fd + (size_t)xf * w + (size_t)yf) + tree : tree;
+        };
+        auto late = [&](int r, int c) { /* the second pass's cells */
+            const int xf = sp.row_from()[r], yf = sp.col_from()[c];
+            return xf < x0 - 1 && yf >= y0 - 1 && !(xf == 0 && yf == 0);
+        };
+        for (int o = me; o < outer; o += lanes)
+            for (int n0 = 0; n0 < inner; n0 += OPERAND_BATCH) {
+                T op[OPERAND_BATCH];
+#pragma unroll
+                for (int k = 0; k < OPERAND_BATCH; k++)
+                    if (n0 + k < inner)
+                        op[k] = lanes_by_columns ? operand(n0 + k, o) : operand(o, n0 + k);
+#pragma unroll
+                for (int k = 0; k < OPERAND_BATCH; k++)
+                    if (n0 + k < inner) {
+                        const int r = lanes_by_columns ? n0 + k : o, c = lanes_by_columns ? o : n0 + k;
+                        sp.cell()[(r + 1) * TILE_PITCH + c + 1] = op[k];
+                    }
+            }
         if (band > 0 && me == 0) {
             WW_TED_SPIN_WAIT(mine - 1, tile_j + 1);
             __threadfence();
@@ -538,6 +573,25 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, tile
         } else {
             for (int c = me; c <= cols_here; c += lanes)
                 sp.cell()[c] = relaxed_cell(fd + (size_t)(x0 - 1) * w + (size_t)(y0 - 1 + c));
+            /* the second pass (no cell of it in band 0: rows above the halo) */
+            for (int o = me; o < outer; o += lanes)
+                for (int n0 = 0; n0 < inner; n0 += OPERAND_BATCH) {
+                    T forest[OPERAND_BATCH];
+#pragma unroll
+                    for (int k = 0; k < OPERAND_BATCH; k++) {
+                        const int r = lanes_by_columns ? n0 + k : o, c = lanes_by_columns ? o : n0 + k;
+                        if (n0 + k < inner && late(r, c))
+                            forest[k] = relaxed_cell(fd + (size_t)sp.row_from()[r] * w + (size_t)sp.col_from()[c]);
+                    }
+#pragma unroll
+                    for (int k = 0; k < OPERAND_BATCH; k++) {
+                        const int r = lanes_by_columns ? n0 + k : o, c = lanes_by_columns ? o : n0 + k;
+                        if (n0 + k < inner && late(r, c)) {
+                            T *at = sp.cell() + (r + 1) * TILE_PITCH + c + 1;
+                            *at = forest[k] + *at;
+                        }
+                    }
+                }
         }
         __syncwarp();
         if (tile_j == 0 && me == 0) { /* the border column, from fd[x0 - 1][0], likewise */
@@ -548,34 +602,6 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, tile
                 fd[(size_t)(x0 + r) * w] = v;
             }
         }
-        /* each cell's operand that needs no other cell of the tile, from td by rows: lanes along
-         * td's rows (the tile's columns when X is A, else its rows), so that their reads of td are
-         * contiguous; OPERAND_BATCH loads in flight per lane before their stores */
-        auto operand = [&](int r, int c) -> T {
-            const int xf = sp.row_from()[r], yf = sp.col_from()[c];
-            if (xf == 0 && yf == 0)
-                return relabel_of(sp.row_label()[r], sp.col_label()[c], t.ren);
-            const T tree = t.td[td_row_index(t, t.l1 + x0 + r - 1, t.l2 + y0 + c - 1)];
-            if (xf >= x0 - 1 && yf >= y0 - 1)
-                return tree;
-            return relaxed_cell(fd + (size_t)xf * w + (size_t)yf) + tree;
-        };
-        const bool lanes_by_columns = t.sy == 1;
-        const int outer = lanes_by_columns ? cols_here : rows_here, inner = lanes_by_columns ? rows_here : cols_here;
-        for (int o = me; o < outer; o += lanes)
-            for (int n0 = 0; n0 < inner; n0 += OPERAND_BATCH) {
-                T op[OPERAND_BATCH];
-#pragma unroll
-                for (int k = 0; k < OPERAND_BATCH; k++)
-                    if (n0 + k < inner)
-                        op[k] = lanes_by_columns ? operand(n0 + k, o) : operand(o, n0 + k);
-#pragma unroll
-                for (int k = 0; k < OPERAND_BATCH; k++)
-                    if (n0 + k < inner) {
-                        const int r = lanes_by_columns ? n0 + k : o, c = lanes_by_columns ? o : n0 + k;
-                        sp.cell()[(r + 1) * TILE_PITCH + c + 1] = op[k];
-                    }
-            }
         __syncwarp();
         /* the sweep: anti-diagonal s holds the cells (r, s - r) of the tile */
         for (int s = 0; s < rows_here + cols_here - 1; s++) {
