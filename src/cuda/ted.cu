@@ -497,6 +497,39 @@ struct multi_table {
 
 template <typename T> __device__ __forceinline__ T relaxed_cell(const T *p) { return __ldcg(p); }
 
+/* The sweep of a tile whose operands and halo are in shared memory: anti-diagonal s holds the
+ * cells (r, s - r). Not inlined into the band's loop: it gets registers of its own (inlined, the
+ * table's fields spill, reloaded at every step). */
+template <typename T>
+__device__ __noinline__ void sweep_tile(const table<T> &t, const tile_space<T> sp, int x0, int y0, int rows_here,
+                                        int cols_here, int me, int lanes)
+{
+    const T del = t.del, ins = t.ins;
+    for (int s = 0; s < rows_here + cols_here - 1; s++) {
+        for (int r = me; r < rows_here; r += lanes) {
+            const int c = s - r;
+            if (c < 0 || c >= cols_here)
+                continue;
+            T *at = sp.cell() + (r + 1) * TILE_PITCH + c + 1;
+            const int xf = sp.row_from()[r], yf = sp.col_from()[c];
+            const T op = *at;
+            T m;
+            const bool trees = xf == 0 && yf == 0;
+            if (trees)
+                m = at[-TILE_PITCH - 1] + op;
+            else if (xf >= x0 - 1 && yf >= y0 - 1)
+                m = sp.cell()[(xf - x0 + 1) * TILE_PITCH + (yf - y0 + 1)] + op;
+            else
+                m = op;
+            const T val = cell_of(at[-TILE_PITCH], at[-1], m, del, ins);
+            *at = val;
+            if (trees)
+                store_td(t, t.l1 + x0 + r - 1, t.l2 + y0 + c - 1, val);
+        }
+        __syncwarp();
+    }
+}
+
 /* One band of a table by one warp (lane `me` of `lanes`). */
 template <typename T>
 __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, tile_space<T> sp, int me, int lanes)
@@ -603,30 +636,7 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, tile
             }
         }
         __syncwarp();
-        /* the sweep: anti-diagonal s holds the cells (r, s - r) of the tile */
-        for (int s = 0; s < rows_here + cols_here - 1; s++) {
-            for (int r = me; r < rows_here; r += lanes) {
-                const int c = s - r;
-                if (c < 0 || c >= cols_here)
-                    continue;
-                T *at = sp.cell() + (r + 1) * TILE_PITCH + c + 1;
-                const int xf = sp.row_from()[r], yf = sp.col_from()[c];
-                const T op = *at;
-                T m;
-                const bool trees = xf == 0 && yf == 0;
-                if (trees)
-                    m = at[-TILE_PITCH - 1] + op;
-                else if (xf >= x0 - 1 && yf >= y0 - 1)
-                    m = sp.cell()[(xf - x0 + 1) * TILE_PITCH + (yf - y0 + 1)] + op;
-                else
-                    m = op;
-                const T val = cell_of(at[-TILE_PITCH], at[-1], m, t.del, t.ins);
-                *at = val;
-                if (trees)
-                    store_td(t, t.l1 + x0 + r - 1, t.l2 + y0 + c - 1, val);
-            }
-            __syncwarp();
-        }
+        sweep_tile(t, sp, x0, y0, rows_here, cols_here, me, lanes);
         /* the tile to global memory, row by row; its last column becomes the next tile's halo */
         for (int r = 0; r < rows_here; r++)
             for (int c = me; c < cols_here; c += lanes)
