@@ -1154,7 +1154,8 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     }
     const size_t multi_slot_at = slot_entries; /* the multi-block tables' slots, after the others' */
     slot_entries += multi_slot_entries;
-    /* per group its queue's counter, then per band its progress, zeroed before the launches */
+    /* per group its queue's counter, then per band its progress: zeros, at the end of the upload
+     * (no separate memset: one operation fewer per call) */
     const size_t counters_bytes = aligned((groups.size() + all_bands) * sizeof(int));
 
     /* device memory: two of the context's grow-only buffers, kept for the next call, whose
@@ -1169,11 +1170,12 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     const size_t meta_bytes = aligned(pairs * sizeof(pair_meta));
     const size_t closed_bytes = aligned(closed.size() * sizeof(table_task));
     const size_t tasks_bytes = aligned(task_count * sizeof(table_task));
-    const size_t upload = ints_bytes + meta_bytes + closed_bytes + tasks_bytes + multi_count * sizeof(multi_table);
-    const size_t counters_at = aligned(upload);
+    const size_t counters_at =
+        aligned(ints_bytes + meta_bytes + closed_bytes + tasks_bytes + multi_count * sizeof(multi_table));
+    const size_t upload = counters_at + (groups.empty() ? 0 : counters_bytes);
     ww_status st = ww_device_reserve(&s->prepared, td_bytes + slot_bytes + pairs * sizeof(double));
     if (st == WW_OK)
-        st = ww_device_reserve(&s->input, counters_at + counters_bytes);
+        st = ww_device_reserve(&s->input, upload);
     if (st == WW_OK)
         st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, upload > pairs * sizeof(double) ? upload : pairs * sizeof(double));
     if (st != WW_OK)
@@ -1214,6 +1216,8 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     if (multi_count)
         memcpy(staged + ints_bytes + meta_bytes + closed_bytes + tasks_bytes, multi.data(),
                multi_count * sizeof(multi_table));
+    if (!groups.empty())
+        memset(staged + counters_at, 0, counters_bytes);
     char *input = (char *)s->input.ptr;
     const multi_table *dmulti = (const multi_table *)(input + ints_bytes + meta_bytes + closed_bytes + tasks_bytes);
     int *counters = (int *)(input + counters_at);
@@ -1229,8 +1233,6 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     view.meta = (const pair_meta *)(input + ints_bytes);
     view.del = del, view.ins = ins, view.ren = ren;
     cudaError_t e = cudaMemcpyAsync(input, staged, upload, cudaMemcpyHostToDevice, s->stream);
-    if (e == cudaSuccess && !groups.empty())
-        e = cudaMemsetAsync(counters, 0, counters_bytes, s->stream);
     if (e == cudaSuccess && !closed.empty())
         e = launch_closed_forms(s->stream, s->sm_count, view, dclosed, closed.size());
     /* the multi-block role's blocks: enough warps for the bands, at most one block per SM when
