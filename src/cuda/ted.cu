@@ -489,10 +489,22 @@ struct multi_table {
     int first_band, progress;
 };
 
+/* A wait that is never met (a fault: the queue's order rules it out) fails the call after
+ * WAIT_LIMIT_CYCLES (about 10 s) rather than hang it: *failed is set, the bands go on, the host
+ * returns WW_ERR_CUDA. */
+const long long WAIT_LIMIT_CYCLES = 20000000000LL;
 #ifndef WW_TED_SPIN_WAIT /* (the emulation's checks that its waits are met before they start) */
-#define WW_TED_SPIN_WAIT(flag, value)                                                                                  \
-    while (*(volatile int *)(flag) < (value))                                                                          \
-    __nanosleep(32) /* fewer polls of L2 while the band above finishes its tile (a few us) */
+#define WW_TED_SPIN_WAIT(flag, value, failed)                                                                          \
+    do {                                                                                                               \
+        const long long wait_start = clock64();                                                                        \
+        while (*(volatile int *)(flag) < (value)) {                                                                    \
+            __nanosleep(32); /* fewer polls of L2 while the band above finishes its tile (a few us) */                \
+            if (clock64() - wait_start > WAIT_LIMIT_CYCLES) {                                                          \
+                atomicExch((failed), 1);                                                                               \
+                break;                                                                                                 \
+            }                                                                                                          \
+        }                                                                                                              \
+    } while (0)
 #endif
 
 template <typename T> __device__ __forceinline__ T relaxed_cell(const T *p) { return __ldcg(p); }
@@ -532,7 +544,8 @@ __device__ __noinline__ void sweep_tile(const table<T> &t, const tile_space<T> s
 
 /* One band of a table by one warp (lane `me` of `lanes`). */
 template <typename T>
-__device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, tile_space<T> sp, int me, int lanes)
+__device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, int *failed, tile_space<T> sp, int me,
+                             int lanes)
 {
     const int x0 = band * TILE + 1; /* the band's first row (rows from 1; row 0 the border) */
     const int rows_here = t.rows - x0 + 1 < TILE ? t.rows - x0 + 1 : TILE;
@@ -585,7 +598,7 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, tile
                     }
             }
         if (band > 0 && me == 0) {
-            WW_TED_SPIN_WAIT(mine - 1, tile_j + 1);
+            WW_TED_SPIN_WAIT(mine - 1, tile_j + 1, failed);
             __threadfence();
         }
         __syncwarp();
@@ -656,7 +669,7 @@ template <typename T> struct multi_work {
     const multi_table *tables;
     int table_count, bands, blocks;
     T *slots;
-    int *queue, *progress;
+    int *queue, *progress, *failed;
 };
 
 template <typename T> __device__ __noinline__ void multi_role(const batch_view<T> &v, const multi_work<T> m, char *shared)
@@ -686,7 +699,8 @@ template <typename T> __device__ __noinline__ void multi_role(const batch_view<T
         }
         const multi_table mt = m.tables[lo];
         const int band = q - mt.first_band;
-        band_by_warp(table_of(v, mt.task), m.slots + mt.fd, band, m.progress + mt.progress + band, sp, me, lanes);
+        band_by_warp(table_of(v, mt.task), m.slots + mt.fd, band, m.progress + mt.progress + band, m.failed, sp, me,
+                     lanes);
     }
 }
 
@@ -814,9 +828,12 @@ __global__ void closed_form_kernel(batch_view<int32_t> v, const table_task *task
     }
 }
 
-/* Each pair's distance: its roots' entry, the last of its td, in the caller's unit. */
-template <typename T> __global__ void roots_kernel(batch_view<T> v, int pairs, double unit, double *out)
+/* Each pair's distance: its roots' entry, the last of its td, in the caller's unit; then whether a
+ * multi-block wait failed (1), or 0 (out[pairs]). */
+template <typename T> __global__ void roots_kernel(batch_view<T> v, int pairs, double unit, const int *failed, double *out)
 {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        out[pairs] = failed ? (double)*failed : 0.0;
     const int stride = (int)(gridDim.x * blockDim.x);
     for (int k = (int)(blockIdx.x * blockDim.x + threadIdx.x); k < pairs; k += stride) {
         const pair_meta m = v.meta[k];
@@ -1156,7 +1173,7 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     slot_entries += multi_slot_entries;
     /* per group its queue's counter, then per band its progress: zeros, at the end of the upload
      * (no separate memset: one operation fewer per call) */
-    const size_t counters_bytes = aligned((groups.size() + all_bands) * sizeof(int));
+    const size_t counters_bytes = aligned((1 + groups.size() + all_bands) * sizeof(int)); /* the first: failed */
 
     /* device memory: two of the context's grow-only buffers, kept for the next call, whose
      * contents no other engine expects to find again (`work` is left alone: the wavefront engine
@@ -1173,11 +1190,12 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     const size_t counters_at =
         aligned(ints_bytes + meta_bytes + closed_bytes + tasks_bytes + multi_count * sizeof(multi_table));
     const size_t upload = counters_at + (groups.empty() ? 0 : counters_bytes);
-    ww_status st = ww_device_reserve(&s->prepared, td_bytes + slot_bytes + pairs * sizeof(double));
+    const size_t results_bytes = (pairs + 1) * sizeof(double); /* and the failed flag */
+    ww_status st = ww_device_reserve(&s->prepared, td_bytes + slot_bytes + results_bytes);
     if (st == WW_OK)
         st = ww_device_reserve(&s->input, upload);
     if (st == WW_OK)
-        st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, upload > pairs * sizeof(double) ? upload : pairs * sizeof(double));
+        st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, upload > results_bytes ? upload : results_bytes);
     if (st != WW_OK)
         return st;
     char *staged = (char *)s->pinned;
@@ -1255,8 +1273,9 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
                 work.multi.blocks = (int)smaller((mg.bands + multi_warps_per_block - 1) / multi_warps_per_block,
                                                  (alone ? 2 : 1) * sms);
                 work.multi.slots = slots + multi_slot_at;
-                work.multi.queue = counters + w.first_group + g;
-                work.multi.progress = counters + groups.size();
+                work.multi.failed = counters;
+                work.multi.queue = counters + 1 + w.first_group + g;
+                work.multi.progress = counters + 1 + groups.size();
             }
             work.tasks = dtasks + w.task_at;
             if (g == 0) {
@@ -1278,16 +1297,19 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     }
     if (e == cudaSuccess) {
         WW_TED_LAUNCH(roots_kernel<T>, (unsigned)((pairs + 127) / 128), 128u, s->stream, view, (int)pairs, unit,
-                      results);
+                      groups.empty() ? (const int *)nullptr : (const int *)counters, results);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(staged, results, pairs * sizeof(double), cudaMemcpyDeviceToHost, s->stream);
+        e = cudaMemcpyAsync(staged, results, results_bytes, cudaMemcpyDeviceToHost, s->stream);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s->stream);
-    if (e == cudaSuccess)
-        memcpy(out, staged, pairs * sizeof(double));
-    return ww_cuda_status(e);
+    if (e != cudaSuccess)
+        return ww_cuda_status(e);
+    if (((const double *)staged)[pairs] != 0)
+        return WW_ERR_CUDA;
+    memcpy(out, staged, pairs * sizeof(double));
+    return WW_OK;
 }
 
 /* A batch in exact int32 tables when the costs allow it for its largest pair (the CPU's rule; the
