@@ -7,7 +7,9 @@
  * (BUILTIN_*_CELLS: src/common/ted.c's, keep them the same) pick. Results are checked equal
  * between strategies. The thread strategy is skipped past 512 nodes (minutes).
  *
- *   ww_bench_ted_gpu [max_nodes]        (default 512; 1024 adds a row of one 1025^2 table per pair) */
+ *   ww_bench_ted_gpu [max_nodes] [K]    (default 512; 1024 adds a row of 1025^2 cells per table;
+ *                                         K = 1: one table a call, its latency, as at a pair's deep
+ *                                         depths; default as many as fill 2^24 cells, at most 20,000) */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 
 #include "bench_common.h"
@@ -45,6 +47,7 @@ static double run(ww_ctx *ctx, const char *thread_cells, const char *warp_cells,
 int main(int argc, char **argv)
 {
     const int max_nodes = argc > 1 ? atoi(argv[1]) : 512;
+    const size_t fixed_k = argc > 2 ? (size_t)atol(argv[2]) : 0;
     ww_ctx_options o = ww_ctx_options_default();
     o.backend = WW_BACKEND_CUDA;
     ww_ctx *ctx;
@@ -61,6 +64,8 @@ int main(int argc, char **argv)
         const size_t cells = (size_t)(s + 1) * (size_t)(s + 1);
         size_t k = ((size_t)1 << 24) / cells;
         k = k < 1 ? 1 : k > 20000 ? 20000 : k;
+        if (fixed_k > 0)
+            k = fixed_k;
         int32_t *parent = malloc((size_t)s * sizeof(int32_t)), *labels = malloc((k + 1) * (size_t)s * sizeof(int32_t));
         ww_tree *x = malloc((k + 1) * sizeof(ww_tree));
         double *a = malloc(k * sizeof(double)), *b = malloc(k * sizeof(double)), *c = malloc(k * sizeof(double));

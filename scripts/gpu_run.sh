@@ -193,6 +193,7 @@ if has bench-ted; then
   WW_TED_BLOCK_CELLS=1000000000000 build-gpu/bench/ww_bench_ted "${WW_SHARED_DIR:-../shared}/data/trees" 0 20 cuda \
     2>&1 | tee "$out/gpu_ted_no_multi_block.md"
   build-gpu/bench/ww_bench_ted_gpu 1024 2>&1 | tee "$out/gpu_ted_strategies.md"
+  build-gpu/bench/ww_bench_ted_gpu 1024 1 2>&1 | tee "$out/gpu_ted_strategies_one_table.md" # latency
   stamp
 fi
 
