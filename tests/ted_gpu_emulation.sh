@@ -6,7 +6,11 @@
 # rows), then compared bit for bit with the CPU engine on random trees, with every strategy
 # forced in turn, and on matrices (self, blocks with strides, float output, x against y). What it
 # cannot see: races between threads of a real launch (the tables of one launch write disjoint
-# entries and read only earlier launches' by construction). The GPU itself runs test_ted_cuda_*.
+# entries and read only earlier launches' by construction) and the multi-block strategy's memory
+# ordering between warps. What it checks of that strategy: its values (forced on every table, and
+# mixed with the others in one launch), and its queue's order: the first warp of the role takes every
+# band in turn, and a wait on a band not yet finished aborts (on a GPU it could deadlock). The GPU
+# itself runs test_ted_cuda_*.
 #
 #   tests/ted_gpu_emulation.sh [cpu-build-dir]        (default build-cpu; needs g++ and perl)
 set -euo pipefail
