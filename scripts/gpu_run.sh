@@ -189,9 +189,12 @@ if has bench-ted; then
   echo "== bench-ted (CPU, Swissport pair (0, 1), wavewarp and X-TED CPU; then the GPU engine)"
   bench/bench_ted_cpu.sh build-gpu 1 "$jobs" 2>&1 | tee "$out/cpu_ted.md"
   build-gpu/bench/ww_bench_ted "${WW_SHARED_DIR:-../shared}/data/trees" 0 20 cuda 2>&1 | tee "$out/gpu_ted.md"
-  # the same without the multi-block strategy (every large table on one block, as before it)
+  # the same without the multi-block strategy (every large table on one block, as before it), and
+  # with blocks up to 129 x 129 cells (the built-in value: 4225, tiles from 66 x 66 on)
   WW_TED_BLOCK_CELLS=1000000000000 build-gpu/bench/ww_bench_ted "${WW_SHARED_DIR:-../shared}/data/trees" 0 20 cuda \
     2>&1 | tee "$out/gpu_ted_no_multi_block.md"
+  WW_TED_BLOCK_CELLS=16641 build-gpu/bench/ww_bench_ted "${WW_SHARED_DIR:-../shared}/data/trees" 0 20 cuda \
+    2>&1 | tee "$out/gpu_ted_blocks_to_16641.md"
   build-gpu/bench/ww_bench_ted_gpu 1024 2>&1 | tee "$out/gpu_ted_strategies.md"
   build-gpu/bench/ww_bench_ted_gpu 1024 1 2>&1 | tee "$out/gpu_ted_strategies_one_table.md" # latency
   stamp
