@@ -37,6 +37,7 @@ cat >"$work/fake_cuda.cuh" <<'EOF'
 #define WW_TED_ROWS_PER_THREAD 4096
 #define WW_TED_WARP_ROWS_PER_LANE 4096
 #define WW_TED_EARLY_EXIT 1
+#define WW_TED_MULTI_SLOT_BYTES (1u << 18) /* a depth's multi-block tables over several launches */
 #define WW_TED_LAUNCH(kernel, grid, threads, stream, ...)                                          \
     do {                                                                                           \
         gridDim.x = (grid), blockDim.x = 1, threadIdx.x = 0;                                       \

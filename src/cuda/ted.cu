@@ -85,7 +85,12 @@ const int BLOCK_THREADS = 512; /* every role */
 const int WARPS_PER_BLOCK = BLOCK_THREADS / 32;
 /* forest tables of one launch, per role (at least one table of each role in any case) */
 const size_t BLOCK_SLOT_BYTES = 256u << 20, WARP_SLOT_BYTES = 64u << 20, THREAD_SLOT_BYTES = 256u << 20;
-const size_t MULTI_SLOT_BYTES = 512u << 20; /* the multi-block tables of one launch (at least one) */
+/* the multi-block tables of one launch (at least one; the emulation makes it small, so that a depth
+ * takes several launches) */
+#ifndef WW_TED_MULTI_SLOT_BYTES
+#define WW_TED_MULTI_SLOT_BYTES (512u << 20)
+#endif
+const size_t MULTI_SLOT_BYTES = WW_TED_MULTI_SLOT_BYTES;
 const size_t BATCH_TD_BYTES = 1u << 30; /* tree distances (both layouts) of one batch, as doubles */
 const size_t BATCH_TABLES = 1u << 26;   /* keyroot tables of one batch */
 const size_t PREPARED_CACHE_BYTES = 256u << 20; /* a matrix's column trees, prepared once */
