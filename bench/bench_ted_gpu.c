@@ -22,7 +22,8 @@
 
 #define BUILTIN_THREAD_CELLS 64  /* src/common/ted.c: TED_THREAD_CELLS */
 #define BUILTIN_WARP_CELLS 4225  /* ... TED_WARP_CELLS */
-#define BUILTIN_BLOCK_CELLS 4225  /* ... TED_BLOCK_CELLS */
+#define BUILTIN_BLOCK_CELLS 4225  /* ... TED_BLOCK_CELLS (collections: K > 1) */
+#define BUILTIN_PAIR_BLOCK_CELLS 1050625 /* ... TED_PAIR_BLOCK_CELLS (one table alone: K = 1) */
 
 static double run(ww_ctx *ctx, const char *thread_cells, const char *warp_cells, const char *block_cells,
                   const ww_tree *x, size_t k, const ww_tree *y, double *out)
@@ -100,7 +101,7 @@ int main(int argc, char **argv)
                1e6 * warp / (double)k, 1e6 * block / (double)k, 1e6 * multi / (double)k, fastest,
                cells <= BUILTIN_THREAD_CELLS  ? "thread"
                : cells <= BUILTIN_WARP_CELLS  ? "warp"
-               : cells <= BUILTIN_BLOCK_CELLS ? "block"
+               : cells <= (k == 1 ? BUILTIN_PAIR_BLOCK_CELLS : BUILTIN_BLOCK_CELLS) ? "block"
                                               : "multi-block");
         free(parent), free(labels), free(x), free(a), free(b), free(c), free(m);
     }

@@ -105,29 +105,28 @@ static int threads_within_limit(const ww_ctx *ctx, size_t na, size_t nb, int man
 }
 
 /* The GPU engine's thresholds between its strategies: tables of at most TED_THREAD_CELLS cells go
- * one per thread, up to TED_WARP_CELLS one per warp, up to TED_BLOCK_CELLS one per block, larger
+ * one per thread, up to TED_WARP_CELLS one per warp, up to the block limit one per block, larger
  * ones in tiles of 32 x 32 cells over many warps of several blocks (X-TED's multi-block strategy).
- * A thread computes a table of r x c cells in r c steps, a warp or a block in r + c, with the
- * anti-diagonals in shared memory when the rows fit (a warp: up to 32 rows; a block: up to 1024);
- * the tiles in about r / 32 + c / 32 tiles of 63 warp steps each along the critical path, the
- * table's bands of 32 rows in a pipeline. Thread and warp chosen on an H200
- * (bench/results/gpu-ted.md): each strategy across table sizes (bench/bench_ted_gpu.c) has the
- * warp fastest up to 65 x 65 cells and the block beyond; among the pairs' settings tried, 64 / 4225
- * was best for the 100-node pair and the 1000-node matrix (the 1000-node pair within 6%). The
- * block's limit is reasoned, not measured yet, and equal to the warp's: no table goes to one block
- * by default. The H200's profile has a block sweep at 0.4 to 0.9 us an anti-diagonal (a barrier and
- * a global load's latency each), so (r + c) x 0.4 us or more on the critical path and 16 warps
- * busy all along; the tiles, about (r + c) / 32 tiles of a few us each (63 steps in shared memory
- * with a warp sync each, the tile's operands loaded together, a fence and a flag): several times
- * shorter from 64 x 64 cells on, and r c / 1024 tiles of one warp's work, fewer warp-us too. Once
- * bench/bench_ted_gpu.c's fourth column is measured, a range where the block wins raises
- * TED_BLOCK_CELLS. `calibrate` does not cover trees yet. WW_TED_THREAD_CELLS, WW_TED_WARP_CELLS
- * and WW_TED_BLOCK_CELLS in the environment (settings.h) override them (tests force each strategy
- * so: 0 0 0 is every table in tiles; 0 0 1000000000000 every table on a block); a value that is not
- * a whole number is ignored. */
+ * A thread computes a table of r x c cells in r c steps, a warp or a block in r + c anti-diagonals
+ * with a sync each, the tiles in about (r + c) / 32 tiles of 63 warp steps along the critical path
+ * (the table's bands of 32 rows in a pipeline), with more work in flight.
+ * Measured (bench/results/gpu-ted.md, H100, each strategy forced across table sizes):
+ * - many tables at once (a depth of a matrix): the warp is fastest up to 65 x 65 cells, the tiles
+ *   from there to 257 x 257; the 1000-node matrix took 43 ms with tiles from 66 x 66 on, 65 ms with
+ *   blocks up to 129 x 129, 81 ms without tiles. Collections: TED_BLOCK_CELLS = TED_WARP_CELLS.
+ * - one table alone (the deep depths of one pair, where a table's latency is the time): one block
+ *   is faster than the tiles up to 513 x 513 cells (0.71 against 0.97 ms), the tiles beyond
+ *   (1025 x 1025: 1.95 against 2.30 ms); yet the 1000-node pair took 6.0 ms without tiles, 6.3 ms
+ *   with them from 514 x 514 on and 6.7 ms from 66 x 66 on. One pair: TED_PAIR_BLOCK_CELLS, tiles
+ *   only beyond 1025 x 1025 cells (trees of thousands of nodes).
+ * `calibrate` does not cover trees yet. WW_TED_THREAD_CELLS, WW_TED_WARP_CELLS and
+ * WW_TED_BLOCK_CELLS in the environment (settings.h) override them, for one pair and collections
+ * alike (tests force each strategy so: 0 0 0 is every table in tiles; 0 0 1000000000000 every table
+ * on a block); a value that is not a whole number is ignored. */
 #define TED_THREAD_CELLS 64
 #define TED_WARP_CELLS 4225
 #define TED_BLOCK_CELLS 4225
+#define TED_PAIR_BLOCK_CELLS 1050625
 
 static size_t setting_cells(ww_setting setting, size_t fallback)
 {
@@ -139,11 +138,13 @@ static size_t setting_cells(ww_setting setting, size_t fallback)
     return *end == '\0' && value[0] >= '0' && value[0] <= '9' ? (size_t)v : fallback;
 }
 
-static ww_ted_gpu_thresholds gpu_thresholds(void)
+/* one_pair: the call computes one pair (its tables' latency matters), else a collection */
+static ww_ted_gpu_thresholds gpu_thresholds(int one_pair)
 {
-    ww_ted_gpu_thresholds t = {setting_cells(WW_SETTING_TED_THREAD_CELLS, TED_THREAD_CELLS),
-                               setting_cells(WW_SETTING_TED_WARP_CELLS, TED_WARP_CELLS),
-                               setting_cells(WW_SETTING_TED_BLOCK_CELLS, TED_BLOCK_CELLS)};
+    ww_ted_gpu_thresholds t = {
+        setting_cells(WW_SETTING_TED_THREAD_CELLS, TED_THREAD_CELLS),
+        setting_cells(WW_SETTING_TED_WARP_CELLS, TED_WARP_CELLS),
+        setting_cells(WW_SETTING_TED_BLOCK_CELLS, one_pair ? TED_PAIR_BLOCK_CELLS : TED_BLOCK_CELLS)};
     return t;
 }
 
@@ -179,7 +180,7 @@ ww_status ww_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_p
     if (threads == 0)
         return WW_ERR_TREE_SIZE;
     if (route(ctx) == WW_BACKEND_CUDA) {
-        const ww_ted_gpu_thresholds limits = gpu_thresholds();
+        const ww_ted_gpu_thresholds limits = gpu_thresholds(1);
         return ww_cuda_ted(ctx, a, b, &params, &limits, out);
     }
     return ww_cpu_ted(ctx, a, b, &params, threads, out);
@@ -253,7 +254,7 @@ ww_status ww_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww_tre
     if (threads == 0)
         return WW_ERR_TREE_SIZE;
     if (route(ctx) == WW_BACKEND_CUDA) {
-        const ww_ted_gpu_thresholds limits = gpu_thresholds();
+        const ww_ted_gpu_thresholds limits = gpu_thresholds(one_pair);
         return ww_cuda_ted_pairwise(ctx, x, y, &params, &limits, out, &o);
     }
     return ww_cpu_ted_pairwise(ctx, x, nx, y, ny, &params, out, &o, threads);
