@@ -886,6 +886,23 @@ static void unforce_ted_gpu_strategy(void)
  * first. A context with backend AUTO computes trees on the CPU. */
 static void ted_cuda_compare(const char *strategy);
 
+/* The GPU's matrix of `trees` (poisoned first) equals the CPU's bit for bit (mg, mc: count^2). */
+static void check_matrix_matches(ww_ctx *gpu, ww_ctx *cpu, const ww_tree *trees, size_t count, const ww_ted_params *p,
+                                 double *mg, double *mc, const char *strategy, int costs_index)
+{
+    for (size_t k = 0; k < count * count; k++)
+        mg[k] = NAN;
+    CHECK_STATUS(ww_ted_pairwise(gpu, trees, count, NULL, 0, p, mg, NULL), WW_OK);
+    CHECK_STATUS(ww_ted_pairwise(cpu, trees, count, NULL, 0, p, mc, NULL), WW_OK);
+    int differ = 0;
+    for (size_t k = 0; k < count * count; k++)
+        differ += mg[k] != mc[k];
+    if (differ)
+        fprintf(stderr, "  WW_TED_THREAD/WARP/BLOCK_CELLS %s, matrix, costs %d: %d entries differ\n", strategy,
+                costs_index, differ);
+    CHECK(differ == 0);
+}
+
 void test_ted_cuda_matches_cpu(void)
 {
     if (!ww_cuda_available())
@@ -1053,19 +1070,8 @@ static void ted_cuda_large(const char *strategy, ww_ctx *gpu, ww_ctx *cpu)
             random_tree(&r, n, (enum shape)(k % SHAPE_COUNT), 5, par + k * MAXN, lab + k * MAXN);
             t[k] = (ww_tree){n, par + k * MAXN, lab + k * MAXN};
         }
-        for (int c = 0; c < 2; c++) {
-            for (int k = 0; k < COUNT * COUNT; k++)
-                mg[k] = NAN;
-            CHECK_STATUS(ww_ted_pairwise(gpu, t, COUNT, NULL, 0, &costs[c], mg, NULL), WW_OK);
-            CHECK_STATUS(ww_ted_pairwise(cpu, t, COUNT, NULL, 0, &costs[c], mc, NULL), WW_OK);
-            int differ = 0;
-            for (int k = 0; k < COUNT * COUNT; k++)
-                differ += mg[k] != mc[k];
-            if (differ)
-                fprintf(stderr, "  WW_TED_THREAD/WARP/BLOCK_CELLS %s, matrix, costs %d: %d entries differ\n", strategy, c,
-                        differ);
-            CHECK(differ == 0);
-        }
+        for (int c = 0; c < 2; c++)
+            check_matrix_matches(gpu, cpu, t, COUNT, &costs[c], mg, mc, strategy, c);
     } else {
         CHECK(0);
     }
@@ -1164,18 +1170,8 @@ void test_ted_cuda_multi_block(void)
             random_tree(&r, n, (enum shape)(k % SHAPE_COUNT), 6, par + k * MAXN, lab + k * MAXN);
             t[k] = (ww_tree){n, par + k * MAXN, lab + k * MAXN};
         }
-        for (int c = 0; c < 2; c++) {
-            for (int k = 0; k < COUNT * COUNT; k++)
-                mg[k] = NAN;
-            CHECK_STATUS(ww_ted_pairwise(gpu, t, COUNT, NULL, 0, &costs[c], mg, NULL), WW_OK);
-            CHECK_STATUS(ww_ted_pairwise(cpu, t, COUNT, NULL, 0, &costs[c], mc, NULL), WW_OK);
-            int differ = 0;
-            for (int k = 0; k < COUNT * COUNT; k++)
-                differ += mg[k] != mc[k];
-            if (differ)
-                fprintf(stderr, "  WW_TED_THREAD/WARP/BLOCK_CELLS %s, matrix, costs %d: %d entries differ\n", name, c, differ);
-            CHECK(differ == 0);
-        }
+        for (int c = 0; c < 2; c++)
+            check_matrix_matches(gpu, cpu, t, COUNT, &costs[c], mg, mc, name, c);
     }
     unforce_ted_gpu_strategy();
     free(par), free(lab), free(mg), free(mc);
