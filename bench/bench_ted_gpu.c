@@ -4,7 +4,7 @@
  * table on a thread, then on a warp, then on a block, then in tiles over many warps of several
  * blocks (the multi-block strategy; WW_TED_THREAD_CELLS / WW_TED_WARP_CELLS / WW_TED_BLOCK_CELLS).
  * Prints the time per table of each strategy, the fastest, and the one the built-in thresholds
- * (BUILTIN_*_CELLS: src/common/ted.c's, keep them the same) pick. Results are checked equal
+ * (BUILTIN_*_CELLS: the built-in model's, keep them the same; a calibration file changes them) pick. Results are checked equal
  * between strategies. The thread strategy is skipped past 512 nodes (minutes).
  *
  *   ww_bench_ted_gpu [max_nodes] [K]    (default 512; 1024 adds a row of 1025^2 cells per table;
@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BUILTIN_THREAD_CELLS 64  /* src/common/ted.c: TED_THREAD_CELLS */
-#define BUILTIN_WARP_CELLS 4225  /* ... TED_WARP_CELLS */
-#define BUILTIN_BLOCK_CELLS 4225  /* ... TED_BLOCK_CELLS (collections: K > 1) */
-#define BUILTIN_PAIR_BLOCK_CELLS 1050625 /* ... TED_PAIR_BLOCK_CELLS (one table alone: K = 1) */
+#define BUILTIN_THREAD_CELLS 64  /* src/common/calibration.c, ww_cuda_model_default: ted_thread_cells */
+#define BUILTIN_WARP_CELLS 4225  /* ... ted_warp_cells */
+#define BUILTIN_BLOCK_CELLS 4225  /* ... ted_block_cells (collections: K > 1) */
+#define BUILTIN_PAIR_BLOCK_CELLS 1050625 /* ... ted_pair_block_cells (one table alone: K = 1) */
 
 static double run(ww_ctx *ctx, const char *thread_cells, const char *warp_cells, const char *block_cells,
                   const ww_tree *x, size_t k, const ww_tree *y, double *out)

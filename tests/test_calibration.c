@@ -93,6 +93,8 @@ void test_calibration_parse(void)
     ww_cuda_model w = defaults;
     w.warp_step_seconds = 1.234567e-7;
     w.thread_max_length = 171;
+    w.ted_block_cells = 1089;
+    w.ted_pair_block_cells = 1050625; /* whole numbers exactly (a 6-digit %g would give 1050620) */
     char text[2048];
     size_t n = ww_calibration_format(text, sizeof text, "Some GPU (rev 2)", 77, &w);
     CHECK(n == strlen(text));
@@ -102,6 +104,8 @@ void test_calibration_parse(void)
     CHECK(applies == 1);
     CHECK_CLOSE(m.warp_step_seconds, w.warp_step_seconds, 1e-6);
     CHECK(m.thread_max_length == 171);
+    CHECK(m.ted_block_cells == 1089 && m.ted_pair_block_cells == 1050625);
+    CHECK(m.ted_thread_cells == defaults.ted_thread_cells && m.ted_warp_cells == defaults.ted_warp_cells);
     /* a small buffer: truncated, terminated, and the full length told */
     char small[16];
     const size_t full = ww_calibration_format(text, sizeof text, "G", 1, &w);
@@ -319,6 +323,8 @@ void test_calibration_locale(void)
     w.warp_step_seconds = 1.234567e-7;
     w.grid_pair_seconds = 2.5e-4;
     w.thread_max_length = 171;
+    w.ted_block_cells = 1089;
+    w.ted_pair_block_cells = 1050625; /* whole numbers exactly (a 6-digit %g would give 1050620) */
     char text[2048];
     ww_calibration_format(text, sizeof text, "G", 7, &w);
     CHECK(strchr(text, ',') == NULL);

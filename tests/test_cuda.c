@@ -905,6 +905,17 @@ void test_cuda_calibrate(void)
     CHECK(strstr(report, "gpu = ") != NULL && strstr(report, "thread_max_length = ") != NULL);
     CHECK(strcmp(ww_ctx_calibration(gpu), path) == 0);
     ww_ctx_destroy(gpu);
+    /* the tree engine's thresholds: measured, in order (thread <= warp <= block) */
+    {
+        const char *at[3] = {strstr(report, "ted_thread_cells = "), strstr(report, "ted_warp_cells = "),
+                             strstr(report, "ted_block_cells = ")};
+        double cells[3] = {-1, -1, -1};
+        for (int k = 0; k < 3; k++)
+            if (at[k])
+                cells[k] = strtod(strchr(at[k], '=') + 1, NULL);
+        CHECK(cells[0] >= 0 && cells[0] <= cells[1] && cells[1] <= cells[2]);
+        CHECK(strstr(report, "ted_pair_block_cells = ") != NULL);
+    }
 
     ww_ctx_options o = ww_ctx_options_default();
     o.backend = WW_BACKEND_CUDA;
@@ -915,6 +926,31 @@ void test_cuda_calibrate(void)
         CHECK(strcmp(ww_ctx_calibration(calibrated), path) == 0);
         const size_t cases[][4] = {{90, 1, 60, 1}, {60, 20, 256, 3}, {40, 100, 400, 1}, {5, 1, 3000, 1}};
         matrices_match_cpu(calibrated, cpu, cases, sizeof cases / sizeof cases[0], 77);
+        /* trees under the calibrated thresholds: random trees of 1 to 300 nodes, bit for bit */
+        enum { TREES = 12, MAXN = 300 };
+        int32_t *parent = malloc(TREES * MAXN * sizeof(int32_t)), *label = malloc(TREES * MAXN * sizeof(int32_t));
+        double *tg = malloc(TREES * TREES * sizeof(double)), *tc = malloc(TREES * TREES * sizeof(double));
+        ww_tree trees[TREES];
+        ww_rng r = {991};
+        for (int t = 0; t < TREES; t++) {
+            const size_t n = 1 + ww_rng_below(&r, MAXN);
+            int32_t *pa = parent + t * MAXN;
+            for (size_t i = 0; i < n; i++) { /* preorder: the parent is an ancestor of node i - 1, or it */
+                int32_t up = i == 0 ? -1 : (int32_t)i - 1;
+                for (size_t steps = ww_rng_below(&r, 4); i > 0 && steps > 0 && pa[up] >= 0; steps--)
+                    up = pa[up];
+                pa[i] = up;
+                label[t * MAXN + i] = (int32_t)ww_rng_below(&r, 6);
+            }
+            trees[t] = (ww_tree){n, parent + t * MAXN, label + t * MAXN};
+        }
+        for (int k = 0; k < TREES * TREES; k++)
+            tg[k] = NAN;
+        CHECK_STATUS(ww_ted_pairwise(calibrated, trees, TREES, NULL, 0, NULL, tg, NULL), WW_OK);
+        CHECK_STATUS(ww_ted_pairwise(cpu, trees, TREES, NULL, 0, NULL, tc, NULL), WW_OK);
+        for (int k = 0; k < TREES * TREES; k++)
+            CHECK(tg[k] == tc[k]);
+        free(parent), free(label), free(tg), free(tc);
         ww_ctx_destroy(calibrated);
     }
     /* through the environment too, with backend auto */

@@ -36,6 +36,14 @@ ww_cuda_model ww_cuda_model_default(void)
     m.grid_step_seconds = 4.0e-7;
     m.block_step_seconds = 1.1e-7; /* 0.74-0.77 of a warp step with the GPU full (gpu-batch.md) */
     m.thread_max_length = 128;
+    /* trees (bench/results/gpu-ted.md, H100 and H200): the warp fastest from 9 x 9 to 65 x 65
+     * cells, the thread within a few percent of it below 9 x 9 (and it spends no warp on such a
+     * table), tiles from 66 x 66 on with many tables at once; one pair's tables on one block up to
+     * 1025 x 1025 (its 1000-node pair 5.93 ms against 6.25 ms with tiles from 514 x 514 on) */
+    m.ted_thread_cells = 64;
+    m.ted_warp_cells = 4225;
+    m.ted_block_cells = 4225;
+    m.ted_pair_block_cells = 1050625;
     return m;
 }
 
@@ -55,6 +63,10 @@ static const model_key model_keys[] = {
     {"grid_step_seconds", offsetof(ww_cuda_model, grid_step_seconds), 1e-12, 1.0},
     {"block_step_seconds", offsetof(ww_cuda_model, block_step_seconds), 1e-15, 1.0},
     {"thread_max_length", offsetof(ww_cuda_model, thread_max_length), 0.0, 1e9},
+    {"ted_thread_cells", offsetof(ww_cuda_model, ted_thread_cells), 0.0, 1e15},
+    {"ted_warp_cells", offsetof(ww_cuda_model, ted_warp_cells), 0.0, 1e15},
+    {"ted_block_cells", offsetof(ww_cuda_model, ted_block_cells), 0.0, 1e15},
+    {"ted_pair_block_cells", offsetof(ww_cuda_model, ted_pair_block_cells), 0.0, 1e15},
 };
 #define MODEL_KEY_COUNT (sizeof model_keys / sizeof model_keys[0])
 
@@ -243,7 +255,11 @@ static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
  * locale's decimal point is replaced here, so the file is the same either way. */
 static void format_number(char *out, size_t size, double v)
 {
-    snprintf(out, size, "%.6g", v);
+    /* whole numbers (lengths, cells) exactly; times to 6 digits */
+    if (v == floor(v) && fabs(v) < 1e15)
+        snprintf(out, size, "%.0f", v);
+    else
+        snprintf(out, size, "%.6g", v);
     const struct lconv *lc = localeconv();
     const char *point = lc && lc->decimal_point && lc->decimal_point[0] ? lc->decimal_point : ".";
     char *at = strcmp(point, ".") != 0 ? strstr(out, point) : NULL;
@@ -262,7 +278,7 @@ size_t ww_calibration_format(char *buf, size_t size, const char *gpu_name, int s
     if (gmtime_r(&now, &utc) != NULL)
         strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
     size_t used = 0;
-    append(buf, size, &used, "# wavewarp calibration: cost model of the GPU matrix engine (wavewarp calibrate)\n");
+    append(buf, size, &used, "# wavewarp calibration: cost model of the GPU engines (wavewarp calibrate)\n");
     append(buf, size, &used, "format = %d\ngpu = %s\nsm_count = %d\ndate = %s\n", CALIBRATION_FORMAT, gpu_name,
            sm_count, date);
     ww_cuda_model copy = *model;

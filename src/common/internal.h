@@ -48,7 +48,7 @@ typedef struct ww_cpu_scratch {
 
 typedef struct ww_cuda_state ww_cuda_state; /* defined by the CUDA backend */
 
-/* The cost model of the GPU matrix engine (choose_strategy() in src/cuda/pairwise_plan.cu): machine
+/* The cost model of the GPU engines (the matrix engine's choose_strategy() in src/cuda/pairwise_plan.cu, the tree engine's thresholds): machine
  * variables that ww_cuda_calibrate() measures, and the thresholds derived from them. The built-in
  * values were measured on an H200 and hold for H100/H200 (bench/results/gpu-batch.md). To add a
  * variable: a field here, its default in ww_cuda_model_default(), a line in the key table of
@@ -65,9 +65,17 @@ typedef struct ww_cuda_model {
     double block_step_seconds;
     /* longest series given one thread per pair: where its modelled throughput meets the warp's */
     double thread_max_length;
+    /* The tree engine's thresholds between its strategies (src/common/ted.c), in cells of a
+     * keyroot table: one thread each up to ted_thread_cells, one warp up to ted_warp_cells, one
+     * block up to ted_block_cells (collections) or ted_pair_block_cells (one pair), larger in tiles
+     * over many warps. Measured crossovers of each strategy's time per table (X-TED's threshold
+     * figure, bench/bench_ted_gpu.c), the one-pair limit only by the pairs (built in). */
+    double ted_thread_cells, ted_warp_cells, ted_block_cells, ted_pair_block_cells;
 } ww_cuda_model;
 
 ww_cuda_model ww_cuda_model_default(void);
+/* The model of a context's first GPU (the built-in one without a GPU or CUDA). */
+ww_cuda_model ww_cuda_context_model(const ww_ctx *ctx);
 
 /* Calibration files (src/common/calibration.c, compiled in every build): `key = value` lines, '#'
  * comments, numbers in the "C" locale (read and written so whatever LC_NUMERIC the program set).

@@ -104,30 +104,25 @@ static int threads_within_limit(const ww_ctx *ctx, size_t na, size_t nb, int man
     return threads;
 }
 
-/* The GPU engine's thresholds between its strategies: tables of at most TED_THREAD_CELLS cells go
- * one per thread, up to TED_WARP_CELLS one per warp, up to the block limit one per block, larger
+/* The GPU engine's thresholds between its strategies: tables of at most ted_thread_cells cells go
+ * one per thread, up to ted_warp_cells one per warp, up to the block limit one per block, larger
  * ones in tiles of 32 x 32 cells over many warps of several blocks (X-TED's multi-block strategy).
  * A thread computes a table of r x c cells in r c steps, a warp or a block in r + c anti-diagonals
  * with a sync each, the tiles in about (r + c) / 32 tiles of 63 warp steps along the critical path
- * (the table's bands of 32 rows in a pipeline), with more work in flight.
- * Measured (bench/results/gpu-ted.md, H100, each strategy forced across table sizes):
- * - many tables at once (a depth of a matrix): the warp is fastest up to 65 x 65 cells, the tiles
- *   from there to 257 x 257; the 1000-node matrix took 43 ms with tiles from 66 x 66 on, 65 ms with
- *   blocks up to 129 x 129, 81 ms without tiles. Collections: TED_BLOCK_CELLS = TED_WARP_CELLS.
- * - one table alone (the deep depths of one pair, where a table's latency is the time): one block
- *   is faster than the tiles up to 513 x 513 cells (0.71 against 0.97 ms), the tiles beyond
- *   (1025 x 1025: 1.95 against 2.30 ms); yet the 1000-node pair took 6.0 ms without tiles, 6.3 ms
- *   with them from 514 x 514 on and 6.7 ms from 66 x 66 on. One pair: TED_PAIR_BLOCK_CELLS, tiles
- *   only beyond 1025 x 1025 cells (trees of thousands of nodes).
- * `calibrate` does not cover trees yet. WW_TED_THREAD_CELLS, WW_TED_WARP_CELLS and
- * WW_TED_BLOCK_CELLS in the environment (settings.h) override them, for one pair and collections
- * alike (tests force each strategy so: 0 0 0 is every table in tiles; 0 0 1000000000000 every table
- * on a block); a value that is not a whole number is ignored. */
-#define TED_THREAD_CELLS 64
-#define TED_WARP_CELLS 4225
-#define TED_BLOCK_CELLS 4225
-#define TED_PAIR_BLOCK_CELLS 1050625
-
+ * (the table's bands of 32 rows in a pipeline), with more work in flight. They are variables of the
+ * GPU's cost model (ww_cuda_model: built-in values measured on an H100 and an H200, or the ones
+ * `wavewarp calibrate` measured on this GPU):
+ * - many tables at once (a depth of a matrix): the crossovers of each strategy's time per table
+ *   across table sizes (bench/results/gpu-ted.md: the warp fastest up to 65 x 65 cells, tiles from
+ *   there; the 1000-node matrix took 39 ms with tiles from 66 x 66 on, 76-81 ms without);
+ * - one pair (a table's latency at its deep depths): tables on one block up to
+ *   ted_pair_block_cells, from the pairs' times (the 1000-node pair: 5.93 ms with blocks up to 1025
+ *   x 1025, 6.25 ms with tiles from 514 x 514 on, although one 1025 x 1025 table alone is faster in
+ *   tiles), not calibrated.
+ * WW_TED_THREAD_CELLS, WW_TED_WARP_CELLS and WW_TED_BLOCK_CELLS in the environment (settings.h)
+ * override them, for one pair and collections alike (tests force each strategy so: 0 0 0 is every
+ * table in tiles; 0 0 1000000000000 every table on a block); a value that is not a whole number is
+ * ignored. */
 static size_t setting_cells(ww_setting setting, size_t fallback)
 {
     const char *value = ww_setting_value(setting);
@@ -139,12 +134,14 @@ static size_t setting_cells(ww_setting setting, size_t fallback)
 }
 
 /* one_pair: the call computes one pair (its tables' latency matters), else a collection */
-static ww_ted_gpu_thresholds gpu_thresholds(int one_pair)
+static ww_ted_gpu_thresholds gpu_thresholds(const ww_ctx *ctx, int one_pair)
 {
+    const ww_cuda_model m = ww_cuda_context_model(ctx);
     ww_ted_gpu_thresholds t = {
-        setting_cells(WW_SETTING_TED_THREAD_CELLS, TED_THREAD_CELLS),
-        setting_cells(WW_SETTING_TED_WARP_CELLS, TED_WARP_CELLS),
-        setting_cells(WW_SETTING_TED_BLOCK_CELLS, one_pair ? TED_PAIR_BLOCK_CELLS : TED_BLOCK_CELLS)};
+        setting_cells(WW_SETTING_TED_THREAD_CELLS, (size_t)m.ted_thread_cells),
+        setting_cells(WW_SETTING_TED_WARP_CELLS, (size_t)m.ted_warp_cells),
+        setting_cells(WW_SETTING_TED_BLOCK_CELLS,
+                      (size_t)(one_pair ? m.ted_pair_block_cells : m.ted_block_cells))};
     return t;
 }
 
@@ -180,7 +177,7 @@ ww_status ww_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_ted_p
     if (threads == 0)
         return WW_ERR_TREE_SIZE;
     if (route(ctx) == WW_BACKEND_CUDA) {
-        const ww_ted_gpu_thresholds limits = gpu_thresholds(1);
+        const ww_ted_gpu_thresholds limits = gpu_thresholds(ctx, 1);
         return ww_cuda_ted(ctx, a, b, &params, &limits, out);
     }
     return ww_cpu_ted(ctx, a, b, &params, threads, out);
@@ -254,7 +251,7 @@ ww_status ww_ted_pairwise(ww_ctx *ctx, const ww_tree *x, size_t nx, const ww_tre
     if (threads == 0)
         return WW_ERR_TREE_SIZE;
     if (route(ctx) == WW_BACKEND_CUDA) {
-        const ww_ted_gpu_thresholds limits = gpu_thresholds(one_pair);
+        const ww_ted_gpu_thresholds limits = gpu_thresholds(ctx, one_pair);
         return ww_cuda_ted_pairwise(ctx, x, y, &params, &limits, out, &o);
     }
     return ww_cpu_ted_pairwise(ctx, x, nx, y, ny, &params, out, &o, threads);

@@ -235,6 +235,11 @@ static void shutdown_state(ww_cuda_state *s)
     free(s);
 }
 
+ww_cuda_model ww_cuda_context_model(const ww_ctx *ctx)
+{
+    return ctx && ctx->cuda ? ctx->cuda->model : ww_cuda_model_default();
+}
+
 void ww_cuda_shutdown(ww_ctx *ctx)
 {
     for (int d = 0; d < ctx->cuda_count; d++)

@@ -9,8 +9,11 @@
  *   whole GPU per pair:  pairs * (grid_pair_seconds + (rows + cols) * grid_step_seconds).
  * The threshold between the first two is where their measured times cross. The matrices run
  * through the engine layer (ww_cuda_pairwise), not the public API: no routing to the CPU, no
- * argument checks in the timings. The model is the same for every measure (TWED is timed). */
+ * argument checks in the timings. The model is the same for every measure (TWED is timed).
+ * Trees: the tree engine's thresholds (ted_*_cells) are where its strategies' times per table
+ * cross, each strategy forced on batches of path pairs (measure_trees). */
 #include "cuda_common.cuh"
+#include "../common/ted_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -167,6 +170,102 @@ static ww_status measure(calibration_run *run, ww_cuda_model *m)
     return WW_OK;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Trees                                                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Path trees of s nodes: a path has one keyroot, so each pair is exactly one (s + 1) x (s + 1)
+ * table (the figure of bench/bench_ted_gpu.c). A batch is K of them against one more path, K as
+ * many as fill TREE_CELLS cells, at most TREE_PAIRS. */
+static const int tree_sizes[] = {2, 4, 8, 16, 32, 64, 128, 256};
+#define TREE_SIZE_COUNT (sizeof tree_sizes / sizeof tree_sizes[0])
+#define TREE_CELLS (1u << 24)
+#define TREE_PAIRS 20000
+enum { TREE_THREAD, TREE_WARP, TREE_BLOCK, TREE_TILES, TREE_STRATEGIES };
+
+/* K: the pairs of a batch of n-node paths */
+static size_t batch_pairs(int n)
+{
+    const size_t k = TREE_CELLS / ((size_t)(n + 1) * (size_t)(n + 1));
+    return k < 1 ? 1 : k > TREE_PAIRS ? TREE_PAIRS : k;
+}
+
+/* Fastest call of the engine on x[0..k) against y with one strategy forced on every table. */
+static ww_status time_trees(ww_ctx *ctx, const ww_tree *x, size_t k, const ww_tree *y, int strategy, double *out,
+                            double *seconds)
+{
+    const size_t all = (size_t)1 << 40;
+    const ww_ted_gpu_thresholds forced[TREE_STRATEGIES] = {{all, all, all}, {0, all, all}, {0, 0, all}, {0, 0, 0}};
+    const ww_ted_params p = ww_ted_params_default();
+    ww_pairwise_options o = ww_pairwise_options_default();
+    o.row_end = k, o.col_end = 1, o.out_stride = 1;
+    double best = INFINITY;
+    ww_status st = WW_OK;
+    for (int r = 0; r <= REPEATS && st == WW_OK; r++) {
+        const double t0 = seconds_now();
+        st = ww_cuda_ted_pairwise(ctx, x, y, &p, &forced[strategy], out, &o);
+        const double t = seconds_now() - t0;
+        if (r > 0 && t < best) /* the first call warms up */
+            best = t;
+    }
+    *seconds = best;
+    return st;
+}
+
+/* The collections' thresholds from each strategy's time per table across table sizes, from the
+ * smallest tables up: one thread while within 10% of a warp (it spends no warp on a tiny table),
+ * then one warp while no other is faster, then one block while faster than the tiles. The one-pair
+ * block limit is not measured here (a table's latency alone does not predict a pair's time:
+ * src/common/ted.c); it keeps its value. */
+static ww_status measure_trees(ww_ctx *ctx, ww_cuda_model *m)
+{
+    size_t max_labels = 0; /* (K + 1) n for the largest batch */
+    for (size_t q = 0; q < TREE_SIZE_COUNT; q++) {
+        const size_t n = (size_t)tree_sizes[q], k = batch_pairs(tree_sizes[q]);
+        max_labels = (k + 1) * n > max_labels ? (k + 1) * n : max_labels;
+    }
+    int32_t *parent = (int32_t *)malloc((size_t)tree_sizes[TREE_SIZE_COUNT - 1] * sizeof(int32_t));
+    int32_t *labels = (int32_t *)malloc(max_labels * sizeof(int32_t));
+    ww_tree *trees = (ww_tree *)malloc((TREE_PAIRS + 1) * sizeof(ww_tree));
+    double *out = (double *)malloc(TREE_PAIRS * sizeof(double));
+    ww_status st = parent && labels && trees && out ? WW_OK : WW_ERR_MEMORY;
+    double t[TREE_SIZE_COUNT][TREE_STRATEGIES];
+    for (size_t q = 0; q < TREE_SIZE_COUNT && st == WW_OK; q++) {
+        const int n = tree_sizes[q];
+        const size_t k = batch_pairs(n);
+        for (int i = 0; i < n; i++)
+            parent[i] = i - 1;
+        unsigned long long seed = 12345; /* 8 labels: some relabellings free, most not */
+        for (size_t i = 0; i < (k + 1) * (size_t)n; i++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            labels[i] = (int32_t)((seed >> 33) % 8);
+        }
+        for (size_t i = 0; i <= k; i++)
+            trees[i] = ww_tree{(size_t)n, parent, labels + i * (size_t)n};
+        for (int g = 0; g < TREE_STRATEGIES && st == WW_OK; g++) {
+            st = time_trees(ctx, trees, k, &trees[k], g, out, &t[q][g]);
+            t[q][g] /= (double)k;
+        }
+    }
+    free(parent), free(labels), free(trees), free(out);
+    if (st != WW_OK)
+        return st;
+    double thread_cells = 0, warp_cells, block_cells;
+    size_t q = 0;
+    for (; q < TREE_SIZE_COUNT && t[q][TREE_THREAD] <= 1.1 * t[q][TREE_WARP]; q++)
+        thread_cells = (double)(tree_sizes[q] + 1) * (tree_sizes[q] + 1);
+    warp_cells = thread_cells;
+    for (; q < TREE_SIZE_COUNT && t[q][TREE_WARP] <= fmin(t[q][TREE_BLOCK], t[q][TREE_TILES]); q++)
+        warp_cells = (double)(tree_sizes[q] + 1) * (tree_sizes[q] + 1);
+    block_cells = warp_cells;
+    for (; q < TREE_SIZE_COUNT && t[q][TREE_BLOCK] < t[q][TREE_TILES]; q++)
+        block_cells = (double)(tree_sizes[q] + 1) * (tree_sizes[q] + 1);
+    m->ted_thread_cells = thread_cells;
+    m->ted_warp_cells = warp_cells;
+    m->ted_block_cells = block_cells;
+    return WW_OK;
+}
+
 ww_status ww_cuda_calibrate(ww_ctx *ctx, const char *path, char *report, size_t report_size)
 {
     if (ctx == NULL)
@@ -229,6 +328,8 @@ ww_status ww_cuda_calibrate(ww_ctx *ctx, const char *path, char *report, size_t 
     calibration_run run = {ctx, values, out};
     ww_cuda_model model = s->model;
     st = measure(&run, &model);
+    if (st == WW_OK)
+        st = measure_trees(ctx, &model);
     ctx->engine = engine;
     ctx->cuda_count = cuda_count;
     free(values);

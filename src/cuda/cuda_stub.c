@@ -38,6 +38,11 @@ ww_status ww_cuda_index_pairwise(ww_ctx *ctx, const ww_index *ix, const ww_datas
     (void)ctx, (void)ix, (void)queries, (void)out, (void)opt;
     return WW_ERR_NO_CUDA;
 }
+ww_cuda_model ww_cuda_context_model(const ww_ctx *ctx)
+{
+    (void)ctx;
+    return ww_cuda_model_default();
+}
 ww_status ww_cuda_calibrate(ww_ctx *ctx, const char *path, char *report, size_t report_size)
 {
     (void)path, (void)report, (void)report_size;
