@@ -214,7 +214,9 @@ static ww_status time_trees(ww_ctx *ctx, const ww_tree *x, size_t k, const ww_tr
 
 /* The collections' thresholds from each strategy's time per table across table sizes, from the
  * smallest tables up: one thread while within 10% of a warp (it spends no warp on a tiny table),
- * then one warp while no other is faster, then one block while faster than the tiles. The one-pair
+ * then one warp while within 5% of the fastest (a margin over the noise of two near-equal
+ * strategies: on an H100, warp and tiles at 33 x 33 cells came 1.4% apart, in either order between
+ * runs), then one block while faster than the tiles. The one-pair
  * block limit is not measured here (a table's latency alone does not predict a pair's time:
  * src/common/ted.c); it keeps its value. */
 static ww_status measure_trees(ww_ctx *ctx, ww_cuda_model *m)
@@ -255,7 +257,7 @@ static ww_status measure_trees(ww_ctx *ctx, ww_cuda_model *m)
     for (; q < TREE_SIZE_COUNT && t[q][TREE_THREAD] <= 1.1 * t[q][TREE_WARP]; q++)
         thread_cells = (double)(tree_sizes[q] + 1) * (tree_sizes[q] + 1);
     warp_cells = thread_cells;
-    for (; q < TREE_SIZE_COUNT && t[q][TREE_WARP] <= fmin(t[q][TREE_BLOCK], t[q][TREE_TILES]); q++)
+    for (; q < TREE_SIZE_COUNT && t[q][TREE_WARP] <= 1.05 * fmin(t[q][TREE_BLOCK], t[q][TREE_TILES]); q++)
         warp_cells = (double)(tree_sizes[q] + 1) * (tree_sizes[q] + 1);
     block_cells = warp_cells;
     for (; q < TREE_SIZE_COUNT && t[q][TREE_BLOCK] < t[q][TREE_TILES]; q++)
