@@ -72,6 +72,10 @@ void test_calibration_parse(void)
         "format = 1\ngpu = NVIDIA H200\nsm_count = 132\nwarp_step_seconds =\n",
         "format = 1\ngpu = NVIDIA H200\nsm_count = 13.5\n",
         "format = 1\ngpu = NVIDIA H200\nsm_count = 132\n = 3\n",
+        "format = 1\ngpu = NVIDIA H200\nsm_count = 132\nted_block_cells = -1\n", /* the tree thresholds */
+        "format = 1\ngpu = NVIDIA H200\nsm_count = 132\nted_warp_cells = many\n",
+        "format = 1\ngpu = NVIDIA H200\nsm_count = 132\nted_pair_block_cells = inf\n",
+        "format = 1\ngpu = NVIDIA H200\nsm_count = 132\nted_thread_cells = 1e16\n",
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         m = defaults;
