@@ -47,7 +47,8 @@
  *   band and not a block per tile: a warp's sync is cheap and the band's left neighbours stay in its
  *   shared memory, so only the band above is waited on. Forest tables of the multi-block tables of
  *   a depth sit side by side (MULTI_SLOT_BYTES a launch: more makes more launches for the depth).
- * Not here: `calibrate` measuring the thresholds (bench/bench_ted_gpu.c's figure sets them). */
+ * Not here: the thresholds between the strategies (src/common/ted.c takes them from the GPU's cost
+ * model, which `calibrate` measures: src/cuda/calibrate.cu). */
 #include "../common/ted_internal.h"
 #include "../measures/ted.h"
 #include "cuda_common.cuh"
