@@ -1031,30 +1031,20 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
                         continue;
                     const size_t su = (size_t)u.size + 1;
                     auto cells = [&](size_t v) { return su * ((size_t)bk[v].size + 1); };
-                    size_t thread_end = lo, warp_end;
-                    for (size_t n = hi - lo; n > 0;) { /* the first table over thread_cells */
-                        const size_t half = n / 2;
-                        if (cells(thread_end + half) <= limits->thread_cells)
-                            thread_end += half + 1, n -= half + 1;
-                        else
-                            n = half;
-                    }
-                    warp_end = thread_end;
-                    for (size_t n = hi - thread_end; n > 0;) { /* ... then the first over warp_cells */
-                        const size_t half = n / 2;
-                        if (cells(warp_end + half) <= limits->warp_cells)
-                            warp_end += half + 1, n -= half + 1;
-                        else
-                            n = half;
-                    }
-                    size_t block_end = warp_end;
-                    for (size_t n = hi - warp_end; n > 0;) { /* ... then the first over block_cells */
-                        const size_t half = n / 2;
-                        if (cells(block_end + half) <= limits->block_cells)
-                            block_end += half + 1, n -= half + 1;
-                        else
-                            n = half;
-                    }
+                    /* the first table from `from` on over `limit` cells (sizes grow along the level) */
+                    auto first_over = [&](size_t from, size_t limit) {
+                        for (size_t n = hi - from; n > 0;) {
+                            const size_t half = n / 2;
+                            if (cells(from + half) <= limit)
+                                from += half + 1, n -= half + 1;
+                            else
+                                n = half;
+                        }
+                        return from;
+                    };
+                    const size_t thread_end = first_over(lo, limits->thread_cells);
+                    const size_t warp_end = first_over(thread_end, limits->warp_cells);
+                    const size_t block_end = first_over(warp_end, limits->block_cells);
                     const size_t depth_key = 4 * ((size_t)u.level + lb);
                     if (thread_end > lo)
                         run(k, u, depth_key + 3, lo, thread_end, cells(thread_end - 1));
