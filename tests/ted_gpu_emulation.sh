@@ -55,6 +55,7 @@ static inline void __threadfence() {}
 static inline int atomicAdd(int *p, int v) { const int old = *p; *p += v; return old; }
 static inline int atomicExch(int *p, int v) { const int old = *p; *p = v; return old; }
 template <typename T> static inline T __ldcg(const T *p) { return *p; }
+template <typename T> static inline T __ldg(const T *p) { return *p; }
 /* The multi-block strategy's wait on the band above: one thread runs the bands in queue order, so
  * the wait must be met already; if not, the queue's order is wrong (on a GPU, a deadlock risk). */
 #define WW_TED_SPIN_WAIT(flag, value, failed)                                                      \

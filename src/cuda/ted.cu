@@ -65,9 +65,9 @@
 #define WW_TED_LAUNCH(kernel, grid, threads, stream, ...) kernel<<<(grid), (threads), 0, (stream)>>>(__VA_ARGS__)
 #endif
 /* The three strategies are separate functions, not inlined into the kernel that runs them side by
- * side: each gets its own registers (inlined, the kernel's 64 spill in the block sweep). */
-/* Rows of a block-strategy table per thread in the shared-memory sweep (registers per row: with 2,
- * the kernel fits 64 registers, two blocks per SM; a 1000-node pair's tables in the sweep). The
+ * side: each gets its own registers (inlined, the block sweep spilled). */
+/* Rows of a block-strategy table per thread in the shared-memory sweep (with 2, 1,024 rows: a
+ * 1000-node pair's tables in the sweep; registers per row: see WW_TED_BLOCKS_PER_SM). The
  * loops over them run to the end, so that they unroll into registers; the emulation, whose one
  * thread owns every row, leaves them early. */
 #ifndef WW_TED_ROWS_PER_THREAD
@@ -82,7 +82,18 @@
 
 namespace {
 
-const int BLOCK_THREADS = 512; /* every role */
+/* Threads of every role's block, and blocks per SM in the launch bounds. One block of 512 per SM
+ * gives a thread 128 registers: the block and warp sweeps then keep their rows' state without
+ * spilling (with two blocks, 64 registers, they spilled inside the anti-diagonal loop). Measured on
+ * an H100 (bench/results/gpu-ted.md, seventh session): pairs 1.4 to 1.55 times faster, the matrix
+ * of the 1000-node trees unchanged; 1024 threads with one row each (64 registers) were slower. */
+#ifndef WW_TED_BLOCK_THREADS
+#define WW_TED_BLOCK_THREADS 512
+#endif
+#ifndef WW_TED_BLOCKS_PER_SM
+#define WW_TED_BLOCKS_PER_SM 1
+#endif
+const int BLOCK_THREADS = WW_TED_BLOCK_THREADS;
 const int WARPS_PER_BLOCK = BLOCK_THREADS / 32;
 /* forest tables of one launch, per role (at least one table of each role in any case) */
 const size_t BLOCK_SLOT_BYTES = 256u << 20, WARP_SLOT_BYTES = 64u << 20, THREAD_SLOT_BYTES = 256u << 20;
@@ -291,63 +302,117 @@ struct warp_group {
     __device__ static void sync() { __syncwarp(); }
 };
 
-/* The operands of a cell that the sweep loads two anti-diagonals ahead (slot k: its k-th row):
- * its match operand, and whether the diagonal neighbour is still to be added (then the cell is also
- * td[i][j] when `trees`). Both prefix forests trees: the relabelling, diagonal added. Else the
- * forest left of both subtrees, fd[l(i) - l1][l(j) - l2], is on an anti-diagonal at least three
- * back, done when the load is issued, unless i and j are both leaves: then it is the diagonal
- * neighbour itself (two back), added from shared memory, and only td[i][j] is loaded. */
-template <typename T, int K> struct ahead {
-    T operand[K];
-    bool diagonal[K], trees[K];
-    T border_row, border_col; /* thread 0, doubles: the border cells (0, s) and (s, 0), written before
-                               * the sweep (exact ones are s ins and s del) */
-};
-
 /* The rows of a sweeping thread: rank `me` of `size` in its group owns rows 1 + me + k size. */
 struct sweep_rows {
     int me, size;
     int pitch; /* the forest table's layout (cell_index) */
 };
 
+/* What a sweeping thread keeps of one of its rows, x = 1 + me + k size (X node i = l1 + x - 1), for
+ * the whole sweep; its cell on anti-diagonal s is Y node j = l2 + s - x - 1. Every address of that
+ * cell is a multiple of x, s, j or l(j) plus what is kept here, with the multipliers of
+ * sweep_steps: a step recomputes none of the tables' index products (a large table's sweep runs on
+ * one SM, one barrier per anti-diagonal: every instruction of a step is on its critical path).
+ * Forest indices are 32-bit (the sweep's tables are checked to have fewer than 2^31 cells),
+ * computed modulo 2^32: exact, since every index is in range. */
+struct sweep_row {
+    uint32_t forest_base; /* fd[l(i) - l1][l(j) - l2] at forest_base + l(j) step */
+    int32_t label;        /* of i */
+    bool used;            /* x <= rows */
+    bool on_left_path;    /* l(i) == l1: with l(j) == l2 both prefix forests are trees */
+    bool leaf;            /* l(i) == i */
+};
+
+/* The multipliers of a table's sweep: cell_index(pitch, x, y), y = s - x, is x + s pitch by
+ * anti-diagonals and x (w - 1) + s by rows, the forest left of both subtrees moves by `step` with
+ * l(j), and td_diagonal_index(i, j) = i (na + a_rows) + j (na + !a_rows). */
+struct sweep_steps {
+    uint32_t step, x_step;
+    int i_step, j_step;
+};
+
+template <typename T>
+__device__ __forceinline__ sweep_row sweep_row_of(const table<T> &t, int x, int pitch)
+{
+    sweep_row r;
+    r.used = x <= t.rows;
+    const int i = t.l1 + x - 1;
+    const int li = r.used ? t.x_left[i] : t.l1;
+    r.label = r.used ? t.x_label[i] : 0;
+    r.on_left_path = li == t.l1;
+    r.leaf = li == i;
+    const uint32_t sub = (uint32_t)(li - t.l1); /* the row of the forest left of i's subtree */
+    r.forest_base = pitch ? (sub - (uint32_t)t.l2) * (uint32_t)pitch + sub : sub * (uint32_t)t.w - (uint32_t)t.l2;
+    return r;
+}
+
+/* The operands of a cell that the sweep loads two anti-diagonals ahead (slot k: its k-th row), kept
+ * as loaded: nothing here waits for a load before the group's sync (a sum of two loads formed here
+ * would wait a full memory latency per anti-diagonal). The match operand is tree[k] plus, when
+ * `diagonal`, the diagonal neighbour, else plus forest[k]. Both prefix forests trees: tree[k] is the
+ * relabelling, diagonal added (and the cell is td[i][j]). Else tree[k] is td[i][j] and forest[k]
+ * the forest left of both subtrees, fd[l(i) - l1][l(j) - l2], on an anti-diagonal at least three
+ * back, done when the load is issued, unless i and j are both leaves: then it is the diagonal
+ * neighbour itself (two back), added from shared memory. */
+template <typename T, int K> struct ahead {
+    T forest[K], tree[K];
+    bool diagonal[K], trees[K];
+    T border_row, border_col; /* thread 0, doubles: the border cells (0, s) and (s, 0), written before
+                               * the sweep (exact ones are s ins and s del) */
+};
+
 template <typename T, int K>
-__device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const int *li, const int32_t *la, int s,
-                                           sweep_rows g, ahead<T, K> &next)
+__device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const sweep_row *rows, sweep_steps st,
+                                           int s, sweep_rows g, ahead<T, K> &next)
 {
     if (g.me == 0 && sizeof(T) != sizeof(int32_t)) { /* exact borders are products */
         next.border_row = s <= t.cols ? fd[cell_index(t, g.pitch, 0, s)] : (T)0;
         next.border_col = s <= t.rows ? fd[cell_index(t, g.pitch, s, 0)] : (T)0;
     }
+    /* the Y nodes' leftmost leaves and labels of all slots first: one wait for all of them */
+    int lj[K];
+    int32_t label[K];
+    bool in[K];
 #pragma unroll
     for (int k = 0; k < K; k++) {
         const int x = 1 + g.me + k * g.size, y = s - x;
-        if ((x > t.rows || y < 1) && WW_TED_EARLY_EXIT)
+        if ((!rows[k].used || y < 1) && WW_TED_EARLY_EXIT)
             break;
-        if (x > t.rows || y < 1 || y > t.cols)
+        in[k] = rows[k].used && y >= 1 && y <= t.cols;
+        lj[k] = in[k] ? __ldg(t.y_left + t.l2 + y - 1) : 0;
+        label[k] = in[k] ? __ldg(t.y_label + t.l2 + y - 1) : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int x = 1 + g.me + k * g.size, y = s - x;
+        if ((!rows[k].used || y < 1) && WW_TED_EARLY_EXIT)
+            break;
+        if (!in[k])
             continue;
-        const int i = t.l1 + x - 1, j = t.l2 + y - 1, lj = t.y_left[j];
-        next.trees[k] = li[k] == t.l1 && lj == t.l2;
-        next.diagonal[k] = next.trees[k] || (li[k] == i && lj == j);
-        if (next.trees[k])
-            next.operand[k] = relabel_of(la[k], t.y_label[j], t.ren);
-        else if (next.diagonal[k])
-            next.operand[k] = t.tdd[td_diagonal_index(t, i, j)];
-        else
-            next.operand[k] =
-                fd[cell_index(t, g.pitch, li[k] - t.l1, lj - t.l2)] + t.tdd[td_diagonal_index(t, i, j)];
+        const int i = t.l1 + x - 1, j = t.l2 + y - 1;
+        next.trees[k] = rows[k].on_left_path && lj[k] == t.l2;
+        next.diagonal[k] = next.trees[k] || (rows[k].leaf && lj[k] == j);
+        if (next.trees[k]) {
+            next.tree[k] = relabel_of(rows[k].label, label[k], t.ren);
+        } else {
+            /* td entries of shallower depths: not written during this launch */
+            next.tree[k] = __ldg(t.tdd + ((size_t)i * (size_t)st.i_step + (size_t)j * (size_t)st.j_step));
+            if (!next.diagonal[k])
+                next.forest[k] = fd[rows[k].forest_base + (uint32_t)lj[k] * st.step];
+        }
     }
 }
 
 /* Anti-diagonal s of the sweep from the operands loaded for it, which are then reloaded for s + 2
  * (anti-diagonals up to s - 1 are done: the last sync), then the group's sync. ring: three
- * anti-diagonals of `stride` cells, s in the (s % 3)-th. */
+ * anti-diagonals of `stride` cells, s in the (s % 3)-th: `now`, `before` and `before2` (s, s - 1,
+ * s - 2) turn one place per step. */
 template <typename T, int K, typename G>
-__device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *ring, int stride, const int *li,
-                                           const int32_t *la, int s, sweep_rows g, ahead<T, K> &operands)
+__device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *&now, T *&before, T *&before2,
+                                           const sweep_row *rows, sweep_steps st, int s, sweep_rows g,
+                                           ahead<T, K> &operands)
 {
     const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
-    T *now = ring + (s % 3) * stride;
-    const T *before = ring + ((s - 1) % 3) * stride, *before2 = ring + ((s - 2) % 3) * stride;
 #pragma unroll
     for (int k = 0; k < K; k++) {
         const int x = 1 + g.me + k * g.size;
@@ -355,13 +420,12 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *ring, in
             break;
         if (x > x_hi || x < x_lo)
             continue;
-        const int y = s - x;
-        const T m = operands.diagonal[k] ? before2[x - 1] + operands.operand[k] : operands.operand[k];
+        const T m = (operands.diagonal[k] ? before2[x - 1] : operands.forest[k]) + operands.tree[k];
         const T val = cell_of(before[x - 1], before[x], m, t.del, t.ins);
         now[x] = val;
-        fd[cell_index(t, g.pitch, x, y)] = val;
+        fd[(uint32_t)x * st.x_step + (uint32_t)s * st.step] = val;
         if (operands.trees[k])
-            store_td(t, t.l1 + x - 1, t.l2 + y - 1, val);
+            store_td(t, t.l1 + x - 1, t.l2 + s - x - 1, val);
     }
     if (g.me == 0) { /* the border cells of anti-diagonal s (loaded ahead: no wait for memory here) */
         const bool exact = sizeof(T) == sizeof(int32_t);
@@ -370,7 +434,11 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *ring, in
         if (s <= t.rows)
             now[s] = exact ? (T)s * t.del : operands.border_col;
     }
-    load_ahead<T, K>(t, fd, li, la, s + 2, g, operands);
+    load_ahead<T, K>(t, fd, rows, st, s + 2, g, operands);
+    T *const oldest = before2;
+    before2 = before;
+    before = now;
+    now = oldest;
     G::sync();
 }
 
@@ -382,7 +450,8 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *ring, in
 template <typename T, typename G, int K>
 __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sweep_rows g)
 {
-    const bool in_shared = t.rows < stride && t.rows <= K * g.size;
+    const bool in_shared = t.rows < stride && t.rows <= K * g.size &&
+                           (long long)(t.rows + 1) * (t.rows + t.cols + 1) < 0x7fffffffLL; /* (sweep_row) */
     g.pitch = in_shared && t.rows <= t.cols ? t.rows + 1 : 0;
     if (sizeof(T) == sizeof(int32_t)) { /* exact: the sums are products */
         for (int y = g.me; y <= t.cols; y += g.size)
@@ -402,28 +471,27 @@ __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sw
         }
         return;
     }
-    int li[K];
-    int32_t la[K];
+    sweep_row rows[K];
 #pragma unroll
-    for (int k = 0; k < K; k++) {
-        const int x = 1 + g.me + k * g.size;
-        li[k] = x <= t.rows ? t.x_left[t.l1 + x - 1] : 0;
-        la[k] = x <= t.rows ? t.x_label[t.l1 + x - 1] : 0;
-    }
+    for (int k = 0; k < K; k++)
+        rows[k] = sweep_row_of(t, 1 + g.me + k * g.size, g.pitch);
+    const sweep_steps st = {g.pitch ? (uint32_t)g.pitch : 1u, g.pitch ? 1u : (uint32_t)t.w - 1,
+                            t.na + (t.a_rows ? 1 : 0), t.na + (t.a_rows ? 0 : 1)};
     ahead<T, K> even = {}, odd = {}; /* anti-diagonals 2 and 3 read borders only */
-    load_ahead<T, K>(t, fd, li, la, 2, g, even);
-    load_ahead<T, K>(t, fd, li, la, 3, g, odd);
+    load_ahead<T, K>(t, fd, rows, st, 2, g, even);
+    load_ahead<T, K>(t, fd, rows, st, 3, g, odd);
     if (g.me == 0) { /* anti-diagonals 0 and 1 */
         ring[0] = 0;
         ring[stride] = fd[cell_index(t, g.pitch, 0, 1)];
         ring[stride + 1] = fd[cell_index(t, g.pitch, 1, 0)];
     }
     G::sync();
+    T *now = ring + 2 * stride, *before = ring + stride, *before2 = ring;
     const int last = t.rows + t.cols;
     for (int s = 2; s <= last; s += 2) {
-        sweep_step<T, K, G>(t, fd, ring, stride, li, la, s, g, even);
+        sweep_step<T, K, G>(t, fd, now, before, before2, rows, st, s, g, even);
         if (s + 1 <= last)
-            sweep_step<T, K, G>(t, fd, ring, stride, li, la, s + 1, g, odd);
+            sweep_step<T, K, G>(t, fd, now, before, before2, rows, st, s + 1, g, odd);
     }
 }
 
@@ -732,7 +800,7 @@ template <typename T> struct depth_work {
 };
 
 template <typename T>
-__global__ void __launch_bounds__(BLOCK_THREADS, 2) depth_kernel(batch_view<T> v, depth_work<T> d)
+__global__ void __launch_bounds__(BLOCK_THREADS, WW_TED_BLOCKS_PER_SM) depth_kernel(batch_view<T> v, depth_work<T> d)
 {
     __shared__ T ring[3 * ring_cells<T>::value];
     if ((int)blockIdx.x < d.multi.blocks) {
