@@ -38,7 +38,7 @@ cat >"$work/fake_cuda.cuh" <<'EOF'
 #define WW_TED_WARP_ROWS_PER_LANE 4096
 #define WW_TED_EARLY_EXIT 1
 #define WW_TED_MULTI_SLOT_BYTES (1u << 18) /* a depth's multi-block tables over several launches */
-#define WW_TED_LAUNCH(kernel, grid, threads, stream, ...)                                          \
+#define WW_TED_LAUNCH(kernel, grid, threads, shared, stream, ...)                                  \
     do {                                                                                           \
         gridDim.x = (grid), blockDim.x = 1, threadIdx.x = 0;                                       \
         for (blockIdx.x = 0; blockIdx.x < gridDim.x; blockIdx.x++)                                 \
@@ -56,6 +56,9 @@ static inline int atomicAdd(int *p, int v) { const int old = *p; *p += v; return
 static inline int atomicExch(int *p, int v) { const int old = *p; *p = v; return old; }
 template <typename T> static inline T __ldcg(const T *p) { return *p; }
 template <typename T> static inline T __ldg(const T *p) { return *p; }
+#define WW_TED_DYNAMIC_SHARED(name) alignas(16) static unsigned char name[1 << 18]
+enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+template <typename F> static inline cudaError_t cudaFuncSetAttribute(F, int, int) { return 0; }
 /* The multi-block strategy's wait on the band above: one thread runs the bands in queue order, so
  * the wait must be met already; if not, the queue's order is wrong (on a GPU, a deadlock risk). */
 #define WW_TED_SPIN_WAIT(flag, value, failed)                                                      \

@@ -62,7 +62,13 @@
 
 /* The launches, as a macro so that tests/ted_gpu_emulation.sh can run the kernels on the CPU. */
 #ifndef WW_TED_LAUNCH
-#define WW_TED_LAUNCH(kernel, grid, threads, stream, ...) kernel<<<(grid), (threads), 0, (stream)>>>(__VA_ARGS__)
+#define WW_TED_LAUNCH(kernel, grid, threads, shared, stream, ...)                                                     \
+    kernel<<<(grid), (threads), (shared), (stream)>>>(__VA_ARGS__)
+#endif
+/* The depth kernel's shared memory: dynamic, over the 48 KiB of static shared memory (see
+ * depth_shared_bytes). */
+#ifndef WW_TED_DYNAMIC_SHARED
+#define WW_TED_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
 /* The three strategies are separate functions, not inlined into the kernel that runs them side by
  * side: each gets its own registers (inlined, the block sweep spilled). */
@@ -561,6 +567,19 @@ template <typename T> __host__ __device__ constexpr size_t tile_space_bytes()
     return ((size_t)(TILE + 1) * TILE_PITCH * sizeof(T) + (4 * TILE + 4) * sizeof(int32_t) + 15) & ~(size_t)15;
 }
 
+/* The depth kernel's shared memory: the block and warp sweeps' three anti-diagonals, or a tile
+ * space per warp of the multi-block role, whichever is larger, so that every warp of a block takes
+ * bands (within the 48 KiB of static shared memory only 9 warps of 16 did for exact tables, 5 for
+ * doubles). One block runs per SM anyway (its registers), and an SM has 227 KiB for it. Measured
+ * on an H100 (bench/results/gpu-ted.md, seventh session): many tiled tables 4 to 24% faster each,
+ * the 1000-node matrix 5% faster, the pairs unchanged. */
+template <typename T> __host__ __device__ constexpr size_t depth_shared_bytes()
+{
+    return 3 * (size_t)ring_cells<T>::value * sizeof(T) > (size_t)WARPS_PER_BLOCK * tile_space_bytes<T>()
+               ? 3 * (size_t)ring_cells<T>::value * sizeof(T)
+               : (size_t)WARPS_PER_BLOCK * tile_space_bytes<T>();
+}
+
 /* A table of the multi-block strategy: its task, its forest table (offset in the launch's slots, by
  * rows), its first band in the launch's queue, its first band's counter in the batch's. */
 struct multi_table {
@@ -755,7 +774,7 @@ template <typename T> struct multi_work {
 template <typename T> __device__ __noinline__ void multi_role(const batch_view<T> &v, const multi_work<T> m, char *shared)
 {
     const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32;
-    const int per_block_fit = (int)(3 * ring_cells<T>::value * sizeof(T) / tile_space_bytes<T>());
+    const int per_block_fit = (int)(depth_shared_bytes<T>() / tile_space_bytes<T>());
     const int per_block = (int)blockDim.x / lanes < per_block_fit ? (int)blockDim.x / lanes : per_block_fit;
     const int warp = (int)threadIdx.x / lanes, me = (int)threadIdx.x % lanes;
     if (warp >= per_block)
@@ -802,7 +821,8 @@ template <typename T> struct depth_work {
 template <typename T>
 __global__ void __launch_bounds__(BLOCK_THREADS, WW_TED_BLOCKS_PER_SM) depth_kernel(batch_view<T> v, depth_work<T> d)
 {
-    __shared__ T ring[3 * ring_cells<T>::value];
+    WW_TED_DYNAMIC_SHARED(depth_shared);
+    T *const ring = (T *)depth_shared;
     if ((int)blockIdx.x < d.multi.blocks) {
         multi_role(v, d.multi, (char *)ring);
         return;
@@ -1018,8 +1038,8 @@ cudaError_t launch_closed_forms(cudaStream_t stream, int sm_count, const batch_v
                                 const table_task *tasks, size_t count)
 {
     const size_t per_block = count >= 32 * (size_t)sm_count ? 32 : 8;
-    WW_TED_LAUNCH(closed_form_kernel, (unsigned)((count + per_block - 1) / per_block), (unsigned)per_block, stream, v,
-                  tasks, (int)count);
+    WW_TED_LAUNCH(closed_form_kernel, (unsigned)((count + per_block - 1) / per_block), (unsigned)per_block, 0, stream,
+                  v, tasks, (int)count);
     return cudaGetLastError();
 }
 cudaError_t launch_closed_forms(cudaStream_t, int, const batch_view<double> &, const table_task *, size_t)
@@ -1327,7 +1347,10 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
      * other roles' blocks share the launch (they fill the rest), two alone (the queue needs no
      * residency either way) */
     const size_t multi_warps_per_block =
-        smaller((size_t)WARPS_PER_BLOCK, 3 * (size_t)ring_cells<T>::value * sizeof(T) / tile_space_bytes<T>());
+        smaller((size_t)WARPS_PER_BLOCK, depth_shared_bytes<T>() / tile_space_bytes<T>());
+    if (e == cudaSuccess) /* over 48 KiB of dynamic shared memory: asked for */
+        e = cudaFuncSetAttribute(depth_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)depth_shared_bytes<T>());
     for (int d = 0; d < depths && e == cudaSuccess; d++) {
         const depth_plan &w = plans[(size_t)d];
         /* the first launch of the depth has its other roles and its first multi-block group */
@@ -1361,12 +1384,13 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
                                 (g == 0 ? w.blocks[2] : 0);
             if (grid == 0)
                 continue;
-            WW_TED_LAUNCH(depth_kernel<T>, (unsigned)grid, (unsigned)BLOCK_THREADS, s->stream, view, work);
+            WW_TED_LAUNCH(depth_kernel<T>, (unsigned)grid, (unsigned)BLOCK_THREADS, depth_shared_bytes<T>(), s->stream,
+                          view, work);
             e = cudaGetLastError();
         }
     }
     if (e == cudaSuccess) {
-        WW_TED_LAUNCH(roots_kernel<T>, (unsigned)((pairs + 127) / 128), 128u, s->stream, view, (int)pairs, unit,
+        WW_TED_LAUNCH(roots_kernel<T>, (unsigned)((pairs + 127) / 128), 128u, 0, s->stream, view, (int)pairs, unit,
                       groups.empty() ? (const int *)nullptr : (const int *)counters, results);
         e = cudaGetLastError();
     }
