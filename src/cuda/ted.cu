@@ -23,15 +23,17 @@
  *   1000-node pair alone: 2000 barriers on one block, 0.8 of 8.3 ms), hence the multi-block
  *   strategy for the largest tables. Each thread owns fixed rows (a block's
  *   thread up to WW_TED_ROWS_PER_THREAD, a warp's lane WW_TED_WARP_ROWS_PER_LANE); the last three
- *   anti-diagonals sit in shared memory (the up, left and diagonal neighbours: the block's 48 KB, or
- *   a sixteenth per warp), and the operands that come from global memory (the forest left of both
- *   subtrees, fd[l(i) - l1][l(j) - l2], and td) are loaded two anti-diagonals ahead into
- *   registers, so their latency overlaps two steps (see `ahead`). Tables with more rows fall back
- *   to a sweep in global memory. Memory is laid out for the sweeps: one anti-diagonal's global
- *   accesses are the cells it stores and the td entries it reads, so a sweep's forest table is
- *   stored by anti-diagonals (when it has no more rows than columns) and td is kept twice, by rows
- *   (the thread strategy reads along rows) and by anti-diagonals (td[i][j] at (i + j) na + i);
- *   what is left scattered is one read per cell of the forest left of both subtrees.
+ *   anti-diagonals sit in shared memory (the up, left and diagonal neighbours: 48 KB of the
+ *   block's, or a sixteenth per warp), and the operands that come from global memory (the forest
+ *   left of both subtrees, fd[l(i) - l1][l(j) - l2], and td) are loaded two anti-diagonals ahead
+ *   into registers, so their latency overlaps two steps (see `ahead`; a thread's fixed state per
+ *   row: `sweep_row`; one block of 512 threads per SM, so that none of it spills). Tables with
+ *   more rows fall back to a sweep in global memory. Memory is laid out for the sweeps: one
+ *   anti-diagonal's global accesses are the cells it stores and the td entries it reads, so a
+ *   sweep's forest table is stored by anti-diagonals (when it has no more rows than columns) and
+ *   td is kept twice, by rows (the thread strategy reads along rows) and by anti-diagonals
+ *   (td[i][j] at (i + j) na + i); what is left scattered is one read per cell of the forest left
+ *   of both subtrees.
  * - The host sorts the tables by depth and strategy by runs of them (a matrix has millions of
  *   tables: no pass per table but the one that writes it), uploads trees and task lists in one copy
  *   from pinned memory, launches the closed forms, one kernel per depth and one that gathers each
