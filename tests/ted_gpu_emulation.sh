@@ -97,7 +97,7 @@ static inline ww_status ww_pinned_reserve(void **p, size_t *bytes, size_t want)
     *bytes = *p ? want : 0;
     return *p ? WW_OK : WW_ERR_MEMORY;
 }
-struct ww_cuda_state { int sm_count; cudaStream_t stream; ww_device_buffer input, prepared, work; void *pinned; size_t pinned_bytes; };
+struct ww_cuda_state { int sm_count; cudaStream_t stream; ww_device_buffer input, prepared, work; void *pinned; size_t pinned_bytes; size_t smem_optin; };
 struct ww_cuda_device_guard { int previous; };
 static inline ww_cuda_device_guard ww_cuda_enter(ww_cuda_state *) { return {0}; }
 static inline void ww_cuda_leave(ww_cuda_device_guard) {}
@@ -114,7 +114,7 @@ cat >"$work/driver.c" <<'EOF'
 
 int ww_test_failures, ww_test_skipped;
 struct fake_buffer { void *ptr; size_t bytes; };
-struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; void *pinned; size_t pinned_bytes; };
+struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; void *pinned; size_t pinned_bytes; size_t smem_optin; };
 
 static void tree(ww_rng *r, int n, double up, int labels, int32_t *p, int32_t *l)
 {
@@ -141,6 +141,7 @@ int main(void)
     struct fake_state fs;
     memset(&fs, 0, sizeof fs);
     fs.sm_count = 4;
+    fs.smem_optin = (size_t)227 << 10; /* an H100's */
     ww_ctx fake;
     memset(&fake, 0, sizeof fake);
     fake.cuda = (ww_cuda_state *)&fs;

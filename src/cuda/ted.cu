@@ -27,7 +27,7 @@
  *   block's, or a sixteenth per warp), and the operands that come from global memory (the forest
  *   left of both subtrees, fd[l(i) - l1][l(j) - l2], and td) are loaded two anti-diagonals ahead
  *   into registers, so their latency overlaps two steps (see `ahead`; a thread's fixed state per
- *   row: `sweep_row`; one block of 512 threads per SM, so that none of it spills). Tables with
+ *   row: `sweep_row`; one block of 512 threads per SM, so that it stays in registers). Tables with
  *   more rows fall back to a sweep in global memory. Memory is laid out for the sweeps: one
  *   anti-diagonal's global accesses are the cells it stores and the td entries it reads, so a
  *   sweep's forest table is stored by anti-diagonals (when it has no more rows than columns) and
@@ -91,17 +91,12 @@
 namespace {
 
 /* Threads of every role's block, and blocks per SM in the launch bounds. One block of 512 per SM
- * gives a thread 128 registers: the block and warp sweeps then keep their rows' state without
- * spilling (with two blocks, 64 registers, they spilled inside the anti-diagonal loop). Measured on
- * an H100 (bench/results/gpu-ted.md, seventh session): pairs 1.4 to 1.55 times faster, the matrix
- * of the 1000-node trees unchanged; 1024 threads with one row each (64 registers) were slower. */
-#ifndef WW_TED_BLOCK_THREADS
-#define WW_TED_BLOCK_THREADS 512
-#endif
-#ifndef WW_TED_BLOCKS_PER_SM
-#define WW_TED_BLOCKS_PER_SM 1
-#endif
-const int BLOCK_THREADS = WW_TED_BLOCK_THREADS;
+ * gives a thread 128 registers: the block and warp sweeps then keep their rows' state in registers
+ * (with two blocks, 64 registers, they spilled inside the anti-diagonal loop). Measured on an H100
+ * (bench/results/gpu-ted.md, seventh session): pairs 1.4 to 1.55 times faster, the matrix of the
+ * 1000-node trees unchanged; 1024 threads with one row each (64 registers) were slower. */
+const int BLOCK_THREADS = 512;
+const int BLOCKS_PER_SM = 1;
 const int WARPS_PER_BLOCK = BLOCK_THREADS / 32;
 /* forest tables of one launch, per role (at least one table of each role in any case) */
 const size_t BLOCK_SLOT_BYTES = 256u << 20, WARP_SLOT_BYTES = 64u << 20, THREAD_SLOT_BYTES = 256u << 20;
@@ -119,8 +114,8 @@ const size_t PREPARED_CACHE_BYTES = 256u << 20; /* a matrix's column trees, prep
  * per task (its depths wait for their slowest thread). */
 const size_t THREAD_RUN_CELLS = 1024;
 
-/* Cells per anti-diagonal in shared memory (three of them, under the 48 KiB of static shared
- * memory): the block sweep keeps tables of fewer rows there. */
+/* Cells per anti-diagonal in shared memory (three of them in 48,000 bytes of the block's): the
+ * block sweep keeps tables of fewer rows there. */
 template <typename T> struct ring_cells;
 template <> struct ring_cells<int32_t> {
     static const int value = 4000;
@@ -319,7 +314,7 @@ struct sweep_rows {
 /* What a sweeping thread keeps of one of its rows, x = 1 + me + k size (X node i = l1 + x - 1), for
  * the whole sweep; its cell on anti-diagonal s is Y node j = l2 + s - x - 1. Every address of that
  * cell is a multiple of x, s, j or l(j) plus what is kept here, with the multipliers of
- * sweep_steps: a step recomputes none of the tables' index products (a large table's sweep runs on
+ * sweep_steps: a step computes no index product but the td entry's (a large table's sweep runs on
  * one SM, one barrier per anti-diagonal: every instruction of a step is on its critical path).
  * Forest indices are 32-bit (the sweep's tables are checked to have fewer than 2^31 cells),
  * computed modulo 2^32: exact, since every index is in range. */
@@ -544,8 +539,9 @@ template <typename T> __device__ __noinline__ void table_by_warp(const table<T> 
  * (a sweep of 63 steps, the tile's stores, a fence, the flag's trip through L2) after the band
  * above, so about (rows + cols) / 32 tiles, each a few us (to be measured), against rows + cols
  * block barriers of 0.4 to 0.9 us each (measured). A wait never met ends after WAIT_LIMIT_CYCLES
- * with the call's error, never a hang. Per warp 5 KB of the block's 48 KB of shared memory (9 warps
- * of a block in this role; 5 for double tables); the role's blocks come first in the launch. */
+ * with the call's error, never a hang. Per warp a tile space (4.9 KiB for exact tables, 9.3 KiB for
+ * doubles) of the block's shared memory (depth_shared_bytes), for all 16 warps of a block; the
+ * role's blocks come first in the launch. */
 const int TILE = 32;
 const int TILE_PITCH = TILE + 2; /* row r's cell c at r PITCH + c: an anti-diagonal's cells (one per
                                   * lane, rows apart by PITCH - 1 = 33 words) fall in distinct banks */
@@ -570,16 +566,14 @@ template <typename T> __host__ __device__ constexpr size_t tile_space_bytes()
 }
 
 /* The depth kernel's shared memory: the block and warp sweeps' three anti-diagonals, or a tile
- * space per warp of the multi-block role, whichever is larger, so that every warp of a block takes
- * bands (within the 48 KiB of static shared memory only 9 warps of 16 did for exact tables, 5 for
- * doubles). One block runs per SM anyway (its registers), and an SM has 227 KiB for it. Measured
- * on an H100 (bench/results/gpu-ted.md, seventh session): many tiled tables 4 to 24% faster each,
- * the 1000-node matrix 5% faster, the pairs unchanged. */
+ * space for each warp of the block (the multi-block role), whichever is larger (within the 48 KiB
+ * of static shared memory only 9 warps of 16 took tiles, 5 for doubles). One block runs per SM
+ * anyway (its registers); an H100 or H200 lets it have 227 KiB (run_batch checks the GPU's limit).
+ * Measured on an H100 (bench/results/gpu-ted.md, seventh session): many tiled tables 4 to 24%
+ * faster each, the 1000-node matrix 3 to 7% faster, the pairs unchanged. */
 template <typename T> __host__ __device__ constexpr size_t depth_shared_bytes()
 {
-    return 3 * (size_t)ring_cells<T>::value * sizeof(T) > (size_t)WARPS_PER_BLOCK * tile_space_bytes<T>()
-               ? 3 * (size_t)ring_cells<T>::value * sizeof(T)
-               : (size_t)WARPS_PER_BLOCK * tile_space_bytes<T>();
+    return std::max(3 * (size_t)ring_cells<T>::value * sizeof(T), (size_t)WARPS_PER_BLOCK * tile_space_bytes<T>());
 }
 
 /* A table of the multi-block strategy: its task, its forest table (offset in the launch's slots, by
@@ -776,11 +770,7 @@ template <typename T> struct multi_work {
 template <typename T> __device__ __noinline__ void multi_role(const batch_view<T> &v, const multi_work<T> m, char *shared)
 {
     const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32;
-    const int per_block_fit = (int)(depth_shared_bytes<T>() / tile_space_bytes<T>());
-    const int per_block = (int)blockDim.x / lanes < per_block_fit ? (int)blockDim.x / lanes : per_block_fit;
-    const int warp = (int)threadIdx.x / lanes, me = (int)threadIdx.x % lanes;
-    if (warp >= per_block)
-        return;
+    const int warp = (int)threadIdx.x / lanes, me = (int)threadIdx.x % lanes; /* each has a tile space */
     const tile_space<T> sp = {shared + (size_t)warp * tile_space_bytes<T>()};
     for (;;) {
         if (me == 0)
@@ -821,7 +811,7 @@ template <typename T> struct depth_work {
 };
 
 template <typename T>
-__global__ void __launch_bounds__(BLOCK_THREADS, WW_TED_BLOCKS_PER_SM) depth_kernel(batch_view<T> v, depth_work<T> d)
+__global__ void __launch_bounds__(BLOCK_THREADS, BLOCKS_PER_SM) depth_kernel(batch_view<T> v, depth_work<T> d)
 {
     WW_TED_DYNAMIC_SHARED(depth_shared);
     T *const ring = (T *)depth_shared;
@@ -1065,6 +1055,8 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
         return WW_OK;
     if (bt.label.size() > (size_t)INT32_MAX || bt.tables > (size_t)INT32_MAX)
         return WW_ERR_TREE_SIZE;
+    if (depth_shared_bytes<T>() > s->smem_optin) /* a GPU with less shared memory than an H100's */
+        return WW_ERR_UNSUPPORTED;
     /* an exact pair's keyroots of one or two nodes are closed forms, not tables */
     auto tabled = [&](const keyroot &k) { return !exact || k.size > 2; };
     int depths = 1;
@@ -1346,10 +1338,9 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     if (e == cudaSuccess && !closed.empty())
         e = launch_closed_forms(s->stream, s->sm_count, view, dclosed, closed.size());
     /* the multi-block role's blocks: enough warps for the bands, at most one block per SM when
-     * other roles' blocks share the launch (they fill the rest), two alone (the queue needs no
-     * residency either way) */
-    const size_t multi_warps_per_block =
-        smaller((size_t)WARPS_PER_BLOCK, depth_shared_bytes<T>() / tile_space_bytes<T>());
+     * other roles' blocks share the launch (they fill the rest), as many as are resident alone (a
+     * block that waits for a resident one to leave would find the queue empty; the queue needs
+     * no residency either way) */
     if (e == cudaSuccess) /* over 48 KiB of dynamic shared memory: asked for */
         e = cudaFuncSetAttribute(depth_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)depth_shared_bytes<T>());
@@ -1365,8 +1356,8 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
                 work.multi.table_count = (int)mg.count;
                 work.multi.bands = (int)mg.bands;
                 const bool alone = g > 0 || w.count[0] + w.count[1] + w.count[2] == 0;
-                work.multi.blocks = (int)smaller((mg.bands + multi_warps_per_block - 1) / multi_warps_per_block,
-                                                 (alone ? 2 : 1) * sms);
+                work.multi.blocks = (int)smaller((mg.bands + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK,
+                                                 (alone ? (size_t)BLOCKS_PER_SM : 1) * sms);
                 work.multi.slots = slots + multi_slot_at;
                 work.multi.failed = counters;
                 work.multi.queue = counters + 1 + w.first_group + g;
