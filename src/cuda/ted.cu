@@ -75,7 +75,7 @@
 /* The three strategies are separate functions, not inlined into the kernel that runs them side by
  * side: each gets its own registers (inlined, the block sweep spilled). */
 /* Rows of a block-strategy table per thread in the shared-memory sweep (with 2, 1,024 rows: a
- * 1000-node pair's tables in the sweep; registers per row: see WW_TED_BLOCKS_PER_SM). The
+ * 1000-node pair's tables in the sweep; registers per row: see BLOCKS_PER_SM). The
  * loops over them run to the end, so that they unroll into registers; the emulation, whose one
  * thread owns every row, leaves them early. */
 #ifndef WW_TED_ROWS_PER_THREAD
