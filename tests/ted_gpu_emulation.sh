@@ -51,12 +51,16 @@ struct fake_dim { unsigned x; };
 static fake_dim blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
 static inline void __syncthreads() {}
 static inline void __syncwarp() {}
+/* (a warp of TILE lanes only: the emulation's warps are one thread, never there) */
+template <typename T> static inline T __shfl_up_sync(unsigned, T v, int) { return v; }
 static inline void __threadfence() {}
 static inline int atomicAdd(int *p, int v) { const int old = *p; *p += v; return old; }
 static inline int atomicExch(int *p, int v) { const int old = *p; *p = v; return old; }
 template <typename T> static inline T __ldcg(const T *p) { return *p; }
 template <typename T> static inline T __ldg(const T *p) { return *p; }
-#define WW_TED_DYNAMIC_SHARED(name) alignas(16) static unsigned char name[1 << 18]
+/* one block's dynamic shared memory, the same array wherever the kernels name it */
+alignas(16) static unsigned char emulated_dynamic_shared[1 << 18];
+#define WW_TED_DYNAMIC_SHARED(name) unsigned char *const name = emulated_dynamic_shared
 enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 template <typename F> static inline cudaError_t cudaFuncSetAttribute(F, int, int) { return 0; }
 /* The multi-block strategy's wait on the band above: one thread runs the bands in queue order, so

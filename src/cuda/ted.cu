@@ -501,8 +501,11 @@ __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sw
 /* The strategies, as separate functions (see WW_TED_ROWS_PER_THREAD). */
 template <typename T> __device__ __noinline__ void table_by_block(const table<T> t, T *fd, T *ring, int stride)
 {
-    table_by_group<T, block_group, WW_TED_ROWS_PER_THREAD>(t, fd, ring, stride,
-                                                         sweep_rows{(int)threadIdx.x, (int)blockDim.x, 0});
+    const sweep_rows g = {(int)threadIdx.x, (int)blockDim.x, 0};
+    if (t.rows <= g.size) /* a row per thread: no step spends instructions on a second, unused one */
+        table_by_group<T, block_group, 1>(t, fd, ring, stride, g);
+    else
+        table_by_group<T, block_group, WW_TED_ROWS_PER_THREAD>(t, fd, ring, stride, g);
 }
 
 template <typename T> __device__ __noinline__ void table_by_warp(const table<T> t, T *fd, T *ring, int stride)
@@ -604,28 +607,107 @@ const long long WAIT_LIMIT_CYCLES = 20000000000LL;
 
 template <typename T> __device__ __forceinline__ T relaxed_cell(const T *p) { return __ldcg(p); }
 
-/* The sweep of a tile whose operands and halo are in shared memory: anti-diagonal s holds the
- * cells (r, s - r). Not inlined into the band's loop: it gets registers of its own (inlined, the
- * table's fields spill, reloaded at every step). */
-template <typename T>
-__device__ __noinline__ void sweep_tile(const table<T> &t, const tile_space<T> sp, int x0, int y0, int rows_here,
-                                        int cols_here, int me, int lanes)
+/* The tile space of a warp: from the shared-memory symbol itself, not from a pointer passed down,
+ * so that its accesses compile to shared-memory instructions (through a generic pointer they were
+ * generic loads and stores, and every store made the compiler reload the table's fields). */
+template <typename T> __device__ __forceinline__ tile_space<T> tile_space_of(int warp)
 {
+    WW_TED_DYNAMIC_SHARED(depth_shared);
+    return tile_space<T>{(char *)depth_shared + (size_t)warp * tile_space_bytes<T>()};
+}
+
+/* Orders a warp's stores before a progress counter that other SMs read (each lane, then the warp's
+ * sync, then one lane's store), and a wait's read before the loads it guards: acquire-release at
+ * GPU scope, lighter than __threadfence's sequentially consistent fence. */
+__device__ __forceinline__ void fence_acq_rel_gpu()
+{
+#ifdef __CUDA_ARCH__
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#endif
+}
+
+/* The sweep of a tile whose operands and halo are in shared memory: anti-diagonal s holds the
+ * cells (r, s - r), one __syncwarp each. A warp of TILE lanes (a GPU): lane r owns row r and
+ * keeps its last value (the left neighbour) and the last up operand it used (the next diagonal) in
+ * registers, and gets the up neighbour from lane r - 1 by a shuffle, so that a step waits for one
+ * shuffle and three operations. Every value still goes to shared memory, for the store and for
+ * the in-tile forest operands: those lie on anti-diagonals at least two back, and are loaded a step
+ * ahead with the cell's other operands. Narrower warps (the emulation) sweep from shared memory. Not
+ * inlined into the band's loop: it gets registers of its own. */
+template <typename T>
+__device__ __noinline__ void sweep_tile(const table<T> &t, int warp, int x0, int y0, int rows_here, int cols_here,
+                                        int me, int lanes)
+{
+    const tile_space<T> sp = tile_space_of<T>(warp);
+    T *const cells = sp.cell();
+    const int32_t *const row_from = sp.row_from(), *const col_from = sp.col_from();
     const T del = t.del, ins = t.ins;
-    for (int s = 0; s < rows_here + cols_here - 1; s++) {
+    const int steps = rows_here + cols_here - 1;
+    if (lanes == TILE) {
+        const int r = me;
+        const bool used = r < rows_here;
+        const int xf = used ? row_from[r] : -1;
+        const bool forest_in_tile = xf >= x0 - 1; /* the forest left of row r's subtree: a tile or halo row */
+        const T *const forest_row = cells + (forest_in_tile ? xf - x0 + 1 : 0) * TILE_PITCH - (y0 - 1);
+        T *const row = cells + (r + 1) * TILE_PITCH + 1; /* cell (r, c) at row[c], (r, -1) the halo */
+        /* td[u][v] of this row's node u and column c's node v: td_at[c sy], tdd_at[c tdd_step] */
+        const int u = t.l1 + x0 + r - 1, v0 = t.l2 + y0 - 1;
+        T *const td_at = t.td + td_row_index(t, u, v0);
+        T *const tdd_at = t.tdd + td_diagonal_index(t, u, v0);
+        const size_t sy = (size_t)t.sy, tdd_step = (size_t)t.na + (t.a_rows ? 0 : 1);
+        /* the left neighbour and the last up operand (the next diagonal): at column 0 the halo's */
+        T val = row[-1], up_last = row[-TILE_PITCH - 1];
+        /* column c's operands, loaded a step ahead (c clamped: a lane outside its columns loads
+         * harmlessly): the prepared one, and the forest left of both subtrees when in the tile */
+        T op = (T)0, forest = (T)0;
+        bool trees = false, in_tile = false;
+        auto load = [&](int c) {
+            const int cc = c < 0 ? 0 : c >= cols_here ? cols_here - 1 : c;
+            const int yf = col_from[cc];
+            op = row[cc];
+            trees = xf == 0 && yf == 0;
+            in_tile = !trees && forest_in_tile && yf >= y0 - 1;
+            if (in_tile)
+                forest = forest_row[yf];
+        };
+        load(-r);
+        /* branch-free but for the rare td stores: a warp alone on its scheduler issues a dependent
+         * instruction every few cycles, so a step costs what it executes */
+        for (int s = 0; s < steps; s++) {
+            T up = __shfl_up_sync(0xffffffffu, val, 1);
+            if (r == 0)
+                up = cells[s + 1]; /* the halo row (in the tile space whatever s) */
+            const int c = s - r;
+            const bool active = used && (unsigned)c < (unsigned)cols_here;
+            const T value = cell_of(up, val, op + (trees ? up_last : in_tile ? forest : (T)0), del, ins);
+            if (active) {
+                val = value;
+                up_last = up;
+                row[c] = value;
+                if (trees) {
+                    td_at[(size_t)c * sy] = value;
+                    tdd_at[(size_t)c * tdd_step] = value;
+                }
+            }
+            __syncwarp(); /* this step's values visible to the next step's loads */
+            load(c + 1);
+        }
+        return;
+    }
+    for (int s = 0; s < steps; s++) {
         for (int r = me; r < rows_here; r += lanes) {
             const int c = s - r;
             if (c < 0 || c >= cols_here)
                 continue;
-            T *at = sp.cell() + (r + 1) * TILE_PITCH + c + 1;
-            const int xf = sp.row_from()[r], yf = sp.col_from()[c];
+            const int xf = row_from[r], yf = col_from[c];
+            T *const at = cells + (r + 1) * TILE_PITCH + c + 1;
             const T op = *at;
             T m;
             const bool trees = xf == 0 && yf == 0;
             if (trees)
                 m = at[-TILE_PITCH - 1] + op;
             else if (xf >= x0 - 1 && yf >= y0 - 1)
-                m = sp.cell()[(xf - x0 + 1) * TILE_PITCH + (yf - y0 + 1)] + op;
+                m = cells[(xf - x0 + 1) * TILE_PITCH + (yf - y0 + 1)] + op;
             else
                 m = op;
             const T val = cell_of(at[-TILE_PITCH], at[-1], m, del, ins);
@@ -639,9 +721,9 @@ __device__ __noinline__ void sweep_tile(const table<T> &t, const tile_space<T> s
 
 /* One band of a table by one warp (lane `me` of `lanes`). */
 template <typename T>
-__device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, int *failed, tile_space<T> sp, int me,
-                             int lanes)
+__device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, int *failed, int warp, int me, int lanes)
 {
+    const tile_space<T> sp = tile_space_of<T>(warp);
     const int x0 = band * TILE + 1; /* the band's first row (rows from 1; row 0 the border) */
     const int rows_here = t.rows - x0 + 1 < TILE ? t.rows - x0 + 1 : TILE;
     const size_t w = (size_t)t.w;
@@ -694,7 +776,7 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, int 
             }
         if (band > 0 && me == 0) {
             WW_TED_SPIN_WAIT(mine - 1, tile_j + 1, failed);
-            __threadfence();
+            fence_acq_rel_gpu();
         }
         __syncwarp();
         /* the halo row: the border (band 0: computed here, in the CPU's order of sums, and stored
@@ -744,7 +826,7 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, int 
             }
         }
         __syncwarp();
-        sweep_tile(t, sp, x0, y0, rows_here, cols_here, me, lanes);
+        sweep_tile(t, warp, x0, y0, rows_here, cols_here, me, lanes);
         /* the tile to global memory, row by row; its last column becomes the next tile's halo */
         for (int r = 0; r < rows_here; r++)
             for (int c = me; c < cols_here; c += lanes)
@@ -752,7 +834,7 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, int 
         __syncwarp();
         for (int r = me; r <= rows_here; r += lanes)
             sp.cell()[r * TILE_PITCH] = sp.cell()[r * TILE_PITCH + cols_here];
-        __threadfence();
+        fence_acq_rel_gpu();
         __syncwarp();
         if (me == 0)
             atomicExch(mine, tile_j + 1);
@@ -767,11 +849,11 @@ template <typename T> struct multi_work {
     int *queue, *progress, *failed;
 };
 
-template <typename T> __device__ __noinline__ void multi_role(const batch_view<T> &v, const multi_work<T> m, char *shared)
+template <typename T> __device__ __noinline__ void multi_role(const batch_view<T> &v, const multi_work<T> m)
 {
     const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32;
     const int warp = (int)threadIdx.x / lanes, me = (int)threadIdx.x % lanes; /* each has a tile space */
-    const tile_space<T> sp = {shared + (size_t)warp * tile_space_bytes<T>()};
+    const tile_space<T> sp = tile_space_of<T>(warp);
     for (;;) {
         if (me == 0)
             *sp.word() = atomicAdd(m.queue, 1);
@@ -790,7 +872,7 @@ template <typename T> __device__ __noinline__ void multi_role(const batch_view<T
         }
         const multi_table mt = m.tables[lo];
         const int band = q - mt.first_band;
-        band_by_warp(table_of(v, mt.task), m.slots + mt.fd, band, m.progress + mt.progress + band, m.failed, sp, me,
+        band_by_warp(table_of(v, mt.task), m.slots + mt.fd, band, m.progress + mt.progress + band, m.failed, warp, me,
                      lanes);
     }
 }
@@ -816,7 +898,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS, BLOCKS_PER_SM) depth_kernel(bat
     WW_TED_DYNAMIC_SHARED(depth_shared);
     T *const ring = (T *)depth_shared;
     if ((int)blockIdx.x < d.multi.blocks) {
-        multi_role(v, d.multi, (char *)ring);
+        multi_role(v, d.multi);
         return;
     }
     const int b = (int)blockIdx.x - d.multi.blocks;
