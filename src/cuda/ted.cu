@@ -364,17 +364,39 @@ template <typename T, int K> struct ahead {
                                * the sweep (exact ones are s ins and s del) */
 };
 
+/* The Y nodes of a thread's cells on one anti-diagonal: their leftmost leaves and labels, loaded a
+ * step before load_ahead reads them (in load_ahead itself, every step waited for them before it
+ * could issue its other loads). */
+template <int K> struct columns_ahead {
+    int lj[K];
+    int32_t label[K];
+};
+
+template <typename T, int K>
+__device__ __forceinline__ void load_columns(const table<T> &t, const sweep_row *rows, int s, sweep_rows g,
+                                             columns_ahead<K> &c)
+{
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int x = 1 + g.me + k * g.size, y = s - x;
+        if ((!rows[k].used || y < 1) && WW_TED_EARLY_EXIT)
+            break;
+        const bool in = rows[k].used && y >= 1 && y <= t.cols;
+        c.lj[k] = in ? __ldg(t.y_left + t.l2 + y - 1) : 0;
+        c.label[k] = in ? __ldg(t.y_label + t.l2 + y - 1) : 0;
+    }
+}
+
 template <typename T, int K>
 __device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const sweep_row *rows, sweep_steps st,
-                                           int s, sweep_rows g, ahead<T, K> &next)
+                                           int s, sweep_rows g, const columns_ahead<K> &columns, ahead<T, K> &next)
 {
     if (g.me == 0 && sizeof(T) != sizeof(int32_t)) { /* exact borders are products */
         next.border_row = s <= t.cols ? fd[cell_index(t, g.pitch, 0, s)] : (T)0;
         next.border_col = s <= t.rows ? fd[cell_index(t, g.pitch, s, 0)] : (T)0;
     }
-    /* the Y nodes' leftmost leaves and labels of all slots first: one wait for all of them */
-    int lj[K];
-    int32_t label[K];
+    const int *const lj = columns.lj;
+    const int32_t *const label = columns.label;
     bool in[K];
 #pragma unroll
     for (int k = 0; k < K; k++) {
@@ -382,8 +404,6 @@ __device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const
         if ((!rows[k].used || y < 1) && WW_TED_EARLY_EXIT)
             break;
         in[k] = rows[k].used && y >= 1 && y <= t.cols;
-        lj[k] = in[k] ? __ldg(t.y_left + t.l2 + y - 1) : 0;
-        label[k] = in[k] ? __ldg(t.y_label + t.l2 + y - 1) : 0;
     }
 #pragma unroll
     for (int k = 0; k < K; k++) {
@@ -413,7 +433,7 @@ __device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const
 template <typename T, int K, typename G>
 __device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *&now, T *&before, T *&before2,
                                            const sweep_row *rows, sweep_steps st, int s, sweep_rows g,
-                                           ahead<T, K> &operands)
+                                           columns_ahead<K> &columns, ahead<T, K> &operands)
 {
     const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
 #pragma unroll
@@ -437,7 +457,8 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *&now, T 
         if (s <= t.rows)
             now[s] = exact ? (T)s * t.del : operands.border_col;
     }
-    load_ahead<T, K>(t, fd, rows, st, s + 2, g, operands);
+    load_ahead<T, K>(t, fd, rows, st, s + 2, g, columns, operands);
+    load_columns<T, K>(t, rows, s + 3, g, columns);
     T *const oldest = before2;
     before2 = before;
     before = now;
@@ -481,8 +502,12 @@ __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sw
     const sweep_steps st = {g.pitch ? (uint32_t)g.pitch : 1u, g.pitch ? 1u : (uint32_t)t.w - 1,
                             t.na + (t.a_rows ? 1 : 0), t.na + (t.a_rows ? 0 : 1)};
     ahead<T, K> even = {}, odd = {}; /* anti-diagonals 2 and 3 read borders only */
-    load_ahead<T, K>(t, fd, rows, st, 2, g, even);
-    load_ahead<T, K>(t, fd, rows, st, 3, g, odd);
+    columns_ahead<K> columns = {};
+    load_columns<T, K>(t, rows, 2, g, columns);
+    load_ahead<T, K>(t, fd, rows, st, 2, g, columns, even);
+    load_columns<T, K>(t, rows, 3, g, columns);
+    load_ahead<T, K>(t, fd, rows, st, 3, g, columns, odd);
+    load_columns<T, K>(t, rows, 4, g, columns);
     if (g.me == 0) { /* anti-diagonals 0 and 1 */
         ring[0] = 0;
         ring[stride] = fd[cell_index(t, g.pitch, 0, 1)];
@@ -492,9 +517,9 @@ __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sw
     T *now = ring + 2 * stride, *before = ring + stride, *before2 = ring;
     const int last = t.rows + t.cols;
     for (int s = 2; s <= last; s += 2) {
-        sweep_step<T, K, G>(t, fd, now, before, before2, rows, st, s, g, even);
+        sweep_step<T, K, G>(t, fd, now, before, before2, rows, st, s, g, columns, even);
         if (s + 1 <= last)
-            sweep_step<T, K, G>(t, fd, now, before, before2, rows, st, s + 1, g, odd);
+            sweep_step<T, K, G>(t, fd, now, before, before2, rows, st, s + 1, g, columns, odd);
     }
 }
 
@@ -520,10 +545,10 @@ template <typename T> __device__ __noinline__ void table_by_warp(const table<T> 
  * A large table in tiles of TILE x TILE cells over many warps of several blocks (X-TED's
  * multi-block strategy, its Algorithm 2, with a warp per band of tiles). The table's rows are cut
  * into bands of TILE rows; a warp takes a band from the launch's queue (one counter, atomicAdd) and
- * sweeps its tiles left to right, each tile by anti-diagonals in shared memory, one __syncwarp per
- * anti-diagonal (2 TILE - 1 of them). Before tile J a band waits until the band above has published
- * tile J (a counter per band: the tiles it has finished, stored after a __threadfence, read
- * volatile then fenced): every operand of the tile is then done, transitively, since a cell's
+ * sweeps its tiles left to right, each tile by anti-diagonals (a lane per row, values in registers
+ * and shared memory), one __syncwarp per anti-diagonal (2 TILE - 1 of them). Before tile J a band
+ * waits until the band above has published tile J (a counter per band: the tiles it has finished,
+ * stored after an acquire-release fence, read volatile then fenced): every operand of the tile is then done, transitively, since a cell's
  * long-range operand fd[l(i) - l1][l(j) - l2] is up and to the left of it. The queue hands out the
  * bands of a table top to bottom, so a band only ever waits on a band handed out before it, to a
  * warp that is running: no deadlock whatever the grid, the residency or the order of blocks (the
