@@ -548,13 +548,13 @@ template <typename T> __device__ __noinline__ void table_by_warp(const table<T> 
  * sweeps its tiles left to right, each tile by anti-diagonals (a lane per row, values in registers
  * and shared memory), one __syncwarp per anti-diagonal (2 TILE - 1 of them). Before tile J a band
  * waits until the band above has published tile J (a counter per band: the tiles it has finished,
- * stored after an acquire-release fence, read volatile then fenced): every operand of the tile is then done, transitively, since a cell's
- * long-range operand fd[l(i) - l1][l(j) - l2] is up and to the left of it. The queue hands out the
- * bands of a table top to bottom, so a band only ever waits on a band handed out before it, to a
- * warp that is running: no deadlock whatever the grid, the residency or the order of blocks (the
- * emulation runs one block after the other on one thread: its first warp takes every band in
- * order, each wait already met). All tables of a launch share the queue, so a depth of few large
- * tables still spreads over the GPU.
+ * stored after an acquire-release fence, read volatile then fenced): every operand of the tile is
+ * then done, transitively, since a cell's long-range operand fd[l(i) - l1][l(j) - l2] is up and
+ * to the left of it. The queue hands out the bands of a table top to bottom, so a band only ever
+ * waits on a band handed out before it, to a warp that is running: no deadlock whatever the grid,
+ * the residency or the order of blocks (the emulation runs one block after the other: its first
+ * warp takes every band in order, each wait already met). All tables of a launch share the
+ * queue, so a depth of few large tables still spreads over the GPU.
  * A tile in shared memory: its cells with the row above and the column to the left (the halo:
  * the band above's last row, from global memory; the last column of the band's previous tile, kept
  * in shared memory); first every cell's operand that needs no other cell of the tile (relabelling,
@@ -641,9 +641,10 @@ template <typename T> __device__ __forceinline__ tile_space<T> tile_space_of(int
     return tile_space<T>{(char *)depth_shared + (size_t)warp * tile_space_bytes<T>()};
 }
 
-/* Orders a warp's stores before a progress counter that other SMs read (each lane, then the warp's
- * sync, then one lane's store), and a wait's read before the loads it guards: acquire-release at
- * GPU scope, lighter than __threadfence's sequentially consistent fence. */
+/* Orders a warp's stores before a progress counter that other SMs read (the warp's sync, then one
+ * lane's fence and store: the sync puts the other lanes' stores before the fence), and a wait's
+ * read before the loads it guards: acquire-release at GPU scope, lighter than __threadfence's
+ * sequentially consistent fence. */
 __device__ __forceinline__ void fence_acq_rel_gpu()
 {
 #ifdef __CUDA_ARCH__
@@ -657,8 +658,8 @@ __device__ __forceinline__ void fence_acq_rel_gpu()
  * registers, and gets the up neighbour from lane r - 1 by a shuffle, so that a step waits for one
  * shuffle and three operations. Every value still goes to shared memory, for the store and for
  * the in-tile forest operands: those lie on anti-diagonals at least two back, and are loaded a step
- * ahead with the cell's other operands. Narrower warps (the emulation) sweep from shared memory. Not
- * inlined into the band's loop: it gets registers of its own. */
+ * ahead with the cell's other operands. Narrower warps (the emulation's one-thread blocks) sweep
+ * from shared memory. Not inlined into the band's loop: it gets registers of its own. */
 template <typename T>
 __device__ __noinline__ void sweep_tile(const table<T> &t, int warp, int x0, int y0, int rows_here, int cols_here,
                                         int me, int lanes)
@@ -714,7 +715,7 @@ __device__ __noinline__ void sweep_tile(const table<T> &t, int warp, int x0, int
                     tdd_at[(size_t)c * tdd_step] = value;
                 }
             }
-            __syncwarp(); /* this step's values visible to the next step's loads */
+            __syncwarp(); /* one anti-diagonal per step; the forest operands load(c + 1) reads are two back */
             load(c + 1);
         }
         return;
@@ -859,10 +860,11 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, int 
         __syncwarp();
         for (int r = me; r <= rows_here; r += lanes)
             sp.cell()[r * TILE_PITCH] = sp.cell()[r * TILE_PITCH + cols_here];
-        fence_acq_rel_gpu();
-        __syncwarp();
-        if (me == 0)
+        __syncwarp(); /* every lane's stores, then one lane's fence and counter: a release pattern */
+        if (me == 0) {
+            fence_acq_rel_gpu();
             atomicExch(mine, tile_j + 1);
+        }
     }
 }
 
