@@ -11,21 +11,31 @@
 # mixed with the others in one launch), and its queue's order: the first warp of the role takes every
 # band in turn, and a wait on a band not yet finished aborts (on a GPU it could deadlock). The GPU
 # itself runs test_ted_cuda_*.
+# With LANES = 32 a block is one warp of 32 cooperative threads (ucontext fibers) that switch at
+# every barrier and shuffle, in an order drawn anew each round: the engine's 32-lane code (the
+# tiles' sweep from registers and shuffles) runs too, on fewer pairs (the fibers are slow).
 #
-#   tests/ted_gpu_emulation.sh [cpu-build-dir]        (default build-cpu; needs g++ and perl)
+#   tests/ted_gpu_emulation.sh [cpu-build-dir] [LANES]   (default build-cpu, 1; needs g++ and perl)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-cpu}
+lanes=${2:-1}
+case "$lanes" in 1 | 32) ;; *) echo "LANES must be 1 or 32" >&2; exit 2 ;; esac
 repo=$PWD
 work=$(mktemp -d "${TMPDIR:-/tmp}/ww_ted_emu.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 cat >"$work/fake_cuda.cuh" <<'EOF'
-/* A fake CUDA runtime: launches run on one thread of one block, memory is host memory. */
+/* A fake CUDA runtime: launches run their blocks one after the other, each on one thread or on
+ * EMU_LANES fibers; memory is host memory. */
 #pragma once
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <random>
+#include <ucontext.h>
 #include "common/internal.h"
 #define __global__
 #define __device__
@@ -40,19 +50,99 @@ cat >"$work/fake_cuda.cuh" <<'EOF'
 #define WW_TED_MULTI_SLOT_BYTES (1u << 18) /* a depth's multi-block tables over several launches */
 #define WW_TED_LAUNCH(kernel, grid, threads, shared, stream, ...)                                  \
     do {                                                                                           \
-        gridDim.x = (grid), blockDim.x = 1, threadIdx.x = 0;                                       \
+        gridDim.x = (grid), blockDim.x = EMU_LANES, threadIdx.x = 0;                               \
         for (blockIdx.x = 0; blockIdx.x < gridDim.x; blockIdx.x++)                                 \
-            kernel(__VA_ARGS__);                                                                   \
+            fibers::run_block([&] { kernel(__VA_ARGS__); });                                       \
     } while (0)
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
 typedef void *cudaStream_t;
 struct fake_dim { unsigned x; };
 static fake_dim blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
-static inline void __syncthreads() {}
-static inline void __syncwarp() {}
-/* (a warp of TILE lanes only: the emulation's warps are one thread, never there) */
-template <typename T> static inline T __shfl_up_sync(unsigned, T v, int) { return v; }
+/* A block's threads: one runs the kernel directly; EMU_LANES > 1 are fibers, each resumed in turn
+ * (in a random order each round) until it waits at a barrier or ends. */
+namespace fibers {
+struct fiber {
+    ucontext_t context;
+    char *stack;
+    bool done;
+};
+static fiber all[EMU_LANES];
+static ucontext_t scheduler;
+static int current, alive, arrived, generation;
+static std::function<void()> body;
+static std::mt19937 order_rng(12345);
+static void pause() { swapcontext(&all[current].context, &scheduler); }
+static void start()
+{
+    body();
+    all[current].done = true;
+    alive--;
+    if (arrived > 0 && arrived == alive) { /* the others wait for this one no more */
+        arrived = 0;
+        generation++;
+    }
+    swapcontext(&all[current].context, &scheduler);
+}
+static void barrier()
+{
+    if (EMU_LANES == 1)
+        return;
+    const int g = generation;
+    if (++arrived == alive) {
+        arrived = 0;
+        generation++;
+        pause();
+    } else {
+        while (generation == g)
+            pause();
+    }
+}
+static void run_block(const std::function<void()> &kernel)
+{
+    if (EMU_LANES == 1) {
+        kernel();
+        return;
+    }
+    body = kernel, alive = EMU_LANES, arrived = 0;
+    const size_t stack_bytes = 4u << 20;
+    int order[EMU_LANES];
+    for (int i = 0; i < EMU_LANES; i++) {
+        if (all[i].stack == nullptr && (all[i].stack = (char *)malloc(stack_bytes)) == nullptr)
+            abort();
+        all[i].done = false;
+        getcontext(&all[i].context);
+        all[i].context.uc_stack.ss_sp = all[i].stack;
+        all[i].context.uc_stack.ss_size = stack_bytes;
+        all[i].context.uc_link = nullptr;
+        makecontext(&all[i].context, start, 0);
+        order[i] = i;
+    }
+    for (bool any = true; any;) {
+        any = false;
+        std::shuffle(order, order + EMU_LANES, order_rng);
+        for (int i : order)
+            if (!all[i].done) {
+                any = true;
+                current = i, threadIdx.x = (unsigned)i;
+                swapcontext(&scheduler, &all[i].context);
+            }
+    }
+}
+} // namespace fibers
+static inline void __syncthreads() { fibers::barrier(); }
+static inline void __syncwarp() { fibers::barrier(); }
+template <typename T> static inline T __shfl_up_sync(unsigned, T v, int delta)
+{
+    if (EMU_LANES == 1) /* never: the 32-lane code only runs in a warp of 32 */
+        abort();
+    static T posted[EMU_LANES];
+    posted[threadIdx.x] = v;
+    fibers::barrier();
+    const T got = (int)threadIdx.x % 32 >= delta ? posted[threadIdx.x - delta] : v;
+    fibers::barrier();
+    return got;
+}
 static inline void __threadfence() {}
 static inline int atomicAdd(int *p, int v) { const int old = *p; *p += v; return old; }
 static inline int atomicExch(int *p, int v) { const int old = *p; *p = v; return old; }
@@ -159,7 +249,7 @@ int main(void)
     ww_rng r = {99};
     static int32_t pa[300], la[300], pb[300], lb[300];
     int bad = 0, compared = 0;
-    for (int t = 0; t < 300; t++) {
+    for (int t = 0; t < EMU_PAIRS; t++) {
         const int na = (int)ww_rng_below(&r, t % 10 == 0 ? 300 : 60), nb = (int)ww_rng_below(&r, t % 10 == 0 ? 300 : 60);
         const double up = t % 3 == 0 ? 0.2 : t % 3 == 1 ? 0.5 : 0.8;
         tree(&r, na, up, t % 2 ? 3 : 20, pa, la);
@@ -180,7 +270,7 @@ int main(void)
     /* larger tables: a block sweep of many rows in shared memory, and (2100-node paths in doubles)
      * in global memory */
     static int32_t pl[2100], ll[2100], pm[2100], lm[2100];
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < EMU_LARGE_PAIRS; t++) {
         const int na = t ? 2100 : 800, nb = t ? 2050 : 900;
         tree(&r, na, t ? 0.0 : 0.4, 6, pl, ll);
         tree(&r, nb, t ? 0.0 : 0.6, 6, pm, lm);
@@ -269,15 +359,19 @@ int main(void)
         bad += st != WW_ERR_UNSUPPORTED || got != -7;
         compared++;
     }
-    printf("ted_gpu_emulation: %d comparisons, %d differences\n", compared, bad);
+    printf("ted_gpu_emulation, blocks of %d thread(s): %d comparisons, %d differences\n", EMU_LANES, compared, bad);
     ww_ctx_destroy(cpu);
     return bad != 0;
 }
 EOF
 
 perl -pe 's|#include "cuda_common.cuh"|#include "fake_cuda.cuh"|' src/cuda/ted.cu >"$work/ted_emulated.cpp"
-g++ -O1 -std=c++17 -I"$work" -I"$repo/src/cuda" -I"$repo/src" -I"$repo/include" -c "$work/ted_emulated.cpp" -o "$work/ted_emulated.o"
-gcc -O1 -std=c11 -I"$repo/src" -I"$repo/include" -I"$repo/tests" -c "$work/driver.c" -o "$work/driver.o"
+# with fibers: 40 random pairs (of 300), no large pair (minutes each)
+if [ "$lanes" = 1 ]; then sizes=(-DEMU_PAIRS=300 -DEMU_LARGE_PAIRS=2); else sizes=(-DEMU_PAIRS=40 -DEMU_LARGE_PAIRS=0); fi
+g++ -O1 -std=c++17 -DEMU_LANES="$lanes" -I"$work" -I"$repo/src/cuda" -I"$repo/src" -I"$repo/include" \
+  -c "$work/ted_emulated.cpp" -o "$work/ted_emulated.o"
+gcc -O1 -std=c11 -DEMU_LANES="$lanes" "${sizes[@]}" -I"$repo/src" -I"$repo/include" -I"$repo/tests" \
+  -c "$work/driver.c" -o "$work/driver.o"
 # the emulated engine's ww_cuda_ted* come first, so the library's own (stub or real) is not linked;
 # a CUDA build's library needs the CUDA runtime for its other objects
 cuda_libs=()
