@@ -22,12 +22,14 @@
  *   block sweeps were the critical path at the deep depths (on an H200, the roots' table of a
  *   1000-node pair alone: 2000 barriers on one block, 0.8 of 8.3 ms), hence the multi-block
  *   strategy for the largest tables. Each thread owns fixed rows (a block's
- *   thread up to WW_TED_ROWS_PER_THREAD, a warp's lane WW_TED_WARP_ROWS_PER_LANE); the last three
- *   anti-diagonals sit in shared memory (the up, left and diagonal neighbours: 48 KB of the
- *   block's, or a sixteenth per warp), and the operands that come from global memory (the forest
- *   left of both subtrees, fd[l(i) - l1][l(j) - l2], and td) are loaded two anti-diagonals ahead
- *   into registers, so their latency overlaps two steps (see `ahead`; a thread's fixed state per
- *   row: `sweep_row`; one block of 512 threads per SM, so that it stays in registers). Tables with
+ *   thread up to WW_TED_ROWS_PER_THREAD, a warp's lane WW_TED_WARP_ROWS_PER_LANE); the last two
+ *   anti-diagonals sit in shared memory (the up and left neighbours, in two of three anti-diagonals
+ *   of 48 KB of the block's, or a sixteenth per warp; the diagonal neighbour is the up neighbour of
+ *   the step before, kept in a register), and the operands that come from global memory (the
+ *   forest left of both subtrees, fd[l(i) - l1][l(j) - l2], and td) are loaded two anti-diagonals
+ *   ahead into registers, so their latency overlaps two steps (see `cell_operands`; a thread's
+ *   fixed state per row: `sweep_row`; one block of 512 threads per SM, so that it stays in
+ *   registers). A step is branch-free but for the rare td stores (see sweep_step). Tables with
  *   more rows fall back to a sweep in global memory. Memory is laid out for the sweeps: one
  *   anti-diagonal's global accesses are the cells it stores and the td entries it reads, so a
  *   sweep's forest table is stored by anti-diagonals (when it has no more rows than columns) and
@@ -55,6 +57,7 @@
 #include "../measures/ted.h"
 #include "cuda_common.cuh"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -311,171 +314,210 @@ struct sweep_rows {
     int pitch; /* the forest table's layout (cell_index) */
 };
 
+/* A step of the sweep runs on one SM, one barrier per anti-diagonal, with every instruction of it
+ * on the table's critical path (a warp alone on its scheduler issues a dependent instruction every
+ * few cycles): a step costs what it executes, hence sweep_step's branch-free form. */
+
 /* What a sweeping thread keeps of one of its rows, x = 1 + me + k size (X node i = l1 + x - 1), for
- * the whole sweep; its cell on anti-diagonal s is Y node j = l2 + s - x - 1. Every address of that
- * cell is a multiple of x, s, j or l(j) plus what is kept here, with the multipliers of
- * sweep_steps: a step computes no index product but the td entry's (a large table's sweep runs on
- * one SM, one barrier per anti-diagonal: every instruction of a step is on its critical path).
- * Forest indices are 32-bit (the sweep's tables are checked to have fewer than 2^31 cells),
- * computed modulo 2^32: exact, since every index is in range. */
-struct sweep_row {
-    uint32_t forest_base; /* fd[l(i) - l1][l(j) - l2] at forest_base + l(j) step */
-    int32_t label;        /* of i */
-    bool used;            /* x <= rows */
-    bool on_left_path;    /* l(i) == l1: with l(j) == l2 both prefix forests are trees */
-    bool leaf;            /* l(i) == i */
+ * the whole sweep; its cell on anti-diagonal s is (x, s - x), Y node j = l2 + s - x - 1. Step s
+ * stores the cell of s, loads the operands of the cell of s + 2 and the column of s + 3: every
+ * address is a base kept here plus s (or l(j)) times a step in bytes, one IMAD.WIDE. The bases may
+ * point before their arrays (only cells in the table are read or written); the steps in bytes are
+ * ints (checked: sweep_steps_fit), their products 64-bit. */
+template <typename T> struct sweep_row {
+    int ahead_first, ahead_last; /* the cell of s + 2 is in the table: ahead_first <= s <= ahead_last */
+    int ring_at;                 /* x: its cells' place in an anti-diagonal of the ring (1 past the table) */
+    int32_t label;               /* of i */
+    int l2_if_on_left_path; /* l2 if l(i) == l1 (then l(j) == l2 makes both prefix forests trees), else -1 */
+    int leaf_offset;        /* if i is a leaf, j - s of the cell of s + 2 (j a leaf too: l(j) - s == it), else
+                             * INT_MIN */
+    T *fd_at;               /* the cell of s at fd_at + s step */
+    T *td_at;               /* ... and td[i][j] at td_at + s sy (by rows) */
+    const T *forest_at;     /* fd[l(i) - l1][l(j) - l2] at forest_at + l(j) step */
+    const T *tdd_ahead;     /* td[i][j] of the cell of s + 2 at tdd_ahead + s j_step (by anti-diagonals) */
+    const int32_t *col_left_ahead, *col_label_ahead; /* l(j) of the cell of s + 3, j's label of s + 2: at + s */
 };
 
-/* The multipliers of a table's sweep: cell_index(pitch, x, y), y = s - x, is x + s pitch by
- * anti-diagonals and x (w - 1) + s by rows, the forest left of both subtrees moves by `step` with
- * l(j), and td_diagonal_index(i, j) = i (na + a_rows) + j (na + !a_rows). */
+/* A table's strides of the sweep, in bytes: cell_index(pitch, x, y), y = s - x, is x + s pitch by
+ * anti-diagonals and x (w - 1) + s by rows (`step` per s); the forest left of both subtrees moves
+ * by `step` with l(j); td[i][j] by rows moves by sy with j, by anti-diagonals (td_diagonal_index) by
+ * j_step. */
 struct sweep_steps {
-    uint32_t step, x_step;
-    int i_step, j_step;
+    int step, sy, j_step;
 };
+
+/* The steps in bytes of a table's sweep fit an int (a pitch is under 4,001; na and nb so large that
+ * they would not are trees of hundreds of millions of nodes) */
+template <typename T> __device__ __forceinline__ bool sweep_steps_fit(const table<T> &t)
+{
+    return (long long)sizeof(T) * (t.na + 1) <= INT_MAX && (long long)sizeof(T) * t.sy <= INT_MAX;
+}
 
 template <typename T>
-__device__ __forceinline__ sweep_row sweep_row_of(const table<T> &t, int x, int pitch)
+__device__ __forceinline__ sweep_row<T> sweep_row_of(const table<T> &t, T *fd, int x, int pitch)
 {
-    sweep_row r;
-    r.used = x <= t.rows;
+    sweep_row<T> r;
+    const bool used = x <= t.rows;
     const int i = t.l1 + x - 1;
-    const int li = r.used ? t.x_left[i] : t.l1;
-    r.label = r.used ? t.x_label[i] : 0;
-    r.on_left_path = li == t.l1;
-    r.leaf = li == i;
-    const uint32_t sub = (uint32_t)(li - t.l1); /* the row of the forest left of i's subtree */
-    r.forest_base = pitch ? (sub - (uint32_t)t.l2) * (uint32_t)pitch + sub : sub * (uint32_t)t.w - (uint32_t)t.l2;
+    const int li = used ? t.x_left[i] : t.l1;
+    r.ahead_first = x - 1;                          /* y = s + 2 - x >= 1 */
+    r.ahead_last = used ? x + t.cols - 2 : x - 2; /* y <= cols; none past the table */
+    r.ring_at = used ? x : 1;
+    r.label = used ? t.x_label[i] : 0;
+    r.l2_if_on_left_path = li == t.l1 ? t.l2 : -1;
+    r.leaf_offset = li == i ? t.l2 + 1 - x : INT_MIN;
+    const long long sub = li - t.l1, l2 = t.l2; /* sub: the row of the forest left of i's subtree */
+    const long long j0 = l2 - 1 - x;            /* j of the cell of s = 0 */
+    r.fd_at = fd + (pitch ? (long long)x : (long long)x * (t.w - 1));
+    r.td_at = t.td + i * (long long)t.sx + j0 * t.sy;
+    r.forest_at = fd + (pitch ? (sub - l2) * pitch + sub : sub * t.w - l2);
+    const long long i_step = t.na + (t.a_rows ? 1 : 0), j_step = t.na + (t.a_rows ? 0 : 1);
+    r.tdd_ahead = t.tdd + i * i_step + (j0 + 2) * j_step;
+    r.col_left_ahead = t.y_left + (j0 + 3);
+    r.col_label_ahead = t.y_label + (j0 + 2);
     return r;
 }
 
-/* The operands of a cell that the sweep loads two anti-diagonals ahead (slot k: its k-th row), kept
- * as loaded: nothing here waits for a load before the group's sync (a sum of two loads formed here
- * would wait a full memory latency per anti-diagonal). The match operand is tree[k] plus, when
- * `diagonal`, the diagonal neighbour, else plus forest[k]. Both prefix forests trees: tree[k] is the
- * relabelling, diagonal added (and the cell is td[i][j]). Else tree[k] is td[i][j] and forest[k]
- * the forest left of both subtrees, fd[l(i) - l1][l(j) - l2], on an anti-diagonal at least three
- * back, done when the load is issued, unless i and j are both leaves: then it is the diagonal
- * neighbour itself (two back), added from shared memory. */
-template <typename T, int K> struct ahead {
+/* base + c step bytes, c step the 64-bit product of two ints: one IMAD.WIDE (written in C, the
+ * compiler widened the loop's s to 64 bits and multiplied in 64 bits, three instructions more; the
+ * emulation compiles the C) */
+template <typename T> __device__ __forceinline__ T *at_step(T *base, int c, int step)
+{
+#ifdef __CUDA_ARCH__
+    long long offset;
+    asm("mul.wide.s32 %0, %1, %2;" : "=l"(offset) : "r"(c), "r"(step));
+#else
+    const long long offset = (long long)c * step;
+#endif
+    return (T *)((char *)base + offset);
+}
+template <typename T> __device__ __forceinline__ const T *at_step(const T *base, int c, int step)
+{
+    return at_step(const_cast<T *>(base), c, step);
+}
+
+/* The operands of a thread's cells on anti-diagonal s, loaded on s - 2 (slot k: its k-th row), kept
+ * as loaded: nothing waits for a load before the group's sync (a sum of two loads formed here would
+ * wait a full memory latency per anti-diagonal). The match operand is the forest left of both
+ * subtrees, fd[l(i) - l1][l(j) - l2] (forest[k], on an anti-diagonal at least three back: done when
+ * loaded), plus td[i][j] (tree[k]), except:
+ * - when i and j are both leaves (leaf_pair) that forest is the diagonal neighbour itself (two
+ *   back), which the cell takes from its row's register instead;
+ * - when both prefix forests are trees (`trees`, rare) it is the diagonal neighbour plus the
+ *   relabelling (with col_label, loaded for those only), computed in the cell's branch that
+ *   stores td[i][j]: the common cell computes no relabelling. */
+template <typename T, int K> struct cell_operands {
     T forest[K], tree[K];
-    bool diagonal[K], trees[K];
-    T border_row, border_col; /* thread 0, doubles: the border cells (0, s) and (s, 0), written before
-                               * the sweep (exact ones are s ins and s del) */
+    int32_t col_label[K];
+    bool in[K], trees[K], leaf_pair[K];
 };
 
-/* The Y nodes of a thread's cells on one anti-diagonal: their leftmost leaves and labels, loaded a
- * step before load_ahead reads them (in load_ahead itself, every step waited for them before it
- * could issue its other loads). */
-template <int K> struct columns_ahead {
-    int lj[K];
-    int32_t label[K];
-};
-
-template <typename T, int K>
-__device__ __forceinline__ void load_columns(const table<T> &t, const sweep_row *rows, int s, sweep_rows g,
-                                             columns_ahead<K> &c)
-{
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-        const int x = 1 + g.me + k * g.size, y = s - x;
-        if ((!rows[k].used || y < 1) && WW_TED_EARLY_EXIT)
-            break;
-        const bool in = rows[k].used && y >= 1 && y <= t.cols;
-        c.lj[k] = in ? __ldg(t.y_left + t.l2 + y - 1) : 0;
-        c.label[k] = in ? __ldg(t.y_label + t.l2 + y - 1) : 0;
-    }
-}
-
-template <typename T, int K>
-__device__ __forceinline__ void load_ahead(const table<T> &t, const T *fd, const sweep_row *rows, sweep_steps st,
-                                           int s, sweep_rows g, const columns_ahead<K> &columns, ahead<T, K> &next)
-{
-    if (g.me == 0 && sizeof(T) != sizeof(int32_t)) { /* exact borders are products */
-        next.border_row = s <= t.cols ? fd[cell_index(t, g.pitch, 0, s)] : (T)0;
-        next.border_col = s <= t.rows ? fd[cell_index(t, g.pitch, s, 0)] : (T)0;
-    }
-    const int *const lj = columns.lj;
-    const int32_t *const label = columns.label;
+/* The leftmost leaves of the Y nodes of a thread's cells on anti-diagonal s + 3, loaded on s, a step
+ * before the operands whose addresses need them (loaded together, every step waited for them before
+ * it could issue its other loads), and whether the cells are in the table. */
+template <int K> struct column_operands {
+    int32_t left[K];
     bool in[K];
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-        const int x = 1 + g.me + k * g.size, y = s - x;
-        if ((!rows[k].used || y < 1) && WW_TED_EARLY_EXIT)
-            break;
-        in[k] = rows[k].used && y >= 1 && y <= t.cols;
-    }
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-        const int x = 1 + g.me + k * g.size, y = s - x;
-        if ((!rows[k].used || y < 1) && WW_TED_EARLY_EXIT)
-            break;
-        if (!in[k])
-            continue;
-        const int i = t.l1 + x - 1, j = t.l2 + y - 1;
-        next.trees[k] = rows[k].on_left_path && lj[k] == t.l2;
-        next.diagonal[k] = next.trees[k] || (rows[k].leaf && lj[k] == j);
-        if (next.trees[k]) {
-            next.tree[k] = relabel_of(rows[k].label, label[k], t.ren);
-        } else {
-            /* td entries of shallower depths: not written during this launch */
-            next.tree[k] = __ldg(t.tdd + ((size_t)i * (size_t)st.i_step + (size_t)j * (size_t)st.j_step));
-            if (!next.diagonal[k])
-                next.forest[k] = fd[rows[k].forest_base + (uint32_t)lj[k] * st.step];
-        }
-    }
-}
+};
 
-/* Anti-diagonal s of the sweep from the operands loaded for it, which are then reloaded for s + 2
- * (anti-diagonals up to s - 1 are done: the last sync), then the group's sync. ring: three
- * anti-diagonals of `stride` cells, s in the (s % 3)-th: `now`, `before` and `before2` (s, s - 1,
- * s - 2) turn one place per step. */
-template <typename T, int K, typename G>
-__device__ __forceinline__ void sweep_step(const table<T> &t, T *fd, T *&now, T *&before, T *&before2,
-                                           const sweep_row *rows, sweep_steps st, int s, sweep_rows g,
-                                           columns_ahead<K> &columns, ahead<T, K> &operands)
+template <typename T, int K>
+__device__ __forceinline__ void load_columns(const table<T> &t, const sweep_row<T> *rows, int s, sweep_rows g,
+                                             column_operands<K> &col)
 {
-    const int x_lo = s - t.cols > 1 ? s - t.cols : 1, x_hi = s - 1 < t.rows ? s - 1 : t.rows;
 #pragma unroll
     for (int k = 0; k < K; k++) {
         const int x = 1 + g.me + k * g.size;
-        if (x > x_hi && WW_TED_EARLY_EXIT)
+        if ((x > t.rows || s + 3 - x < 0) && WW_TED_EARLY_EXIT) /* (load_operands reads `in` at y = 0) */
             break;
-        if (x > x_hi || x < x_lo)
-            continue;
-        const T m = (operands.diagonal[k] ? before2[x - 1] : operands.forest[k]) + operands.tree[k];
-        const T val = cell_of(before[x - 1], before[x], m, t.del, t.ins);
-        now[x] = val;
-        fd[(uint32_t)x * st.x_step + (uint32_t)s * st.step] = val;
-        if (operands.trees[k])
-            store_td(t, t.l1 + x - 1, t.l2 + s - x - 1, val);
+        const bool in = rows[k].ahead_first <= s + 1 && s + 1 <= rows[k].ahead_last;
+        col.in[k] = in;
+        if (in)
+            col.left[k] = __ldg(at_step(rows[k].col_left_ahead, s, (int)sizeof(int32_t)));
     }
-    if (g.me == 0) { /* the border cells of anti-diagonal s (loaded ahead: no wait for memory here) */
-        const bool exact = sizeof(T) == sizeof(int32_t);
-        if (s <= t.cols)
-            now[0] = exact ? (T)s * t.ins : operands.border_row;
-        if (s <= t.rows)
-            now[s] = exact ? (T)s * t.del : operands.border_col;
+}
+
+template <typename T, int K>
+__device__ __forceinline__ void load_operands(const table<T> &t, const sweep_row<T> *rows, sweep_steps st, int s,
+                                              sweep_rows g, const column_operands<K> &col, cell_operands<T, K> &op)
+{
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int x = 1 + g.me + k * g.size;
+        if ((x > t.rows || s + 2 - x < 0) && WW_TED_EARLY_EXIT) /* (the cell step reads `in` at y = 0) */
+            break;
+        const sweep_row<T> &r = rows[k];
+        const int lj = col.left[k];
+        const bool in = col.in[k];
+        const bool trees = in && lj == r.l2_if_on_left_path;
+        const bool leaf_pair = lj - s == r.leaf_offset;
+        op.in[k] = in;
+        op.trees[k] = trees;
+        op.leaf_pair[k] = leaf_pair;
+        if (trees)
+            op.col_label[k] = __ldg(at_step(r.col_label_ahead, s, (int)sizeof(int32_t)));
+        if (in && !trees) /* td entries of shallower depths: not written during this launch */
+            op.tree[k] = __ldg(at_step(r.tdd_ahead, s, st.j_step));
+        if (in && !trees && !leaf_pair)
+            op.forest[k] = *at_step(r.forest_at, lj, st.step);
     }
-    load_ahead<T, K>(t, fd, rows, st, s + 2, g, columns, operands);
-    load_columns<T, K>(t, rows, s + 3, g, columns);
-    T *const oldest = before2;
-    before2 = before;
-    before = now;
-    now = oldest;
+}
+
+/* Anti-diagonal s of the sweep from the operands loaded for it, which are then reloaded for s + 2,
+ * the columns for s + 3, then the group's sync. The ring holds two anti-diagonals, by row: `from`
+ * has s - 1 (done: the last sync), `to` gets s. A cell reads its up and left neighbours from `from`
+ * and its diagonal neighbour is the up neighbour its row read on the step before (up_last, a
+ * register): no cell needs s - 2 from the ring. Row 0 of `to` gets the border cell (0, s),
+ * border_row, summed in the CPU's order by every thread: each stores the same value there, a store
+ * with no predicate (thread 0's alone, its address was recomputed every step). The border cells
+ * (x, 0) were put in the ring before the sweep, each in the anti-diagonal of x's parity, where
+ * nothing overwrites them until their readers are done. A step's only branch is the rare td
+ * stores: the other stores and loads are predicated (cells outside the table compute garbage that
+ * goes nowhere), and every address is one multiply-add (see sweep_row). */
+template <typename T, int K, typename G>
+__device__ __forceinline__ void sweep_step(const table<T> &t, const T *from, T *to, const sweep_row<T> *rows,
+                                           sweep_steps st, int s, sweep_rows g, T *up_last, T &border_row,
+                                           column_operands<K> &col, cell_operands<T, K> &op)
+{
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int x = 1 + g.me + k * g.size;
+        if ((x > t.rows || s - x < 0) && WW_TED_EARLY_EXIT) /* (at y = 0 the row reads its up_last) */
+            break;
+        const sweep_row<T> &r = rows[k];
+        const T up = from[r.ring_at - 1], left = from[r.ring_at], diagonal = up_last[k];
+        up_last[k] = up;
+        T val = cell_of(up, left, (op.leaf_pair[k] ? diagonal : op.forest[k]) + op.tree[k], t.del, t.ins);
+        if (op.trees[k]) { /* both prefix forests are trees: the cell is td[i][j] too */
+            val = cell_of(up, left, diagonal + relabel_of(r.label, op.col_label[k], t.ren), t.del, t.ins);
+            *at_step(r.td_at, s, st.sy) = val;
+            *at_step(const_cast<T *>(r.tdd_ahead), s - 2, st.j_step) = val;
+        }
+        /* in the table: kept from the loads for one row, recomputed for more (fewer predicates for
+         * the compiler to keep across steps: 3 instructions a step fewer with two rows) */
+        if (K == 1 ? op.in[k] : (r.ahead_first + 2 <= s && s <= r.ahead_last + 2)) {
+            to[r.ring_at] = val;
+            *at_step(r.fd_at, s, st.step) = val;
+        }
+    }
+    border_row = border_row + t.ins; /* cell (0, s) (past the columns: never read) */
+    to[0] = border_row;
+    load_operands<T, K>(t, rows, st, s, g, col, op);
+    load_columns<T, K>(t, rows, s, g, col);
     G::sync();
 }
 
 /* One table by a group (the block or a warp; rank g.me of g.size). The borders go to global memory
  * first (the forests left of two subtrees may be border cells). Then, when the rows fit (fewer than
  * `stride`, at most K per thread), the shared-memory sweep of the design note: the thread of rank
- * me owns rows 1 + me + k size; ring holds the last three anti-diagonals by row; two sets of
- * operands alternate, for the even and the odd anti-diagonals. Else the sweep in global memory. */
+ * me owns rows 1 + me + k size; ring holds two anti-diagonals by row (of the three anti-diagonals
+ * of `stride` cells given); two sets of operands alternate, for the even and the odd
+ * anti-diagonals. Else the sweep in global memory. */
 template <typename T, typename G, int K>
 __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sweep_rows g)
 {
     const bool in_shared = t.rows < stride && t.rows <= K * g.size &&
-                           (long long)(t.rows + 1) * (t.rows + t.cols + 1) < 0x7fffffffLL; /* (sweep_row) */
+                           (long long)(t.rows + 1) * (t.rows + t.cols + 1) < 0x7fffffffLL && /* (cell_index) */
+                           sweep_steps_fit(t);
     g.pitch = in_shared && t.rows <= t.cols ? t.rows + 1 : 0;
     if (sizeof(T) == sizeof(int32_t)) { /* exact: the sums are products */
         for (int y = g.me; y <= t.cols; y += g.size)
@@ -495,31 +537,39 @@ __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sw
         }
         return;
     }
-    sweep_row rows[K];
+    sweep_row<T> rows[K];
+    T up_last[K];
 #pragma unroll
-    for (int k = 0; k < K; k++)
-        rows[k] = sweep_row_of(t, 1 + g.me + k * g.size, g.pitch);
-    const sweep_steps st = {g.pitch ? (uint32_t)g.pitch : 1u, g.pitch ? 1u : (uint32_t)t.w - 1,
-                            t.na + (t.a_rows ? 1 : 0), t.na + (t.a_rows ? 0 : 1)};
-    ahead<T, K> even = {}, odd = {}; /* anti-diagonals 2 and 3 read borders only */
-    columns_ahead<K> columns = {};
-    load_columns<T, K>(t, rows, 2, g, columns);
-    load_ahead<T, K>(t, fd, rows, st, 2, g, columns, even);
-    load_columns<T, K>(t, rows, 3, g, columns);
-    load_ahead<T, K>(t, fd, rows, st, 3, g, columns, odd);
-    load_columns<T, K>(t, rows, 4, g, columns);
-    if (g.me == 0) { /* anti-diagonals 0 and 1 */
-        ring[0] = 0;
-        ring[stride] = fd[cell_index(t, g.pitch, 0, 1)];
-        ring[stride + 1] = fd[cell_index(t, g.pitch, 1, 0)];
+    for (int k = 0; k < K; k++) {
+        const int x = 1 + g.me + k * g.size;
+        if (x > t.rows && WW_TED_EARLY_EXIT)
+            break;
+        rows[k] = sweep_row_of(t, fd, x, g.pitch);
+        up_last[k] = 0; /* row 1's diagonal on anti-diagonal 2, cell (0, 0); the others read theirs first */
+        if (x <= t.rows) /* the border cell (x, 0), in anti-diagonal x's place */
+            ring[(x & 1) * stride + x] = fd[cell_index(t, g.pitch, x, 0)];
     }
+    const sweep_steps st = {(int)sizeof(T) * (g.pitch ? g.pitch : 1), (int)sizeof(T) * t.sy,
+                            (int)sizeof(T) * (t.na + (t.a_rows ? 0 : 1))};
+    T border_row = fd[cell_index(t, g.pitch, 0, 1)]; /* cell (0, 1) */
+    ring[stride] = border_row; /* (by every thread, as in the sweep) */
+    cell_operands<T, K> even = {}, odd = {};
+    column_operands<K> col = {};
+    load_columns<T, K>(t, rows, -1, g, col);
+    load_operands<T, K>(t, rows, st, 0, g, col, even); /* anti-diagonals 2 and 3 read borders only */
+    load_columns<T, K>(t, rows, 0, g, col);
+    load_operands<T, K>(t, rows, st, 1, g, col, odd);
+    load_columns<T, K>(t, rows, 1, g, col);
     G::sync();
-    T *now = ring + 2 * stride, *before = ring + stride, *before2 = ring;
+    /* anti-diagonal s in ring[(s % 2) stride]; four steps per iteration (the loop's own instructions
+     * and the register moves at its end, once per four): the up to three steps past the last one
+     * store nothing and load nothing */
     const int last = t.rows + t.cols;
-    for (int s = 2; s <= last; s += 2) {
-        sweep_step<T, K, G>(t, fd, now, before, before2, rows, st, s, g, columns, even);
-        if (s + 1 <= last)
-            sweep_step<T, K, G>(t, fd, now, before, before2, rows, st, s + 1, g, columns, odd);
+    for (int s = 2; s <= last; s += 4) {
+        sweep_step<T, K, G>(t, ring + stride, ring, rows, st, s, g, up_last, border_row, col, even);
+        sweep_step<T, K, G>(t, ring, ring + stride, rows, st, s + 1, g, up_last, border_row, col, odd);
+        sweep_step<T, K, G>(t, ring + stride, ring, rows, st, s + 2, g, up_last, border_row, col, even);
+        sweep_step<T, K, G>(t, ring, ring + stride, rows, st, s + 3, g, up_last, border_row, col, odd);
     }
 }
 
