@@ -320,7 +320,7 @@ struct sweep_rows {
 
 /* What a sweeping thread keeps of one of its rows, x = 1 + me + k size (X node i = l1 + x - 1), for
  * the whole sweep; its cell on anti-diagonal s is (x, s - x), Y node j = l2 + s - x - 1. Step s
- * stores the cell of s, loads the operands of the cell of s + 2 and the column of s + 3: every
+ * stores the cell of s, loads the operands of the cell of s + 2 and the column of s + 4: every
  * address is a base kept here plus s (or l(j)) times a step in bytes, one IMAD.WIDE. The bases may
  * point before their arrays (only cells in the table are read or written); the steps in bytes are
  * ints (checked: sweep_steps_fit), their products 64-bit. */
@@ -335,7 +335,7 @@ template <typename T> struct sweep_row {
     T *td_at;               /* ... and td[i][j] at td_at + s sy (by rows) */
     const T *forest_at;     /* fd[l(i) - l1][l(j) - l2] at forest_at + l(j) step */
     const T *tdd_ahead;     /* td[i][j] of the cell of s + 2 at tdd_ahead + s j_step (by anti-diagonals) */
-    const int32_t *col_left_ahead, *col_label_ahead; /* l(j) of the cell of s + 3, j's label of s + 2: at + s */
+    const int32_t *col_left_ahead, *col_label_ahead; /* l(j) of the cell of s + 4, j's label of s + 2: at + s */
 };
 
 /* A table's strides of the sweep, in bytes: cell_index(pitch, x, y), y = s - x, is x + s pitch by
@@ -373,7 +373,7 @@ __device__ __forceinline__ sweep_row<T> sweep_row_of(const table<T> &t, T *fd, i
     r.forest_at = fd + (pitch ? (sub - l2) * pitch + sub : sub * t.w - l2);
     const long long i_step = t.na + (t.a_rows ? 1 : 0), j_step = t.na + (t.a_rows ? 0 : 1);
     r.tdd_ahead = t.tdd + i * i_step + (j0 + 2) * j_step;
-    r.col_left_ahead = t.y_left + (j0 + 3);
+    r.col_left_ahead = t.y_left + (j0 + 4);
     r.col_label_ahead = t.y_label + (j0 + 2);
     return r;
 }
@@ -412,9 +412,11 @@ template <typename T, int K> struct cell_operands {
     bool in[K], trees[K], leaf_pair[K];
 };
 
-/* The leftmost leaves of the Y nodes of a thread's cells on anti-diagonal s + 3, loaded on s, a step
- * before the operands whose addresses need them (loaded together, every step waited for them before
- * it could issue its other loads), and whether the cells are in the table. */
+/* The leftmost leaves of the Y nodes of a thread's cells on anti-diagonal s + 4, loaded on s, two
+ * steps before the operands whose addresses need them (loaded together, every step waited for them
+ * before it could issue its other loads; a step ahead, the roots' table of a 1000-node pair still
+ * waited for them: ncu, ninth session), and whether the cells are in the table. Two sets
+ * alternate, for the even and the odd anti-diagonals, as the operands do. */
 template <int K> struct column_operands {
     int32_t left[K];
     bool in[K];
@@ -427,9 +429,9 @@ __device__ __forceinline__ void load_columns(const table<T> &t, const sweep_row<
 #pragma unroll
     for (int k = 0; k < K; k++) {
         const int x = 1 + g.me + k * g.size;
-        if ((x > t.rows || s + 3 - x < 0) && WW_TED_EARLY_EXIT) /* (load_operands reads `in` at y = 0) */
+        if ((x > t.rows || s + 4 - x < 0) && WW_TED_EARLY_EXIT) /* (load_operands reads `in` at y = 0) */
             break;
-        const bool in = rows[k].ahead_first <= s + 1 && s + 1 <= rows[k].ahead_last;
+        const bool in = rows[k].ahead_first <= s + 2 && s + 2 <= rows[k].ahead_last;
         col.in[k] = in;
         if (in)
             col.left[k] = __ldg(at_step(rows[k].col_left_ahead, s, (int)sizeof(int32_t)));
@@ -463,7 +465,7 @@ __device__ __forceinline__ void load_operands(const table<T> &t, const sweep_row
 }
 
 /* Anti-diagonal s of the sweep from the operands loaded for it, which are then reloaded for s + 2,
- * the columns for s + 3, then the group's sync. The ring holds two anti-diagonals, by row: `from`
+ * the columns for s + 4, then the group's sync. The ring holds two anti-diagonals, by row: `from`
  * has s - 1 (done: the last sync), `to` gets s. A cell reads its up and left neighbours from `from`
  * and its diagonal neighbour is the up neighbour its row read on the step before (up_last, a
  * register): no cell needs s - 2 from the ring. Row 0 of `to` gets the border cell (0, s),
@@ -554,22 +556,23 @@ __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sw
     T border_row = fd[cell_index(t, g.pitch, 0, 1)]; /* cell (0, 1) */
     ring[stride] = border_row; /* (by every thread, as in the sweep) */
     cell_operands<T, K> even = {}, odd = {};
-    column_operands<K> col = {};
-    load_columns<T, K>(t, rows, -1, g, col);
-    load_operands<T, K>(t, rows, st, 0, g, col, even); /* anti-diagonals 2 and 3 read borders only */
-    load_columns<T, K>(t, rows, 0, g, col);
-    load_operands<T, K>(t, rows, st, 1, g, col, odd);
-    load_columns<T, K>(t, rows, 1, g, col);
+    column_operands<K> col_even = {}, col_odd = {};
+    load_columns<T, K>(t, rows, -2, g, col_even);
+    load_columns<T, K>(t, rows, -1, g, col_odd);
+    load_operands<T, K>(t, rows, st, 0, g, col_even, even); /* anti-diagonals 2 and 3 read borders only */
+    load_columns<T, K>(t, rows, 0, g, col_even);
+    load_operands<T, K>(t, rows, st, 1, g, col_odd, odd);
+    load_columns<T, K>(t, rows, 1, g, col_odd);
     G::sync();
     /* anti-diagonal s in ring[(s % 2) stride]; four steps per iteration (the loop's own instructions
      * and the register moves at its end, once per four): the up to three steps past the last one
      * store nothing and load nothing */
     const int last = t.rows + t.cols;
     for (int s = 2; s <= last; s += 4) {
-        sweep_step<T, K, G>(t, ring + stride, ring, rows, st, s, g, up_last, border_row, col, even);
-        sweep_step<T, K, G>(t, ring, ring + stride, rows, st, s + 1, g, up_last, border_row, col, odd);
-        sweep_step<T, K, G>(t, ring + stride, ring, rows, st, s + 2, g, up_last, border_row, col, even);
-        sweep_step<T, K, G>(t, ring, ring + stride, rows, st, s + 3, g, up_last, border_row, col, odd);
+        sweep_step<T, K, G>(t, ring + stride, ring, rows, st, s, g, up_last, border_row, col_even, even);
+        sweep_step<T, K, G>(t, ring, ring + stride, rows, st, s + 1, g, up_last, border_row, col_odd, odd);
+        sweep_step<T, K, G>(t, ring + stride, ring, rows, st, s + 2, g, up_last, border_row, col_even, even);
+        sweep_step<T, K, G>(t, ring, ring + stride, rows, st, s + 3, g, up_last, border_row, col_odd, odd);
     }
 }
 
