@@ -23,13 +23,14 @@
  *   1000-node pair alone: 2000 barriers on one block, 0.8 of 8.3 ms), hence the multi-block
  *   strategy for the largest tables. Each thread owns fixed rows (a block's
  *   thread up to WW_TED_ROWS_PER_THREAD, a warp's lane WW_TED_WARP_ROWS_PER_LANE); the last two
- *   anti-diagonals sit in shared memory (the up and left neighbours, in two of three anti-diagonals
- *   of 48 KB of the block's, or a sixteenth per warp; the diagonal neighbour is the up neighbour of
- *   the step before, kept in a register), and the operands that come from global memory (the
- *   forest left of both subtrees, fd[l(i) - l1][l(j) - l2], and td) are loaded two anti-diagonals
- *   ahead into registers, so their latency overlaps two steps (see `cell_operands`; a thread's
- *   fixed state per row: `sweep_row`; one block of 512 threads per SM, so that it stays in
- *   registers). A step is branch-free but for the rare td stores (see sweep_step). Tables with
+ *   anti-diagonals sit in shared memory (the up and left neighbours, in two of the three
+ *   anti-diagonals reserved in 48 KB of the block's, or a sixteenth per warp; the diagonal
+ *   neighbour is the up neighbour of the step before, kept in a register), and the operands that
+ *   come from global memory (the forest left of both subtrees, fd[l(i) - l1][l(j) - l2], and td)
+ *   are loaded two anti-diagonals ahead into registers (the Y leftmost leaves their addresses
+ *   need, four ahead), so their latency overlaps two steps (see `cell_operands` and
+ *   `column_operands`; a thread's fixed state per row: `sweep_row`; one block of 512 threads per
+ *   SM, so that it stays in registers). A step is branch-free but for the rare td stores (see sweep_step). Tables with
  *   more rows fall back to a sweep in global memory. Memory is laid out for the sweeps: one
  *   anti-diagonal's global accesses are the cells it stores and the td entries it reads, so a
  *   sweep's forest table is stored by anti-diagonals (when it has no more rows than columns) and
@@ -117,8 +118,8 @@ const size_t PREPARED_CACHE_BYTES = 256u << 20; /* a matrix's column trees, prep
  * per task (its depths wait for their slowest thread). */
 const size_t THREAD_RUN_CELLS = 1024;
 
-/* Cells per anti-diagonal in shared memory (three of them in 48,000 bytes of the block's): the
- * block sweep keeps tables of fewer rows there. */
+/* Cells per anti-diagonal in shared memory (three reserved in 48,000 bytes of the block's, of
+ * which the sweeps use two): the block sweep keeps tables of fewer rows there. */
 template <typename T> struct ring_cells;
 template <> struct ring_cells<int32_t> {
     static const int value = 4000;
@@ -326,7 +327,8 @@ struct sweep_rows {
  * ints (checked: sweep_steps_fit), their products 64-bit. */
 template <typename T> struct sweep_row {
     int ahead_first, ahead_last; /* the cell of s + 2 is in the table: ahead_first <= s <= ahead_last */
-    int ring_at;                 /* x: its cells' place in an anti-diagonal of the ring (1 past the table) */
+    int ring_at;                 /* x: its cells' place in an anti-diagonal of the ring (1 for a row past
+                                  * the table, which stores nothing) */
     int32_t label;               /* of i */
     int l2_if_on_left_path; /* l2 if l(i) == l1 (then l(j) == l2 makes both prefix forests trees), else -1 */
     int leaf_offset;        /* if i is a leaf, j - s of the cell of s + 2 (j a leaf too: l(j) - s == it), else
@@ -470,9 +472,10 @@ __device__ __forceinline__ void load_operands(const table<T> &t, const sweep_row
  * and its diagonal neighbour is the up neighbour its row read on the step before (up_last, a
  * register): no cell needs s - 2 from the ring. Row 0 of `to` gets the border cell (0, s),
  * border_row, summed in the CPU's order by every thread: each stores the same value there, a store
- * with no predicate (thread 0's alone, its address was recomputed every step). The border cells
- * (x, 0) were put in the ring before the sweep, each in the anti-diagonal of x's parity, where
- * nothing overwrites them until their readers are done. A step's only branch is the rare td
+ * with no predicate (thread 0's alone, its address was recomputed every step; a race checker may
+ * report these identical stores). The border cells (x, 0) were put in the ring before the sweep,
+ * each in the anti-diagonal of x's parity, where nothing overwrites them until their readers are
+ * done. A step's only branch is the rare td
  * stores: the other stores and loads are predicated (cells outside the table compute garbage that
  * goes nowhere), and every address is one multiply-add (see sweep_row). */
 template <typename T, int K, typename G>
@@ -518,7 +521,7 @@ template <typename T, typename G, int K>
 __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sweep_rows g)
 {
     const bool in_shared = t.rows < stride && t.rows <= K * g.size &&
-                           (long long)(t.rows + 1) * (t.rows + t.cols + 1) < 0x7fffffffLL && /* (cell_index) */
+                           (long long)(t.rows + 1) * (t.rows + t.cols + 1) < 0x7fffffffLL && /* (s, x + cols: ints) */
                            sweep_steps_fit(t);
     g.pitch = in_shared && t.rows <= t.cols ? t.rows + 1 : 0;
     if (sizeof(T) == sizeof(int32_t)) { /* exact: the sums are products */
@@ -566,7 +569,8 @@ __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sw
     G::sync();
     /* anti-diagonal s in ring[(s % 2) stride]; four steps per iteration (the loop's own instructions
      * and the register moves at its end, once per four): the up to three steps past the last one
-     * store nothing and load nothing */
+     * store nothing to global memory and load nothing from it (they write cell (0, s) into the
+     * ring and take part in the barrier, as every thread does every step) */
     const int last = t.rows + t.cols;
     for (int s = 2; s <= last; s += 4) {
         sweep_step<T, K, G>(t, ring + stride, ring, rows, st, s, g, up_last, border_row, col_even, even);
@@ -646,8 +650,8 @@ template <typename T> __host__ __device__ constexpr size_t tile_space_bytes()
     return ((size_t)(TILE + 1) * TILE_PITCH * sizeof(T) + (4 * TILE + 4) * sizeof(int32_t) + 15) & ~(size_t)15;
 }
 
-/* The depth kernel's shared memory: the block and warp sweeps' three anti-diagonals, or a tile
- * space for each warp of the block (the multi-block role), whichever is larger (within the 48 KiB
+/* The depth kernel's shared memory: the block and warp sweeps' rings (three anti-diagonals), or a
+ * tile space for each warp of the block (the multi-block role), whichever is larger (within the 48 KiB
  * of static shared memory only 9 warps of 16 took tiles, 5 for doubles). One block runs per SM
  * anyway (its registers); an H100 or H200 lets it have 227 KiB (run_batch checks the GPU's limit).
  * Measured on an H100 (bench/results/gpu-ted.md, seventh session): many tiled tables 4 to 24%
@@ -960,7 +964,7 @@ template <typename T> __device__ __noinline__ void multi_role(const batch_view<T
 /* The tables of one depth: block-strategy tasks, then warp tasks, then thread tasks; the blocks
  * of the launch by role in the same order, after the multi-block role's (first, so that its long
  * pipelines start first); each role's units take its tasks in a grid-stride loop, each unit with
- * its own forest table (a slot). The shared memory for three anti-diagonals: the block's, or a
+ * its own forest table (a slot). The shared memory for the sweeps' rings: the block's, or a
  * sixteenth per warp; the multi-block role's warps each a tile_space in it. */
 template <typename T> struct depth_work {
     multi_work<T> multi;
