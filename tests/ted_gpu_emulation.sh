@@ -13,7 +13,10 @@
 # itself runs test_ted_cuda_*.
 # With LANES = 32 a block is one warp of 32 cooperative threads (ucontext fibers) that switch at
 # every barrier and shuffle, in an order drawn anew each round: the engine's 32-lane code (the
-# tiles' sweep from registers and shuffles) runs too, on fewer pairs (the fibers are slow).
+# tiles' sweep from registers and shuffles) runs too, on fewer pairs (the fibers are slow), and the
+# block and warp sweeps run with the GPU's rows per thread (one or two for a block, one for a warp's
+# lane), so their one- and two-row steps are the GPU's (a store predicate of the one-row step,
+# broken on purpose, gave 538 differences).
 #
 #   tests/ted_gpu_emulation.sh [cpu-build-dir] [LANES]   (default build-cpu, 1; needs g++ and perl)
 set -euo pipefail
@@ -44,8 +47,13 @@ cat >"$work/fake_cuda.cuh" <<'EOF'
 #define __launch_bounds__(...)
 #define __noinline__
 #define __shared__ static
+#if EMU_LANES == 1 /* one thread owns every row */
 #define WW_TED_ROWS_PER_THREAD 4096
 #define WW_TED_WARP_ROWS_PER_LANE 4096
+#else /* the GPU's rows per thread (ted.cu): the same sweeps as there, K = 1 and 2 */
+#define WW_TED_ROWS_PER_THREAD 2
+#define WW_TED_WARP_ROWS_PER_LANE 1
+#endif
 #define WW_TED_EARLY_EXIT 1
 #define WW_TED_MULTI_SLOT_BYTES (1u << 18) /* a depth's multi-block tables over several launches */
 #define WW_TED_LAUNCH(kernel, grid, threads, shared, stream, ...)                                  \
