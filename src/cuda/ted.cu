@@ -27,8 +27,9 @@
  *   anti-diagonals reserved in 48 KB of the block's, or a sixteenth per warp; the diagonal
  *   neighbour is the up neighbour of the step before, kept in a register), and the operands that
  *   come from global memory (the forest left of both subtrees, fd[l(i) - l1][l(j) - l2], and td)
- *   are loaded two anti-diagonals ahead into registers (the Y leftmost leaves their addresses
- *   need, four ahead), so their latency overlaps two steps (see `cell_operands` and
+ *   are loaded ahead into registers, the forest two anti-diagonals ahead (it may lie three back),
+ *   td and the Y leftmost leaves the forest's address needs four ahead, so that their latency
+ *   overlaps two or four steps (see `cell_operands` and
  *   `column_operands`; a thread's fixed state per row: `sweep_row`; one block of 512 threads per
  *   SM, so that it stays in registers). A step is branch-free but for the rare td stores (see sweep_step). Tables with
  *   more rows fall back to a sweep in global memory. Memory is laid out for the sweeps: one
@@ -402,14 +403,14 @@ template <typename T> __device__ __forceinline__ const T *at_step(const T *base,
  * as loaded: nothing waits for a load before the group's sync (a sum of two loads formed here would
  * wait a full memory latency per anti-diagonal). The match operand is the forest left of both
  * subtrees, fd[l(i) - l1][l(j) - l2] (forest[k], on an anti-diagonal at least three back: done when
- * loaded), plus td[i][j] (tree[k]), except:
+ * loaded), plus td[i][j] (loaded with the columns, four steps ahead: see column_operands), except:
  * - when i and j are both leaves (leaf_pair) that forest is the diagonal neighbour itself (two
  *   back), which the cell takes from its row's register instead;
  * - when both prefix forests are trees (`trees`, rare) it is the diagonal neighbour plus the
  *   relabelling (with col_label, loaded for those only), computed in the cell's branch that
  *   stores td[i][j]: the common cell computes no relabelling. */
 template <typename T, int K> struct cell_operands {
-    T forest[K], tree[K];
+    T forest[K];
     int32_t col_label[K];
     bool in[K], trees[K], leaf_pair[K];
 };
@@ -418,15 +419,21 @@ template <typename T, int K> struct cell_operands {
  * steps before the operands whose addresses need them (loaded together, every step waited for them
  * before it could issue its other loads; a step ahead, the roots' table of a 1000-node pair still
  * waited for them: ncu, ninth session), and whether the cells are in the table. Two sets
- * alternate, for the even and the odd anti-diagonals, as the operands do. */
+ * alternate, for the even and the odd anti-diagonals, as the operands do.
+ * The same step loads those cells' td[i][j] (`tree`, one of four sets, one per step of the loop's
+ * four): td entries of shallower depths, not written during this launch, so they can be loaded
+ * as far ahead as registers allow. Two steps ahead with the operands, the sweeps waited for them:
+ * with td loads left out (wrong values), the 1000-node pair's four deepest launches took 35% less
+ * (ncu, tenth session). A cell whose prefix forests are both trees loads its own td entry, which it
+ * writes later, and uses none of it. */
 template <int K> struct column_operands {
     int32_t left[K];
     bool in[K];
 };
 
 template <typename T, int K>
-__device__ __forceinline__ void load_columns(const table<T> &t, const sweep_row<T> *rows, int s, sweep_rows g,
-                                             column_operands<K> &col)
+__device__ __forceinline__ void load_columns(const table<T> &t, const sweep_row<T> *rows, sweep_steps st, int s,
+                                             sweep_rows g, column_operands<K> &col, T *tree)
 {
 #pragma unroll
     for (int k = 0; k < K; k++) {
@@ -435,8 +442,10 @@ __device__ __forceinline__ void load_columns(const table<T> &t, const sweep_row<
             break;
         const bool in = rows[k].ahead_first <= s + 2 && s + 2 <= rows[k].ahead_last;
         col.in[k] = in;
-        if (in)
+        if (in) {
             col.left[k] = __ldg(at_step(rows[k].col_left_ahead, s, (int)sizeof(int32_t)));
+            tree[k] = __ldg(at_step(rows[k].tdd_ahead, s + 2, st.j_step));
+        }
     }
 }
 
@@ -459,8 +468,6 @@ __device__ __forceinline__ void load_operands(const table<T> &t, const sweep_row
         op.leaf_pair[k] = leaf_pair;
         if (trees)
             op.col_label[k] = __ldg(at_step(r.col_label_ahead, s, (int)sizeof(int32_t)));
-        if (in && !trees) /* td entries of shallower depths: not written during this launch */
-            op.tree[k] = __ldg(at_step(r.tdd_ahead, s, st.j_step));
         if (in && !trees && !leaf_pair)
             op.forest[k] = *at_step(r.forest_at, lj, st.step);
     }
@@ -481,7 +488,7 @@ __device__ __forceinline__ void load_operands(const table<T> &t, const sweep_row
 template <typename T, int K, typename G>
 __device__ __forceinline__ void sweep_step(const table<T> &t, const T *from, T *to, const sweep_row<T> *rows,
                                            sweep_steps st, int s, sweep_rows g, T *up_last, T &border_row,
-                                           column_operands<K> &col, cell_operands<T, K> &op)
+                                           column_operands<K> &col, cell_operands<T, K> &op, T *tree)
 {
 #pragma unroll
     for (int k = 0; k < K; k++) {
@@ -491,7 +498,7 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, const T *from, T *
         const sweep_row<T> &r = rows[k];
         const T up = from[r.ring_at - 1], left = from[r.ring_at], diagonal = up_last[k];
         up_last[k] = up;
-        T val = cell_of(up, left, (op.leaf_pair[k] ? diagonal : op.forest[k]) + op.tree[k], t.del, t.ins);
+        T val = cell_of(up, left, (op.leaf_pair[k] ? diagonal : op.forest[k]) + tree[k], t.del, t.ins);
         if (op.trees[k]) { /* both prefix forests are trees: the cell is td[i][j] too */
             val = cell_of(up, left, diagonal + relabel_of(r.label, op.col_label[k], t.ren), t.del, t.ins);
             *at_step(r.td_at, s, st.sy) = val;
@@ -507,7 +514,7 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, const T *from, T *
     border_row = border_row + t.ins; /* cell (0, s) (past the columns: never read) */
     to[0] = border_row;
     load_operands<T, K>(t, rows, st, s, g, col, op);
-    load_columns<T, K>(t, rows, s, g, col);
+    load_columns<T, K>(t, rows, st, s, g, col, tree);
     G::sync();
 }
 
@@ -560,12 +567,13 @@ __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sw
     ring[stride] = border_row; /* (by every thread, as in the sweep) */
     cell_operands<T, K> even = {}, odd = {};
     column_operands<K> col_even = {}, col_odd = {};
-    load_columns<T, K>(t, rows, -2, g, col_even);
-    load_columns<T, K>(t, rows, -1, g, col_odd);
+    T tree[4][K] = {}; /* td of the cells of s, s + 1, s + 2, s + 3 at the loop's steps */
+    load_columns<T, K>(t, rows, st, -2, g, col_even, tree[0]);
+    load_columns<T, K>(t, rows, st, -1, g, col_odd, tree[1]);
     load_operands<T, K>(t, rows, st, 0, g, col_even, even); /* anti-diagonals 2 and 3 read borders only */
-    load_columns<T, K>(t, rows, 0, g, col_even);
+    load_columns<T, K>(t, rows, st, 0, g, col_even, tree[2]);
     load_operands<T, K>(t, rows, st, 1, g, col_odd, odd);
-    load_columns<T, K>(t, rows, 1, g, col_odd);
+    load_columns<T, K>(t, rows, st, 1, g, col_odd, tree[3]);
     G::sync();
     /* anti-diagonal s in ring[(s % 2) stride]; four steps per iteration (the loop's own instructions
      * and the register moves at its end, once per four): the up to three steps past the last one
@@ -573,10 +581,11 @@ __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sw
      * ring and take part in the barrier, as every thread does every step) */
     const int last = t.rows + t.cols;
     for (int s = 2; s <= last; s += 4) {
-        sweep_step<T, K, G>(t, ring + stride, ring, rows, st, s, g, up_last, border_row, col_even, even);
-        sweep_step<T, K, G>(t, ring, ring + stride, rows, st, s + 1, g, up_last, border_row, col_odd, odd);
-        sweep_step<T, K, G>(t, ring + stride, ring, rows, st, s + 2, g, up_last, border_row, col_even, even);
-        sweep_step<T, K, G>(t, ring, ring + stride, rows, st, s + 3, g, up_last, border_row, col_odd, odd);
+        sweep_step<T, K, G>(t, ring + stride, ring, rows, st, s, g, up_last, border_row, col_even, even, tree[0]);
+        sweep_step<T, K, G>(t, ring, ring + stride, rows, st, s + 1, g, up_last, border_row, col_odd, odd, tree[1]);
+        sweep_step<T, K, G>(t, ring + stride, ring, rows, st, s + 2, g, up_last, border_row, col_even, even,
+                            tree[2]);
+        sweep_step<T, K, G>(t, ring, ring + stride, rows, st, s + 3, g, up_last, border_row, col_odd, odd, tree[3]);
     }
 }
 
