@@ -151,6 +151,17 @@ template <typename T> static inline T __shfl_up_sync(unsigned, T v, int delta)
     fibers::barrier();
     return got;
 }
+template <typename T> static inline T __shfl_sync(unsigned, T v, int lane)
+{
+    if (EMU_LANES == 1)
+        abort();
+    static T posted[EMU_LANES];
+    posted[threadIdx.x] = v;
+    fibers::barrier();
+    const T got = posted[threadIdx.x / 32 * 32 + lane];
+    fibers::barrier();
+    return got;
+}
 static inline void __threadfence() {}
 static inline int atomicAdd(int *p, int v) { const int old = *p; *p += v; return old; }
 static inline int atomicExch(int *p, int v) { const int old = *p; *p = v; return old; }

@@ -1031,10 +1031,56 @@ __global__ void __launch_bounds__(BLOCK_THREADS, BLOCKS_PER_SM) depth_kernel(bat
  * every subtree of the other tree (src/cpu/ted.c: the leaf case of forest_table_exact and
  * two_node_rows). Subtree T(j) is the postorder range [l(j), j], so "T(j) holds a node of label L"
  * is "the last node of label L up to j is at or after l(j)". */
+
+/* td of a leaf keyroot against T(j) of s nodes; has: T(j) holds the leaf's label */
+__device__ __forceinline__ int32_t leaf_distance(int s, bool has, int32_t del, int32_t ins, int32_t ren)
+{
+    const int32_t best = has ? 0 : ren, base = del + ins;
+    return (s - 1) * ins + (best < base ? best : base);
+}
+
+/* td of a node p over its leaf child c against T(j) of s nodes, from the last nodes up to j of
+ * their labels (c_below: the last of c's label before j) */
+struct two_node_state {
+    int last_c, c_below, last_p, last_p_over_c, last_p_inner;
+};
+__device__ __forceinline__ void two_node_distances(int s, int l, const two_node_state &z, int32_t del, int32_t ins,
+                                                   int32_t ren, int32_t *dc, int32_t *dp)
+{
+    const bool has_c = z.last_c >= l, has_p = z.last_p >= l;
+    const int32_t alone = has_c ? 0 : ren, base = del + ins;
+    *dc = (s - 1) * ins + (alone < base ? alone : base);
+    const int32_t none = 2 * del + s * ins, one = del + (s - 1) * ins + (has_c || has_p ? 0 : ren);
+    int32_t d = none < one ? none : one;
+    if (s >= 2) {
+        const int32_t relabel = z.last_p_over_c >= l ? 0 : z.last_p_inner >= l || z.c_below >= l ? ren : 2 * ren;
+        const int32_t both = (s - 2) * ins + relabel;
+        d = both < d ? both : d;
+    }
+    *dp = d;
+}
+
+/* The running maximum over a warp's lanes (inclusive), after `carry` */
+__device__ __forceinline__ int warp_running_max(int x, int lane, int carry)
+{
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+        const int t = __shfl_up_sync(0xffffffffu, x, d);
+        if (lane >= d)
+            x = t > x ? t : x;
+    }
+    return carry > x ? carry : x;
+}
+
+/* One closed form per warp: the Y nodes 32 at a time, a lane each, the last nodes of each label up
+ * to j as running maxima over the lanes (one closed form per thread, scanning Y alone, took about
+ * 100 us for the 1000-node pair: its stores, one at a time). Narrower warps (the emulation's
+ * one-thread blocks) scan Y in turn. */
 __global__ void closed_form_kernel(batch_view<int32_t> v, const table_task *tasks, int count)
 {
-    const int stride = (int)(gridDim.x * blockDim.x);
-    for (int q = (int)(blockIdx.x * blockDim.x + threadIdx.x); q < count; q += stride) {
+    const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32, lane = (int)threadIdx.x % lanes;
+    const int per_block = (int)blockDim.x / lanes, all = (int)gridDim.x * per_block;
+    for (int q = (int)blockIdx.x * per_block + (int)threadIdx.x / lanes; q < count; q += all) {
         const table_task task = tasks[q];
         const pair_meta m = v.meta[task.pair];
         const bool in_b = task.k2 != 0;
@@ -1050,47 +1096,70 @@ __global__ void closed_form_kernel(batch_view<int32_t> v, const table_task *task
             td[(size_t)u * sx + (size_t)j * sy] = d;
             tdd[(size_t)(u + j) * (size_t)m.na + (size_t)(in_b ? j : u)] = d;
         };
-        if (k == x_left[k]) { /* a leaf */
-            const int32_t lk = x_label[k];
+        const bool leaf = k == x_left[k];
+        /* a leaf k, or a node p = k with its leaf child c = k - 1 */
+        const int c = k - 1, p = k;
+        const int32_t lk = x_label[k], lc = leaf ? 0 : x_label[c];
+        if (lanes < 32) {
             int last = -1;
+            two_node_state z = {-1, -1, -1, -1, -1};
             for (int j = 0; j < ny; j++) {
                 const int l = y_left[j], s = j - l + 1;
-                if (y_label[j] == lk)
-                    last = j;
-                const int32_t best = last >= l ? 0 : ren, base = del + ins;
-                store(k, j, (s - 1) * ins + (best < base ? best : base));
+                const int32_t label = y_label[j];
+                if (leaf) {
+                    if (label == lk)
+                        last = j;
+                    store(k, j, leaf_distance(s, last >= l, del, ins, ren));
+                    continue;
+                }
+                z.c_below = z.last_c;
+                if (label == lk) {
+                    if (z.c_below >= l)
+                        z.last_p_over_c = j;
+                    if (l < j)
+                        z.last_p_inner = j;
+                    z.last_p = j;
+                }
+                if (label == lc)
+                    z.last_c = j;
+                int32_t dc, dp;
+                two_node_distances(s, l, z, del, ins, ren, &dc, &dp);
+                store(c, j, dc);
+                store(p, j, dp);
             }
             continue;
         }
-        /* a node p = k with its leaf child c = k - 1 */
-        const int c = k - 1, p = k;
-        const int32_t lc = x_label[c], lp = x_label[p];
-        int last_c = -1, last_p = -1, last_p_over_c = -1, last_p_inner = -1;
-        for (int j = 0; j < ny; j++) {
-            const int l = y_left[j], s = j - l + 1;
-            const int32_t label = y_label[j];
-            const int c_below = last_c;
-            if (label == lp) {
-                if (c_below >= l)
-                    last_p_over_c = j;
-                if (l < j)
-                    last_p_inner = j;
-                last_p = j;
+        int carry = -1, carry_c = -1, carry_p = -1, carry_over = -1, carry_inner = -1; /* up to the last lane */
+        for (int j0 = 0; j0 < ny; j0 += 32) {
+            const int j = j0 + lane;
+            const bool in = j < ny;
+            const int l = in ? y_left[j] : 0, s = j - l + 1;
+            const int32_t label = in ? y_label[j] : 0;
+            if (leaf) {
+                const int last = warp_running_max(in && label == lk ? j : -1, lane, carry);
+                carry = __shfl_sync(0xffffffffu, last, 31);
+                if (in)
+                    store(k, j, leaf_distance(s, last >= l, del, ins, ren));
+                continue;
             }
-            if (label == lc)
-                last_c = j;
-            const bool has_c = last_c >= l, has_p = last_p >= l;
-            const int32_t alone = has_c ? 0 : ren, base = del + ins;
-            const int32_t dc = (s - 1) * ins + (alone < base ? alone : base);
-            const int32_t none = 2 * del + s * ins, one = del + (s - 1) * ins + (has_c || has_p ? 0 : ren);
-            int32_t dp = none < one ? none : one;
-            if (s >= 2) {
-                const int32_t relabel = last_p_over_c >= l ? 0 : last_p_inner >= l || c_below >= l ? ren : 2 * ren;
-                const int32_t both = (s - 2) * ins + relabel;
-                dp = both < dp ? both : dp;
+            two_node_state z;
+            z.last_c = warp_running_max(in && label == lc ? j : -1, lane, carry_c);
+            const int before = __shfl_up_sync(0xffffffffu, z.last_c, 1);
+            z.c_below = lane == 0 ? carry_c : before;
+            const bool is_p = in && label == lk;
+            z.last_p = warp_running_max(is_p ? j : -1, lane, carry_p);
+            z.last_p_over_c = warp_running_max(is_p && z.c_below >= l ? j : -1, lane, carry_over);
+            z.last_p_inner = warp_running_max(is_p && l < j ? j : -1, lane, carry_inner);
+            carry_c = __shfl_sync(0xffffffffu, z.last_c, 31);
+            carry_p = __shfl_sync(0xffffffffu, z.last_p, 31);
+            carry_over = __shfl_sync(0xffffffffu, z.last_p_over_c, 31);
+            carry_inner = __shfl_sync(0xffffffffu, z.last_p_inner, 31);
+            if (in) {
+                int32_t dc, dp;
+                two_node_distances(s, l, z, del, ins, ren, &dc, &dp);
+                store(c, j, dc);
+                store(p, j, dp);
             }
-            store(c, j, dc);
-            store(p, j, dp);
         }
     }
 }
@@ -1204,9 +1273,10 @@ struct multi_group {
 cudaError_t launch_closed_forms(cudaStream_t stream, int sm_count, const batch_view<int32_t> &v,
                                 const table_task *tasks, size_t count)
 {
-    const size_t per_block = count >= 32 * (size_t)sm_count ? 32 : 8;
-    WW_TED_LAUNCH(closed_form_kernel, (unsigned)((count + per_block - 1) / per_block), (unsigned)per_block, 0, stream,
-                  v, tasks, (int)count);
+    (void)sm_count;
+    const size_t warps = 8; /* a closed form per warp */
+    WW_TED_LAUNCH(closed_form_kernel, (unsigned)((count + warps - 1) / warps), (unsigned)(32 * warps), 0, stream, v, tasks,
+                  (int)count);
     return cudaGetLastError();
 }
 cudaError_t launch_closed_forms(cudaStream_t, int, const batch_view<double> &, const table_task *, size_t)
