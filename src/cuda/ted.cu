@@ -12,7 +12,7 @@
  *   have int32 tables and td, as the CPU: half the memory traffic, integer min/add. Their keyroots
  *   of one node (a leaf) and of two nodes (a node and its leaf child) have no tables: their tree
  *   distances against every subtree of the other tree follow in closed form from one scan of it
- *   (one thread per such keyroot, the formulas of src/cpu/ted.c's two_node_rows), in a first launch
+ *   (one warp per such keyroot, the formulas of src/cpu/ted.c's two_node_rows), in a first launch
  *   that needs nothing else; on the Swissport trees they are most of the tables. An exact table on
  *   a block or a warp is computed with its smaller side as rows (its values do not depend on the
  *   orientation), so that its rows fit the shared-memory sweep.
