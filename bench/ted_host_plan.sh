@@ -35,6 +35,7 @@ cat >"$work/driver.c" <<'DRIVER'
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 double plan_launch_at(void);
 void plan_reset(void);
@@ -75,6 +76,7 @@ int main(int argc, char **argv)
     ww_ctx fake;
     memset(&fake, 0, sizeof fake);
     fake.cuda = (ww_cuda_state *)&fs;
+    fake.num_threads = (int)sysconf(_SC_NPROCESSORS_ONLN); /* as a context's default */
     /* src/common/calibration.c's built-in model: one pair, then collections */
     const ww_ted_gpu_thresholds pair = {64, 4225, 1050625}, collection = {64, 4225, 4225};
     const ww_ted_params p = ww_ted_params_default();

@@ -56,6 +56,7 @@ cat >"$work/fake_cuda.cuh" <<'EOF'
 #endif
 #define WW_TED_EARLY_EXIT 1
 #define WW_TED_MULTI_SLOT_BYTES (1u << 18) /* a depth's multi-block tables over several launches */
+#define WW_TED_PLAN_TABLES_PER_WORKER 8    /* a matrix's plan over several threads */
 #define WW_TED_LAUNCH(kernel, grid, threads, shared, stream, ...)                                  \
     do {                                                                                           \
         gridDim.x = (grid), blockDim.x = EMU_LANES, threadIdx.x = 0;                               \
@@ -258,6 +259,7 @@ int main(void)
     ww_ctx fake;
     memset(&fake, 0, sizeof fake);
     fake.cuda = (ww_cuda_state *)&fs;
+    fake.num_threads = 3; /* the plan of a matrix's batch over three threads */
     /* every table on a block, a warp, a thread, in tiles over many warps (multi-block); mixes */
     const size_t all = (size_t)1 << 40;
     const ww_ted_gpu_thresholds limits[] = {{0, 0, all},      {0, all, all},       {all, all, all},

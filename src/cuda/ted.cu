@@ -64,7 +64,9 @@
 #include <string.h>
 
 #include <algorithm>
+#include <exception>
 #include <memory>
+#include <thread>
 #include <vector>
 
 /* The launches, as a macro so that tests/ted_gpu_emulation.sh can run the kernels on the CPU. */
@@ -118,6 +120,13 @@ const size_t PREPARED_CACHE_BYTES = 256u << 20; /* a matrix's column trees, prep
  * (a matrix has millions of small tables: fewer tasks to write and upload); one pair's, one table
  * per task (its depths wait for their slowest thread). */
 const size_t THREAD_RUN_CELLS = 1024;
+/* The host's plan of a batch: a worker thread for about this many tables (the keyroot pairs it
+ * counts), at most the context's threads (the emulation makes it small, so that its matrices are
+ * planned by several workers) */
+#ifndef WW_TED_PLAN_TABLES_PER_WORKER
+#define WW_TED_PLAN_TABLES_PER_WORKER 32768
+#endif
+const size_t PLAN_TABLES_PER_WORKER = WW_TED_PLAN_TABLES_PER_WORKER;
 
 /* Cells per anti-diagonal in shared memory (three reserved in 48,000 bytes of the block's, of
  * which the sweeps use two): the block sweep keeps tables of fewer rows there. */
@@ -425,7 +434,8 @@ template <typename T, int K> struct cell_operands {
  * as far ahead as registers allow. Two steps ahead with the operands, the sweeps waited for them:
  * with td loads left out (wrong values), the 1000-node pair's four deepest launches took 35% less
  * (ncu, tenth session). A cell whose prefix forests are both trees loads its own td entry, which it
- * writes later, and uses none of it. */
+ * writes later, and uses none of it: hence a plain load, not the read-only path (__ldg), which
+ * PTX allows only for data that nothing writes during the kernel. */
 template <int K> struct column_operands {
     int32_t left[K];
     bool in[K];
@@ -444,7 +454,7 @@ __device__ __forceinline__ void load_columns(const table<T> &t, const sweep_row<
         col.in[k] = in;
         if (in) {
             col.left[k] = __ldg(at_step(rows[k].col_left_ahead, s, (int)sizeof(int32_t)));
-            tree[k] = __ldg(at_step(rows[k].tdd_ahead, s + 2, st.j_step));
+            tree[k] = *at_step(rows[k].tdd_ahead, s + 2, st.j_step); /* (see below) */
         }
     }
 }
@@ -1267,19 +1277,15 @@ struct multi_group {
     size_t first, count, bands, cells; /* records [first, first + count) */
 };
 
-/* The closed forms exist for exact (int32) tables only. Each thread stores to its own rows of td
- * (one cache line per thread and store), so a few keyroots (one pair) go 8 threads to a block,
- * spread over many SMs, whose load/store units then take 8 lines per store, not 32. */
-cudaError_t launch_closed_forms(cudaStream_t stream, int sm_count, const batch_view<int32_t> &v,
-                                const table_task *tasks, size_t count)
+/* The closed forms exist for exact (int32) tables only: a warp each, 8 warps to a block. */
+cudaError_t launch_closed_forms(cudaStream_t stream, const batch_view<int32_t> &v, const table_task *tasks, size_t count)
 {
-    (void)sm_count;
-    const size_t warps = 8; /* a closed form per warp */
+    const size_t warps = 8;
     WW_TED_LAUNCH(closed_form_kernel, (unsigned)((count + warps - 1) / warps), (unsigned)(32 * warps), 0, stream, v, tasks,
                   (int)count);
     return cudaGetLastError();
 }
-cudaError_t launch_closed_forms(cudaStream_t, int, const batch_view<double> &, const table_task *, size_t)
+cudaError_t launch_closed_forms(cudaStream_t, const batch_view<double> &, const table_task *, size_t)
 {
     return cudaSuccess;
 }
@@ -1292,7 +1298,7 @@ size_t smaller(size_t x, size_t y) { return x < y ? x : y; }
  * out[k]: the distance of pair k. */
 template <typename T>
 ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, double unit,
-                    const ww_ted_gpu_thresholds *limits, double *out)
+                    const ww_ted_gpu_thresholds *limits, int threads, double *out)
 {
     const bool exact = sizeof(T) == sizeof(int32_t);
     const size_t pairs = bt.meta.size();
@@ -1346,9 +1352,9 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
         for (int l = 0; l < levels_b; l++)
             level_at[k][(size_t)l + 1] += level_at[k][(size_t)l];
     }
-    /* calls run(k, u, key, first, end, largest cells) for every nonempty run */
-    auto for_each_run = [&](auto run) {
-        for (size_t k = 0; k < pairs; k++) {
+    /* calls run(k, u, key, first, end, largest cells) for every nonempty run of pairs k0 .. k1 - 1 */
+    auto for_each_run = [&](size_t k0, size_t k1, auto run) {
+        for (size_t k = k0; k < k1; k++) {
             const std::vector<keyroot> &bk = big_b[k];
             const size_t levels_b = level_at[k].size() - 1;
             for (const keyroot &u : big_a[k])
@@ -1408,23 +1414,78 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
         size_t key, cells, bands;
         table_task task;
     };
-    std::vector<multi_found> multi_found_list; /* in the order of the runs (few: the largest tables) */
-    for_each_run([&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t largest) {
-        if (key % 4 == 0)
-            for (size_t v = first; v < end; v++) {
-                const keyroot &b = big_b[k][v];
-                multi_found_list.push_back(multi_found{key, ((size_t)u.size + 1) * ((size_t)b.size + 1), bands_of(u, b),
-                                                       table_task{(int)k, u.node, b.node, 1}});
-            }
-        if (key % 4 == 3)
-            for_each_task(k, u, first, end, [&](size_t, size_t) { start[key + 1]++; });
-        else
-            start[key + 1] += end - first;
-        /* a block or warp sweep may lay its table out by anti-diagonals: twice the cells (the
-         * multi-block tables have their own slots, below) */
-        const size_t need = key % 4 == 3 ? largest : key % 4 == 0 ? 0 : 2 * largest;
-        slot[key] = need > slot[key] ? need : slot[key];
+    /* The two passes over the runs (count, then write) go over ranges of pairs in parallel when the
+     * batch is large: a matrix's plan is hundreds of thousands of tables, several ms on one core
+     * (bench/ted_host_plan.sh), before its first launch. Worker w takes pairs pair_at[w] ..
+     * pair_at[w + 1] - 1; the counts per worker place each worker's tasks where one pass in pair
+     * order would have put them, so the upload is the same whatever the workers. */
+    const size_t workers = smaller(smaller((size_t)(threads > 0 ? threads : 1), pairs), 1 + bt.tables / PLAN_TABLES_PER_WORKER);
+    std::vector<size_t> pair_at(workers + 1);
+    for (size_t w = 0; w <= workers; w++)
+        pair_at[w] = pairs * w / workers;
+    auto in_parallel = [&](auto body) { /* body(w) for every worker, each on a thread but the first */
+        std::vector<std::thread> pool;
+        std::vector<std::exception_ptr> failed(workers);
+        size_t started = 1;
+        try {
+            for (; started < workers; started++)
+                pool.emplace_back([&, w = started] {
+                    try {
+                        body(w);
+                    } catch (...) {
+                        failed[w] = std::current_exception();
+                    }
+                });
+        } catch (...) { /* no thread to be had: the remaining workers' pairs here */
+        }
+        try {
+            body(0);
+            for (size_t w = started; w < workers; w++)
+                body(w);
+        } catch (...) {
+            failed[0] = std::current_exception();
+        }
+        for (std::thread &t : pool)
+            t.join();
+        for (const std::exception_ptr &e : failed)
+            if (e)
+                std::rethrow_exception(e);
+    };
+    struct worker_counts {
+        std::vector<size_t> tasks, slot; /* per key */
+        std::vector<multi_found> multi;  /* in the order of the runs (few: the largest tables) */
+    };
+    std::vector<worker_counts> counted(workers);
+    in_parallel([&](size_t w) {
+        worker_counts &c = counted[w];
+        c.tasks.assign((size_t)keys, 0);
+        c.slot.assign((size_t)keys, 0);
+        for_each_run(pair_at[w], pair_at[w + 1],
+                     [&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t largest) {
+                         if (key % 4 == 0)
+                             for (size_t v = first; v < end; v++) {
+                                 const keyroot &b = big_b[k][v];
+                                 c.multi.push_back(multi_found{key, ((size_t)u.size + 1) * ((size_t)b.size + 1),
+                                                               bands_of(u, b), table_task{(int)k, u.node, b.node, 1}});
+                             }
+                         if (key % 4 == 3)
+                             for_each_task(k, u, first, end, [&](size_t, size_t) { c.tasks[key]++; });
+                         else
+                             c.tasks[key] += end - first;
+                         /* a block or warp sweep may lay its table out by anti-diagonals: twice the
+                          * cells (the multi-block tables have their own slots, below) */
+                         const size_t need = key % 4 == 3 ? largest : key % 4 == 0 ? 0 : 2 * largest;
+                         c.slot[key] = need > c.slot[key] ? need : c.slot[key];
+                     });
     });
+    std::vector<multi_found> multi_found_list; /* in the order of the runs */
+    for (const worker_counts &c : counted) {
+        for (int k = 0; k < keys; k++) {
+            start[(size_t)k + 1] += c.tasks[(size_t)k];
+            slot[(size_t)k] = c.slot[(size_t)k] > slot[(size_t)k] ? c.slot[(size_t)k] : slot[(size_t)k];
+        }
+        multi_found_list.insert(multi_found_list.end(), c.multi.begin(), c.multi.end());
+    }
     for (int k = 0; k < keys; k++)
         start[(size_t)k + 1] += start[(size_t)k];
     const size_t task_count = start[(size_t)keys];
@@ -1544,20 +1605,26 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
         memcpy(staged + ints_bytes + meta_bytes, closed.data(), closed.size() * sizeof(table_task));
     {
         table_task *staged_tasks = (table_task *)(staged + ints_bytes + meta_bytes + closed_bytes);
-        std::vector<size_t> at(start.begin(), start.end() - 1);
-        for_each_run([&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t) {
-            if (key % 4 == 0) /* multi-block: its records instead (their places left unused) */
-                return;
-            if (key % 4 == 3) {
-                for_each_task(k, u, first, end, [&](size_t f, size_t e) {
-                    staged_tasks[at[key]++] = table_task{(int)k, u.node, (int)f, (int)(e - f)};
-                });
-                return;
-            }
-            table_task *to = staged_tasks + at[key];
-            for (size_t v = first; v < end; v++)
-                *to++ = table_task{(int)k, u.node, big_b[k][v].node, 1};
-            at[key] += end - first;
+        in_parallel([&](size_t w) {
+            /* worker w's first task of each key: after the key's tasks of the workers before it */
+            std::vector<size_t> at(start.begin(), start.end() - 1);
+            for (size_t before = 0; before < w; before++)
+                for (int k = 0; k < keys; k++)
+                    at[(size_t)k] += counted[before].tasks[(size_t)k];
+            for_each_run(pair_at[w], pair_at[w + 1], [&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t) {
+                if (key % 4 == 0) /* multi-block: its records instead (their places left unused) */
+                    return;
+                if (key % 4 == 3) {
+                    for_each_task(k, u, first, end, [&](size_t f, size_t e) {
+                        staged_tasks[at[key]++] = table_task{(int)k, u.node, (int)f, (int)(e - f)};
+                    });
+                    return;
+                }
+                table_task *to = staged_tasks + at[key];
+                for (size_t v = first; v < end; v++)
+                    *to++ = table_task{(int)k, u.node, big_b[k][v].node, 1};
+                at[key] += end - first;
+            });
         });
     }
     if (multi_count)
@@ -1581,7 +1648,7 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     view.del = del, view.ins = ins, view.ren = ren;
     cudaError_t e = cudaMemcpyAsync(input, staged, upload, cudaMemcpyHostToDevice, s->stream);
     if (e == cudaSuccess && !closed.empty())
-        e = launch_closed_forms(s->stream, s->sm_count, view, dclosed, closed.size());
+        e = launch_closed_forms(s->stream, view, dclosed, closed.size());
     /* the multi-block role's blocks: enough warps for the bands, at most one block per SM when
      * other roles' blocks share the launch (they fill the rest), as many as are resident alone (a
      * block that waits for a resident one to leave would find the queue empty; the queue needs
@@ -1647,13 +1714,13 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
 /* A batch in exact int32 tables when the costs allow it for its largest pair (the CPU's rule; the
  * values are the same either way), else in doubles. */
 ww_status run_batch_costs(ww_cuda_state *s, const batch &bt, const ww_ted_params *p,
-                          const ww_ted_gpu_thresholds *limits, double *out)
+                          const ww_ted_gpu_thresholds *limits, int threads, double *out)
 {
     int32_t del, ins, ren;
     double unit;
     if (ww_ted_exact_costs(p->delete_cost, p->insert_cost, p->relabel_cost, bt.largest_sum, 0, &del, &ins, &ren, &unit))
-        return run_batch<int32_t>(s, bt, del, ins, ren, unit, limits, out);
-    return run_batch<double>(s, bt, p->delete_cost, p->insert_cost, p->relabel_cost, 1.0, limits, out);
+        return run_batch<int32_t>(s, bt, del, ins, ren, unit, limits, threads, out);
+    return run_batch<double>(s, bt, p->delete_cost, p->insert_cost, p->relabel_cost, 1.0, limits, threads, out);
 }
 
 } // namespace
@@ -1673,7 +1740,7 @@ ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_
     try {
         batch bt;
         bt.add(prepared_tree(a), prepared_tree(b));
-        st = run_batch_costs(s, bt, p, limits, out);
+        st = run_batch_costs(s, bt, p, limits, 1, out);
     } catch (...) { /* std::bad_alloc of the host vectors */
         st = WW_ERR_MEMORY;
     }
@@ -1719,7 +1786,7 @@ ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, 
         std::vector<double> results;
         auto flush = [&]() {
             results.resize(bt.meta.size());
-            ww_status r = run_batch_costs(s, bt, p, limits, results.data());
+            ww_status r = run_batch_costs(s, bt, p, limits, ctx->num_threads, results.data());
             if (r != WW_OK)
                 return r;
             for (size_t k = 0; k < results.size(); k++) {
