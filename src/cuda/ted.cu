@@ -121,12 +121,13 @@ const size_t PREPARED_CACHE_BYTES = 256u << 20; /* a matrix's column trees, prep
  * per task (its depths wait for their slowest thread). */
 const size_t THREAD_RUN_CELLS = 1024;
 /* The host's plan of a batch: a worker thread for about this many tables (the keyroot pairs it
- * counts), at most the context's threads (the emulation makes it small, so that its matrices are
- * planned by several workers) */
+ * counts), at most the context's threads and PLAN_MAX_WORKERS (each costs a thread's start and
+ * join, twice a call; measured with 16: bench/results/gpu-ted.md) (the emulation makes the first
+ * small, so that its matrices are planned by several workers) */
 #ifndef WW_TED_PLAN_TABLES_PER_WORKER
 #define WW_TED_PLAN_TABLES_PER_WORKER 32768
 #endif
-const size_t PLAN_TABLES_PER_WORKER = WW_TED_PLAN_TABLES_PER_WORKER;
+const size_t PLAN_TABLES_PER_WORKER = WW_TED_PLAN_TABLES_PER_WORKER, PLAN_MAX_WORKERS = 16;
 
 /* Cells per anti-diagonal in shared memory (three reserved in 48,000 bytes of the block's, of
  * which the sweeps use two): the block sweep keeps tables of fewer rows there. */
@@ -1419,7 +1420,8 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
      * (bench/ted_host_plan.sh), before its first launch. Worker w takes pairs pair_at[w] ..
      * pair_at[w + 1] - 1; the counts per worker place each worker's tasks where one pass in pair
      * order would have put them, so the upload is the same whatever the workers. */
-    const size_t workers = smaller(smaller((size_t)(threads > 0 ? threads : 1), pairs), 1 + bt.tables / PLAN_TABLES_PER_WORKER);
+    const size_t workers = smaller(smaller(smaller((size_t)(threads > 0 ? threads : 1), PLAN_MAX_WORKERS), pairs),
+                                   1 + bt.tables / PLAN_TABLES_PER_WORKER);
     std::vector<size_t> pair_at(workers + 1);
     for (size_t w = 0; w <= workers; w++)
         pair_at[w] = pairs * w / workers;
