@@ -8,30 +8,12 @@
  * Prints, per size, the distance and the minimum and median time of one ww_ted call (parsing
  * excluded, everything else included), then the matrix of the 1000-node file. */
 #include "bench_common.h"
+#include "bench_trees.h"
 #include "wavewarp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char line_a[1 << 21], line_b[1 << 21];
-
-static size_t read_trees(ww_labels *d, const char *dir, int n, ww_tree *trees, size_t max)
-{
-    char lp[4096], ap[4096];
-    snprintf(lp, sizeof lp, "%s/swissport/swissport_nodes_%d.txt", dir, n);
-    snprintf(ap, sizeof ap, "%s/swissport/swissport_nodes_adj_%d.txt", dir, n);
-    FILE *fl = fopen(lp, "r"), *fa = fopen(ap, "r");
-    size_t count = 0;
-    while (fl && fa && count < max && fgets(line_a, sizeof line_a, fl) && fgets(line_b, sizeof line_b, fa))
-        if (ww_tree_parse_xted(d, line_a, strlen(line_a), line_b, strlen(line_b), &trees[count]) == WW_OK)
-            count++;
-    if (fl)
-        fclose(fl);
-    if (fa)
-        fclose(fa);
-    return count;
-}
 
 int main(int argc, char **argv)
 {
@@ -56,7 +38,7 @@ int main(int argc, char **argv)
         ww_labels *d;
         ww_labels_create(&d);
         ww_tree t[16];
-        size_t n = read_trees(d, argv[1], sizes[k], t, 16);
+        size_t n = bench_read_swissport(d, argv[1], sizes[k], t, 16);
         if (n < 2) {
             fprintf(stderr, "cannot read the %d-node Swissport files under %s\n", sizes[k], argv[1]);
             return 1;

@@ -30,6 +30,7 @@ grep -q plan_first_launch "$work/fake_cuda.cuh" || { echo "could not rewrite the
 cat >"$work/driver.c" <<'DRIVER'
 #define _POSIX_C_SOURCE 200809L
 #include "common/ted_internal.h"
+#include "bench_trees.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,30 +42,11 @@ double plan_launch_at(void);
 void plan_reset(void);
 struct fake_buffer { void *ptr; size_t bytes; };
 struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; void *pinned; size_t pinned_bytes; size_t smem_optin; };
-static char line_a[1 << 21], line_b[1 << 21];
-
 static double now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-static size_t read_trees(ww_labels *d, const char *dir, int n, ww_tree *t, size_t max)
-{
-    char lp[4096], ap[4096];
-    snprintf(lp, sizeof lp, "%s/swissport/swissport_nodes_%d.txt", dir, n);
-    snprintf(ap, sizeof ap, "%s/swissport/swissport_nodes_adj_%d.txt", dir, n);
-    FILE *fl = fopen(lp, "r"), *fa = fopen(ap, "r");
-    size_t count = 0;
-    while (fl && fa && count < max && fgets(line_a, sizeof line_a, fl) && fgets(line_b, sizeof line_b, fa))
-        if (ww_tree_parse_xted(d, line_a, strlen(line_a), line_b, strlen(line_b), &t[count]) == WW_OK)
-            count++;
-    if (fl)
-        fclose(fl);
-    if (fa)
-        fclose(fa);
-    return count;
 }
 
 int main(int argc, char **argv)
@@ -86,7 +68,7 @@ int main(int argc, char **argv)
     const int sizes[3] = {100, 500, 1000};
     for (int k = 0; k < 3; k++) {
         ww_tree t[2];
-        if (read_trees(d, argv[1], sizes[k], t, 2) < 2)
+        if (bench_read_swissport(d, argv[1], sizes[k], t, 2) < 2)
             return 1;
         double first = 1e9, whole = 1e9, out;
         for (int r = 0; r < 21; r++) {
@@ -102,7 +84,7 @@ int main(int argc, char **argv)
         printf("| swissport (0, 1), %d nodes | %.3f | %.3f |\n", sizes[k], first * 1e3, whole * 1e3);
     }
     ww_tree t[10];
-    if (read_trees(d, argv[1], 1000, t, 10) < 10)
+    if (bench_read_swissport(d, argv[1], 1000, t, 10) < 10)
         return 1;
     static double out[100];
     ww_pairwise_options o = ww_pairwise_options_default();
@@ -124,7 +106,7 @@ int main(int argc, char **argv)
 DRIVER
 
 g++ -O2 -std=c++17 -DEMU_LANES=1 -I"$work" -I"$repo/src/cuda" -I"$repo/src" -I"$repo/include" -c "$work/ted_plan.cpp" -o "$work/ted_plan.o"
-gcc -O2 -std=c11 -I"$repo/src" -I"$repo/include" -c "$work/driver.c" -o "$work/driver.o"
+gcc -O2 -std=c11 -I"$repo/src" -I"$repo/include" -I"$repo/bench" -c "$work/driver.c" -o "$work/driver.o"
 cuda_libs=()
 nvcc=$(grep -m1 '^CMAKE_CUDA_COMPILER:' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2 || true)
 if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
