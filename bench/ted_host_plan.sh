@@ -5,8 +5,9 @@
 # does there (the trees prepared in both orientations, the plan, the tasks written into the staging
 # buffer, the upload as a memcpy) and computes nothing. Prints, for Swissport pair (0, 1) at 100,
 # 500 and 1000 nodes and for the matrix of the ten 1000-node trees (the built-in thresholds of one
-# pair and of collections), the time until the first launch and of the whole call, best of 20 (of
-# 5 for the matrix). Run it on the GPU machine's host to set it beside bench/results/gpu-ted.md.
+# pair and of collections), the time until the first launch (the closed forms: a batch of many
+# tasks writes them after it) and of the whole call, best of 20 (of 5 for the matrix). Run it on
+# the GPU machine's host to set it beside bench/results/gpu-ted.md.
 #
 #   bench/ted_host_plan.sh [build-dir]   (a build with libwavewarp.a; default build-cpu; needs g++
 #                                         and perl; the trees: $WW_SHARED_DIR, default ../shared)
@@ -59,6 +60,7 @@ int main(int argc, char **argv)
     memset(&fake, 0, sizeof fake);
     fake.cuda = (ww_cuda_state *)&fs;
     fake.num_threads = (int)sysconf(_SC_NPROCESSORS_ONLN); /* as a context's default */
+    fake.cpu = calloc((size_t)fake.num_threads, sizeof *fake.cpu); /* the plan's workers' (unused) scratch */
     /* src/common/calibration.c's built-in model: one pair, then collections */
     const ww_ted_gpu_thresholds pair = {64, 4225, 1050625}, collection = {64, 4225, 4225};
     const ww_ted_params p = ww_ted_params_default();

@@ -57,6 +57,7 @@ cat >"$work/fake_cuda.cuh" <<'EOF'
 #define WW_TED_EARLY_EXIT 1
 #define WW_TED_MULTI_SLOT_BYTES (1u << 18) /* a depth's multi-block tables over several launches */
 #define WW_TED_PLAN_TABLES_PER_WORKER 8    /* a matrix's plan over several threads */
+#define WW_TED_TWO_PART_UPLOAD_TASKS 256   /* the larger batches uploaded in two parts */
 #define WW_TED_LAUNCH(kernel, grid, threads, shared, stream, ...)                                  \
     do {                                                                                           \
         gridDim.x = (grid), blockDim.x = EMU_LANES, threadIdx.x = 0;                               \
@@ -260,6 +261,9 @@ int main(void)
     memset(&fake, 0, sizeof fake);
     fake.cuda = (ww_cuda_state *)&fs;
     fake.num_threads = 3; /* the plan of a matrix's batch over three threads */
+    ww_cpu_scratch scratch[3];
+    memset(scratch, 0, sizeof scratch);
+    fake.cpu = scratch; /* the plan's workers' (unused) scratch */
     /* every table on a block, a warp, a thread, in tiles over many warps (multi-block); mixes */
     const size_t all = (size_t)1 << 40;
     const ww_ted_gpu_thresholds limits[] = {{0, 0, all},      {0, all, all},       {all, all, all},

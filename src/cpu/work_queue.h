@@ -6,6 +6,10 @@
 
 #include "../common/internal.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Computes item `item` with this thread's scratch; *cells: the DP cells it computed (0: nothing
  * to do, no progress reported). A failure stops every thread at its next item. */
 typedef ww_status (*ww_cpu_item_fn)(void *job, size_t item, ww_cpu_scratch *sc, uint64_t *cells);
@@ -18,5 +22,9 @@ typedef ww_status (*ww_cpu_thread_start_fn)(void *job, ww_cpu_scratch *sc);
  * its own finishing steps. */
 ww_status ww_cpu_run_items(ww_ctx *ctx, int threads, size_t items, uint64_t total, const ww_pairwise_options *o,
                            ww_cpu_thread_start_fn start, ww_cpu_item_fn run, void *job);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

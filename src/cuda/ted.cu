@@ -39,9 +39,10 @@
  *   (td[i][j] at (i + j) na + i); what is left scattered is one read per cell of the forest left
  *   of both subtrees.
  * - The host sorts the tables by depth and strategy by runs of them (a matrix has millions of
- *   tables: no pass per table but the one that writes it), uploads trees and task lists in one copy
- *   from pinned memory, launches the closed forms, one kernel per depth and one that gathers each
- *   pair's root entry, and copies the results back in one copy.
+ *   tables: no pass per table but the one that writes it), on the CPU threading layer's threads,
+ *   uploads trees and task lists from pinned memory (a large batch in two copies, its closed forms
+ *   running while its tasks are written), launches the closed forms, one kernel per depth and one
+ *   that gathers each pair's root entry, and copies the results back in one copy.
  * - The multi-block strategy (X-TED's Algorithm 2, see "the multi-block strategy" below): a table of
  *   more than block_cells cells is cut into bands of 32 rows, each band swept by one warp in tiles of
  *   32 x 32 cells, left to right, a band one tile behind the band above (per-band progress counters
@@ -56,6 +57,7 @@
  * Not here: the thresholds between the strategies (src/common/ted.c takes them from the GPU's cost
  * model, which `calibrate` measures: src/cuda/calibrate.cu). */
 #include "../common/ted_internal.h"
+#include "../cpu/work_queue.h"
 #include "../measures/ted.h"
 #include "cuda_common.cuh"
 
@@ -66,7 +68,7 @@
 #include <algorithm>
 #include <exception>
 #include <memory>
-#include <thread>
+#include <new>
 #include <vector>
 
 /* The launches, as a macro so that tests/ted_gpu_emulation.sh can run the kernels on the CPU. */
@@ -113,13 +115,15 @@ const size_t BLOCK_SLOT_BYTES = 256u << 20, WARP_SLOT_BYTES = 64u << 20, THREAD_
 #define WW_TED_MULTI_SLOT_BYTES (512u << 20)
 #endif
 const size_t MULTI_SLOT_BYTES = WW_TED_MULTI_SLOT_BYTES;
-const size_t BATCH_TD_BYTES = 1u << 30; /* tree distances (both layouts) of one batch, as doubles */
+const size_t BATCH_TD_BYTES = 1u << 30; /* tree distances (both layouts) of one batch, in its cell type */
 const size_t BATCH_TABLES = 1u << 26;   /* keyroot tables of one batch */
 const size_t PREPARED_CACHE_BYTES = 256u << 20; /* a matrix's column trees, prepared once */
 /* Thread-strategy tables of a batch of several pairs go in runs of about this many cells per task
  * (a matrix has millions of small tables: fewer tasks to write and upload); one pair's, one table
- * per task (its depths wait for their slowest thread). */
-const size_t THREAD_RUN_CELLS = 1024;
+ * per task (its depths wait for their slowest thread). Runs of 1,024 cells left the matrix of the
+ * ten 1000-node trees 6 blocks at depth 0 and 1.7 ms slower; 64 to 256 cells were equal, 32 and
+ * single tables slower again (bench/results/gpu-ted.md, eleventh session). */
+const size_t THREAD_RUN_CELLS = 128;
 /* The host's plan of a batch: a worker thread for about this many tables (the keyroot pairs it
  * counts), at most the context's threads and PLAN_MAX_WORKERS (each costs a thread's start and
  * join, twice a call; measured with 16: bench/results/gpu-ted.md) (the emulation makes the first
@@ -128,6 +132,13 @@ const size_t THREAD_RUN_CELLS = 1024;
 #define WW_TED_PLAN_TABLES_PER_WORKER 32768
 #endif
 const size_t PLAN_TABLES_PER_WORKER = WW_TED_PLAN_TABLES_PER_WORKER, PLAN_MAX_WORKERS = 16;
+/* A batch of at least this many tasks is uploaded in two copies, its closed forms launched between
+ * them (see run_batch); the 1000-node pair has 26,128 tasks, the 100-node pair a few hundred (the
+ * emulation makes it small, so that both ways are tested) */
+#ifndef WW_TED_TWO_PART_UPLOAD_TASKS
+#define WW_TED_TWO_PART_UPLOAD_TASKS 4096
+#endif
+const size_t TWO_PART_UPLOAD_TASKS = WW_TED_TWO_PART_UPLOAD_TASKS;
 
 /* Cells per anti-diagonal in shared memory (three reserved in 48,000 bytes of the block's, of
  * which the sweeps use two): the block sweep keeps tables of fewer rows there. */
@@ -1295,12 +1306,29 @@ size_t aligned(size_t bytes) { return (bytes + 255) & ~(size_t)255; }
 size_t at_least_one(size_t x) { return x > 0 ? x : 1; }
 size_t smaller(size_t x, size_t y) { return x < y ? x : y; }
 
+/* A worker of the host's plan as an item of the CPU threading layer (src/cpu/work_queue.h), whose
+ * threads persist between calls: starting a thread per worker and pass cost the matrix of the ten
+ * 1000-node trees about a millisecond a pass on a 16-core host (bench/results/gpu-ted.md, eleventh
+ * session). Exceptions stay on this side of the C layer. */
+template <typename F> ww_status plan_worker(void *job, size_t w, ww_cpu_scratch *, uint64_t *cells)
+{
+    *cells = 0;
+    try {
+        (*(F *)job)(w);
+        return WW_OK;
+    } catch (...) {
+        return WW_ERR_MEMORY;
+    }
+}
+
 /* Computes every pair of the batch in tables of T (int32_t: exact, costs scaled by 1 / unit);
  * out[k]: the distance of pair k. */
 template <typename T>
-ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, double unit,
-                    const ww_ted_gpu_thresholds *limits, int threads, double *out)
+ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double unit, const ww_ted_gpu_thresholds *limits,
+                    double *out)
 {
+    ww_cuda_state *s = ctx->cuda;
+    const int threads = ctx->num_threads;
     const bool exact = sizeof(T) == sizeof(int32_t);
     const size_t pairs = bt.meta.size();
     if (pairs == 0)
@@ -1327,31 +1355,54 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
      * with the size). The runs are counted, then their tables written straight into the upload. */
     const int keys = 4 * depths;
     std::vector<size_t> start((size_t)keys + 1, 0), slot((size_t)keys, 0);
-    std::vector<table_task> closed;
+    /* The split of the keyroots and the two passes over the runs (count, then write) go over ranges
+     * of pairs in parallel when the batch is large: a matrix's plan is hundreds of thousands of
+     * tables, several ms on one core (bench/ted_host_plan.sh). Worker w takes pairs pair_at[w] ..
+     * pair_at[w + 1] - 1; the counts per worker place each worker's tasks where one pass in pair
+     * order would have put them, so the upload is the same whatever the workers. */
+    const size_t workers = smaller(smaller(smaller((size_t)(threads > 0 ? threads : 1), PLAN_MAX_WORKERS), pairs),
+                                   1 + bt.tables / PLAN_TABLES_PER_WORKER);
+    std::vector<size_t> pair_at(workers + 1);
+    for (size_t w = 0; w <= workers; w++)
+        pair_at[w] = pairs * w / workers;
+    auto in_parallel = [&](auto body) { /* body(w) for every worker, on the CPU threading layer */
+        if (workers == 1)
+            return body(0);
+        ww_pairwise_options quiet = ww_pairwise_options_default();
+        if (ww_cpu_run_items(ctx, (int)workers, workers, 0, &quiet, NULL, plan_worker<decltype(body)>, &body) != WW_OK)
+            throw std::bad_alloc();
+    };
     std::vector<std::vector<keyroot>> big_a(pairs), big_b(pairs);
     std::vector<std::vector<size_t>> level_at(pairs); /* B's level l: big_b[k][level_at[l] ..] */
+    in_parallel([&](size_t w) {
+        for (size_t k = pair_at[w]; k < pair_at[w + 1]; k++) {
+            for (const keyroot &r : bt.keyroots_a[k])
+                if (tabled(r))
+                    big_a[k].push_back(r);
+            int levels_b = 0;
+            for (const keyroot &r : bt.keyroots_b[k])
+                if (tabled(r)) {
+                    big_b[k].push_back(r);
+                    levels_b = r.level + 1 > levels_b ? r.level + 1 : levels_b;
+                }
+            std::sort(big_b[k].begin(), big_b[k].end(), [](const keyroot &x, const keyroot &y) {
+                return x.level != y.level ? x.level < y.level : x.size != y.size ? x.size < y.size : x.node < y.node;
+            });
+            level_at[k].assign((size_t)levels_b + 1, 0);
+            for (const keyroot &r : big_b[k])
+                level_at[k][(size_t)r.level + 1]++;
+            for (int l = 0; l < levels_b; l++)
+                level_at[k][(size_t)l + 1] += level_at[k][(size_t)l];
+        }
+    });
+    std::vector<table_task> closed; /* the keyroots that are closed forms, in pair order, A's first */
     for (size_t k = 0; k < pairs; k++) {
         for (const keyroot &r : bt.keyroots_a[k])
-            if (tabled(r))
-                big_a[k].push_back(r);
-            else
+            if (!tabled(r))
                 closed.push_back(table_task{(int)k, r.node, 0, 1});
-        int levels_b = 0;
         for (const keyroot &r : bt.keyroots_b[k])
-            if (tabled(r)) {
-                big_b[k].push_back(r);
-                levels_b = r.level + 1 > levels_b ? r.level + 1 : levels_b;
-            } else {
+            if (!tabled(r))
                 closed.push_back(table_task{(int)k, r.node, 1, 1});
-            }
-        std::sort(big_b[k].begin(), big_b[k].end(), [](const keyroot &x, const keyroot &y) {
-            return x.level != y.level ? x.level < y.level : x.size != y.size ? x.size < y.size : x.node < y.node;
-        });
-        level_at[k].assign((size_t)levels_b + 1, 0);
-        for (const keyroot &r : big_b[k])
-            level_at[k][(size_t)r.level + 1]++;
-        for (int l = 0; l < levels_b; l++)
-            level_at[k][(size_t)l + 1] += level_at[k][(size_t)l];
     }
     /* calls run(k, u, key, first, end, largest cells) for every nonempty run of pairs k0 .. k1 - 1 */
     auto for_each_run = [&](size_t k0, size_t k1, auto run) {
@@ -1414,44 +1465,6 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     struct multi_found {
         size_t key, cells, bands;
         table_task task;
-    };
-    /* The two passes over the runs (count, then write) go over ranges of pairs in parallel when the
-     * batch is large: a matrix's plan is hundreds of thousands of tables, several ms on one core
-     * (bench/ted_host_plan.sh), before its first launch. Worker w takes pairs pair_at[w] ..
-     * pair_at[w + 1] - 1; the counts per worker place each worker's tasks where one pass in pair
-     * order would have put them, so the upload is the same whatever the workers. */
-    const size_t workers = smaller(smaller(smaller((size_t)(threads > 0 ? threads : 1), PLAN_MAX_WORKERS), pairs),
-                                   1 + bt.tables / PLAN_TABLES_PER_WORKER);
-    std::vector<size_t> pair_at(workers + 1);
-    for (size_t w = 0; w <= workers; w++)
-        pair_at[w] = pairs * w / workers;
-    auto in_parallel = [&](auto body) { /* body(w) for every worker, each on a thread but the first */
-        std::vector<std::thread> pool;
-        std::vector<std::exception_ptr> failed(workers);
-        size_t started = 1;
-        try {
-            for (; started < workers; started++)
-                pool.emplace_back([&, w = started] {
-                    try {
-                        body(w);
-                    } catch (...) {
-                        failed[w] = std::current_exception();
-                    }
-                });
-        } catch (...) { /* no thread to be had: the remaining workers' pairs here */
-        }
-        try {
-            body(0);
-            for (size_t w = started; w < workers; w++)
-                body(w);
-        } catch (...) {
-            failed[0] = std::current_exception();
-        }
-        for (std::thread &t : pool)
-            t.join();
-        for (const std::exception_ptr &e : failed)
-            if (e)
-                std::rethrow_exception(e);
     };
     struct worker_counts {
         std::vector<size_t> tasks, slot; /* per key */
@@ -1605,8 +1618,33 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
     }
     if (!closed.empty())
         memcpy(staged + ints_bytes + meta_bytes, closed.data(), closed.size() * sizeof(table_task));
+    char *input = (char *)s->input.ptr;
+    const multi_table *dmulti = (const multi_table *)(input + ints_bytes + meta_bytes + closed_bytes + tasks_bytes);
+    int *counters = (int *)(input + counters_at);
+    const table_task *dclosed = (const table_task *)(input + ints_bytes + meta_bytes);
+    const table_task *dtasks = (const table_task *)(input + ints_bytes + meta_bytes + closed_bytes);
+    T *slots = (T *)((char *)s->prepared.ptr + td_bytes);
+    double *results = (double *)((char *)s->prepared.ptr + td_bytes + slot_bytes);
+    batch_view<T> view;
+    view.td = (T *)s->prepared.ptr;
+    view.label = (const int32_t *)input;
+    view.leftmost = (const int32_t *)input + bt.label.size();
+    view.sorted_b = (const int32_t *)input + 2 * bt.label.size();
+    view.meta = (const pair_meta *)(input + ints_bytes);
+    view.del = del, view.ins = ins, view.ren = ren;
+    /* the upload in two parts when there are many tasks: the trees and closed forms first, whose
+     * kernel then runs while the tasks are written (the matrix's closed forms take about 1.5 ms,
+     * its tasks about as long to write; a small batch's are not worth a second copy) */
+    const size_t trees_part = ints_bytes + meta_bytes + closed_bytes;
+    const size_t first_copy = task_count >= TWO_PART_UPLOAD_TASKS ? trees_part : 0;
+    cudaError_t e = cudaSuccess;
+    if (first_copy) {
+        e = cudaMemcpyAsync(input, staged, first_copy, cudaMemcpyHostToDevice, s->stream);
+        if (e == cudaSuccess && !closed.empty())
+            e = launch_closed_forms(s->stream, view, dclosed, closed.size());
+    }
     {
-        table_task *staged_tasks = (table_task *)(staged + ints_bytes + meta_bytes + closed_bytes);
+        table_task *staged_tasks = (table_task *)(staged + trees_part);
         in_parallel([&](size_t w) {
             /* worker w's first task of each key: after the key's tasks of the workers before it */
             std::vector<size_t> at(start.begin(), start.end() - 1);
@@ -1617,8 +1655,8 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
                 if (key % 4 == 0) /* multi-block: its records instead (their places left unused) */
                     return;
                 if (key % 4 == 3) {
-                    for_each_task(k, u, first, end, [&](size_t f, size_t e) {
-                        staged_tasks[at[key]++] = table_task{(int)k, u.node, (int)f, (int)(e - f)};
+                    for_each_task(k, u, first, end, [&](size_t from, size_t to) {
+                        staged_tasks[at[key]++] = table_task{(int)k, u.node, (int)from, (int)(to - from)};
                     });
                     return;
                 }
@@ -1634,22 +1672,10 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
                multi_count * sizeof(multi_table));
     if (!groups.empty())
         memset(staged + counters_at, 0, counters_bytes);
-    char *input = (char *)s->input.ptr;
-    const multi_table *dmulti = (const multi_table *)(input + ints_bytes + meta_bytes + closed_bytes + tasks_bytes);
-    int *counters = (int *)(input + counters_at);
-    const table_task *dclosed = (const table_task *)(input + ints_bytes + meta_bytes);
-    const table_task *dtasks = (const table_task *)(input + ints_bytes + meta_bytes + closed_bytes);
-    T *slots = (T *)((char *)s->prepared.ptr + td_bytes);
-    double *results = (double *)((char *)s->prepared.ptr + td_bytes + slot_bytes);
-    batch_view<T> view;
-    view.td = (T *)s->prepared.ptr;
-    view.label = (const int32_t *)input;
-    view.leftmost = (const int32_t *)input + bt.label.size();
-    view.sorted_b = (const int32_t *)input + 2 * bt.label.size();
-    view.meta = (const pair_meta *)(input + ints_bytes);
-    view.del = del, view.ins = ins, view.ren = ren;
-    cudaError_t e = cudaMemcpyAsync(input, staged, upload, cudaMemcpyHostToDevice, s->stream);
-    if (e == cudaSuccess && !closed.empty())
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(input + first_copy, staged + first_copy, upload - first_copy, cudaMemcpyHostToDevice,
+                            s->stream);
+    if (e == cudaSuccess && !first_copy && !closed.empty())
         e = launch_closed_forms(s->stream, view, dclosed, closed.size());
     /* the multi-block role's blocks: enough warps for the bands, at most one block per SM when
      * other roles' blocks share the launch (they fill the rest), as many as are resident alone (a
@@ -1715,14 +1741,14 @@ ww_status run_batch(ww_cuda_state *s, const batch &bt, T del, T ins, T ren, doub
 
 /* A batch in exact int32 tables when the costs allow it for its largest pair (the CPU's rule; the
  * values are the same either way), else in doubles. */
-ww_status run_batch_costs(ww_cuda_state *s, const batch &bt, const ww_ted_params *p,
-                          const ww_ted_gpu_thresholds *limits, int threads, double *out)
+ww_status run_batch_costs(ww_ctx *ctx, const batch &bt, const ww_ted_params *p, const ww_ted_gpu_thresholds *limits,
+                          double *out)
 {
     int32_t del, ins, ren;
     double unit;
     if (ww_ted_exact_costs(p->delete_cost, p->insert_cost, p->relabel_cost, bt.largest_sum, 0, &del, &ins, &ren, &unit))
-        return run_batch<int32_t>(s, bt, del, ins, ren, unit, limits, threads, out);
-    return run_batch<double>(s, bt, p->delete_cost, p->insert_cost, p->relabel_cost, 1.0, limits, threads, out);
+        return run_batch<int32_t>(ctx, bt, del, ins, ren, unit, limits, out);
+    return run_batch<double>(ctx, bt, p->delete_cost, p->insert_cost, p->relabel_cost, 1.0, limits, out);
 }
 
 } // namespace
@@ -1742,7 +1768,7 @@ ww_status ww_cuda_ted(ww_ctx *ctx, const ww_tree *a, const ww_tree *b, const ww_
     try {
         batch bt;
         bt.add(prepared_tree(a), prepared_tree(b));
-        st = run_batch_costs(s, bt, p, limits, 1, out);
+        st = run_batch_costs(ctx, bt, p, limits, out);
     } catch (...) { /* std::bad_alloc of the host vectors */
         st = WW_ERR_MEMORY;
     }
@@ -1788,7 +1814,7 @@ ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, 
         std::vector<double> results;
         auto flush = [&]() {
             results.resize(bt.meta.size());
-            ww_status r = run_batch_costs(s, bt, p, limits, ctx->num_threads, results.data());
+            ww_status r = run_batch_costs(ctx, bt, p, limits, results.data());
             if (r != WW_OK)
                 return r;
             for (size_t k = 0; k < results.size(); k++) {
@@ -1818,7 +1844,18 @@ ww_status ww_cuda_ted_pairwise(ww_ctx *ctx, const ww_tree *x, const ww_tree *y, 
                     continue;
                 }
                 const size_t td = a->count * b->count + (a->count + b->count) * a->count; /* both layouts */
-                if (!bt.meta.empty() && ((bt.td_entries + td) * sizeof(double) > BATCH_TD_BYTES ||
+                /* in the batch's cell type: int32 while its largest pair stays exact (the rule of
+                 * run_batch_costs; a larger pair can only end it). Counted as doubles, the matrix
+                 * of the ten 1000-node trees made a second batch of its last pair, a pair's whole
+                 * critical path more (bench/results/gpu-ted.md, eleventh session). */
+                const size_t sum = a->count + b->count > bt.largest_sum ? a->count + b->count : bt.largest_sum;
+                int32_t unused_cost;
+                double unused_unit;
+                const size_t cell = ww_ted_exact_costs(p->delete_cost, p->insert_cost, p->relabel_cost, sum, 0,
+                                                       &unused_cost, &unused_cost, &unused_cost, &unused_unit)
+                                        ? sizeof(int32_t)
+                                        : sizeof(double);
+                if (!bt.meta.empty() && ((bt.td_entries + td) * cell > BATCH_TD_BYTES ||
                                          bt.tables + a->count * b->count > BATCH_TABLES))
                     st = flush();
                 if (st != WW_OK)
