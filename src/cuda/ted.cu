@@ -1355,12 +1355,14 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
      * with the size). The runs are counted, then their tables written straight into the upload. */
     const int keys = 4 * depths;
     std::vector<size_t> start((size_t)keys + 1, 0), slot((size_t)keys, 0);
-    /* The split of the keyroots and the two passes over the runs (count, then write) go over ranges
-     * of pairs in parallel when the batch is large: a matrix's plan is hundreds of thousands of
-     * tables, several ms on one core (bench/ted_host_plan.sh). Worker w takes pairs pair_at[w] ..
-     * pair_at[w + 1] - 1; the counts per worker place each worker's tasks where one pass in pair
-     * order would have put them, so the upload is the same whatever the workers. */
-    const size_t workers = smaller(smaller(smaller((size_t)(threads > 0 ? threads : 1), PLAN_MAX_WORKERS), pairs),
+    /* The split of the keyroots and the two passes over the runs (count, then write) run on several
+     * workers when the batch is large: a matrix's plan is hundreds of thousands of tables, several
+     * ms on one core (bench/ted_host_plan.sh), and one 1000-node pair's about 0.1 ms before its
+     * depths can start. The split takes ranges of pairs, pair_at[w] .. pair_at[w + 1] - 1; the passes
+     * take ranges of A's tabled keyroots over all pairs in order (one pair's are many), units
+     * unit_at_worker[w] .. unit_at_worker[w + 1] - 1. The counts per worker place each worker's tasks
+     * where one pass in order would have put them, so the upload is the same whatever the workers. */
+    const size_t workers = smaller(smaller((size_t)(threads > 0 ? threads : 1), PLAN_MAX_WORKERS),
                                    1 + bt.tables / PLAN_TABLES_PER_WORKER);
     std::vector<size_t> pair_at(workers + 1);
     for (size_t w = 0; w <= workers; w++)
@@ -1404,42 +1406,51 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
             if (!tabled(r))
                 closed.push_back(table_task{(int)k, r.node, 1, 1});
     }
-    /* calls run(k, u, key, first, end, largest cells) for every nonempty run of pairs k0 .. k1 - 1 */
-    auto for_each_run = [&](size_t k0, size_t k1, auto run) {
-        for (size_t k = k0; k < k1; k++) {
+    /* the passes' units: A's tabled keyroots of all pairs in order, pair k's from unit_at[k] on */
+    std::vector<size_t> unit_at(pairs + 1, 0), unit_at_worker(workers + 1);
+    for (size_t k = 0; k < pairs; k++)
+        unit_at[k + 1] = unit_at[k] + big_a[k].size();
+    for (size_t w = 0; w <= workers; w++)
+        unit_at_worker[w] = unit_at[pairs] * w / workers;
+    /* calls run(k, u, key, first, end, largest cells) for every nonempty run of units q0 .. q1 - 1 */
+    auto for_each_run = [&](size_t q0, size_t q1, auto run) {
+        size_t k = (size_t)(std::upper_bound(unit_at.begin(), unit_at.end(), q0) - unit_at.begin()) - 1;
+        for (size_t q = q0; q < q1; q++) {
+            while (q >= unit_at[k + 1])
+                k++;
             const std::vector<keyroot> &bk = big_b[k];
             const size_t levels_b = level_at[k].size() - 1;
-            for (const keyroot &u : big_a[k])
-                for (size_t lb = 0; lb < levels_b; lb++) {
-                    const size_t lo = level_at[k][lb], hi = level_at[k][lb + 1];
-                    if (lo == hi)
-                        continue;
-                    const size_t su = (size_t)u.size + 1;
-                    auto cells = [&](size_t v) { return su * ((size_t)bk[v].size + 1); };
-                    /* the first table from `from` on over `limit` cells (sizes grow along the level) */
-                    auto first_over = [&](size_t from, size_t limit) {
-                        for (size_t n = hi - from; n > 0;) {
-                            const size_t half = n / 2;
-                            if (cells(from + half) <= limit)
-                                from += half + 1, n -= half + 1;
-                            else
-                                n = half;
-                        }
-                        return from;
-                    };
-                    const size_t thread_end = first_over(lo, limits->thread_cells);
-                    const size_t warp_end = first_over(thread_end, limits->warp_cells);
-                    const size_t block_end = first_over(warp_end, limits->block_cells);
-                    const size_t depth_key = 4 * ((size_t)u.level + lb);
-                    if (thread_end > lo)
-                        run(k, u, depth_key + 3, lo, thread_end, cells(thread_end - 1));
-                    if (warp_end > thread_end)
-                        run(k, u, depth_key + 2, thread_end, warp_end, cells(warp_end - 1));
-                    if (block_end > warp_end)
-                        run(k, u, depth_key + 1, warp_end, block_end, cells(block_end - 1));
-                    if (hi > block_end)
-                        run(k, u, depth_key, block_end, hi, cells(hi - 1));
-                }
+            const keyroot &u = big_a[k][q - unit_at[k]];
+            for (size_t lb = 0; lb < levels_b; lb++) {
+                const size_t lo = level_at[k][lb], hi = level_at[k][lb + 1];
+                if (lo == hi)
+                    continue;
+                const size_t su = (size_t)u.size + 1;
+                auto cells = [&](size_t v) { return su * ((size_t)bk[v].size + 1); };
+                /* the first table from `from` on over `limit` cells (sizes grow along the level) */
+                auto first_over = [&](size_t from, size_t limit) {
+                    for (size_t n = hi - from; n > 0;) {
+                        const size_t half = n / 2;
+                        if (cells(from + half) <= limit)
+                            from += half + 1, n -= half + 1;
+                        else
+                            n = half;
+                    }
+                    return from;
+                };
+                const size_t thread_end = first_over(lo, limits->thread_cells);
+                const size_t warp_end = first_over(thread_end, limits->warp_cells);
+                const size_t block_end = first_over(warp_end, limits->block_cells);
+                const size_t depth_key = 4 * ((size_t)u.level + lb);
+                if (thread_end > lo)
+                    run(k, u, depth_key + 3, lo, thread_end, cells(thread_end - 1));
+                if (warp_end > thread_end)
+                    run(k, u, depth_key + 2, thread_end, warp_end, cells(warp_end - 1));
+                if (block_end > warp_end)
+                    run(k, u, depth_key + 1, warp_end, block_end, cells(block_end - 1));
+                if (hi > block_end)
+                    run(k, u, depth_key, block_end, hi, cells(hi - 1));
+            }
         }
     };
     /* the thread strategy's runs split into tasks of at most run_cells cells (at least a table) */
@@ -1475,7 +1486,7 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
         worker_counts &c = counted[w];
         c.tasks.assign((size_t)keys, 0);
         c.slot.assign((size_t)keys, 0);
-        for_each_run(pair_at[w], pair_at[w + 1],
+        for_each_run(unit_at_worker[w], unit_at_worker[w + 1],
                      [&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t largest) {
                          if (key % 4 == 0)
                              for (size_t v = first; v < end; v++) {
@@ -1651,7 +1662,7 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
             for (size_t before = 0; before < w; before++)
                 for (int k = 0; k < keys; k++)
                     at[(size_t)k] += counted[before].tasks[(size_t)k];
-            for_each_run(pair_at[w], pair_at[w + 1], [&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t) {
+            for_each_run(unit_at_worker[w], unit_at_worker[w + 1], [&](size_t k, const keyroot &u, size_t key, size_t first, size_t end, size_t) {
                 if (key % 4 == 0) /* multi-block: its records instead (their places left unused) */
                     return;
                 if (key % 4 == 3) {
