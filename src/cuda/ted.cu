@@ -87,6 +87,14 @@
  * 1000-node pair's tables in the sweep; registers per row: see BLOCKS_PER_SM). The
  * loops over them run to the end, so that they unroll into registers; the emulation, whose one
  * thread owns every row, leaves them early. */
+/* The warp sweep's td entries are prefetched into L2 this many anti-diagonals before their loads:
+ * a warp's steps are short, and a matrix's td is hundreds of MB, mostly in DRAM (ncu of the matrix
+ * of the ten 1000-node trees: 58% of its largest launch's samples waited on the loads of a warp
+ * sweep's cell). The matrix 16.1 to 16.6 ms against 16.9 to 17.0 (12 or 24 ahead); one pair's td
+ * fits L2, and its times did not change (bench/results/gpu-ted.md, eleventh session). */
+#ifndef WW_TED_WARP_TD_PREFETCH
+#define WW_TED_WARP_TD_PREFETCH 24
+#endif
 #ifndef WW_TED_ROWS_PER_THREAD
 #define WW_TED_ROWS_PER_THREAD 2
 #endif
@@ -326,9 +334,11 @@ template <typename T> __device__ __noinline__ void table_by_thread(const table<T
 /* A group of threads that sweeps one table: the block, or one warp. */
 struct block_group {
     __device__ static void sync() { __syncthreads(); }
+    static constexpr int td_prefetch = 0; /* see load_columns */
 };
 struct warp_group {
     __device__ static void sync() { __syncwarp(); }
+    static constexpr int td_prefetch = WW_TED_WARP_TD_PREFETCH;
 };
 
 /* The rows of a sweeping thread: rank `me` of `size` in its group owns rows 1 + me + k size. */
@@ -453,7 +463,7 @@ template <int K> struct column_operands {
     bool in[K];
 };
 
-template <typename T, int K>
+template <typename T, int K, int PREFETCH>
 __device__ __forceinline__ void load_columns(const table<T> &t, const sweep_row<T> *rows, sweep_steps st, int s,
                                              sweep_rows g, column_operands<K> &col, T *tree)
 {
@@ -468,6 +478,12 @@ __device__ __forceinline__ void load_columns(const table<T> &t, const sweep_row<
             col.left[k] = __ldg(at_step(rows[k].col_left_ahead, s, (int)sizeof(int32_t)));
             tree[k] = *at_step(rows[k].tdd_ahead, s + 2, st.j_step); /* (see below) */
         }
+#ifdef __CUDA_ARCH__
+        if constexpr (PREFETCH > 0) {
+            if (rows[k].ahead_first <= s + 2 + PREFETCH && s + 2 + PREFETCH <= rows[k].ahead_last)
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(at_step(rows[k].tdd_ahead, s + 2 + PREFETCH, st.j_step)));
+        }
+#endif
     }
 }
 
@@ -536,7 +552,7 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, const T *from, T *
     border_row = border_row + t.ins; /* cell (0, s) (past the columns: never read) */
     to[0] = border_row;
     load_operands<T, K>(t, rows, st, s, g, col, op);
-    load_columns<T, K>(t, rows, st, s, g, col, tree);
+    load_columns<T, K, G::td_prefetch>(t, rows, st, s, g, col, tree);
     G::sync();
 }
 
@@ -590,12 +606,12 @@ __device__ void table_by_group(const table<T> &t, T *fd, T *ring, int stride, sw
     cell_operands<T, K> even = {}, odd = {};
     column_operands<K> col_even = {}, col_odd = {};
     T tree[4][K] = {}; /* td of the cells of s, s + 1, s + 2, s + 3 at the loop's steps */
-    load_columns<T, K>(t, rows, st, -2, g, col_even, tree[0]);
-    load_columns<T, K>(t, rows, st, -1, g, col_odd, tree[1]);
+    load_columns<T, K, G::td_prefetch>(t, rows, st, -2, g, col_even, tree[0]);
+    load_columns<T, K, G::td_prefetch>(t, rows, st, -1, g, col_odd, tree[1]);
     load_operands<T, K>(t, rows, st, 0, g, col_even, even); /* anti-diagonals 2 and 3 read borders only */
-    load_columns<T, K>(t, rows, st, 0, g, col_even, tree[2]);
+    load_columns<T, K, G::td_prefetch>(t, rows, st, 0, g, col_even, tree[2]);
     load_operands<T, K>(t, rows, st, 1, g, col_odd, odd);
-    load_columns<T, K>(t, rows, st, 1, g, col_odd, tree[3]);
+    load_columns<T, K, G::td_prefetch>(t, rows, st, 1, g, col_odd, tree[3]);
     G::sync();
     /* anti-diagonal s in ring[(s % 2) stride]; four steps per iteration (the loop's own instructions
      * and the register moves at its end, once per four): the up to three steps past the last one
