@@ -21,9 +21,13 @@ trap 'rm -rf "$work"' EXIT
 
 # the emulation's fake runtime, launches timed instead of run, device memory not poisoned
 perl -0ne 'print $1 if /cat >"\$work\/fake_cuda.cuh" <<.EOF.\n(.*?)\nEOF\n/s' tests/ted_gpu_emulation.sh |
-  perl -0pe 's/#define WW_TED_LAUNCH\(kernel.*?\} while \(0\)\n/#include <time.h>\nstatic double plan_first_launch;\nstatic inline double plan_now() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }\n#define WW_TED_LAUNCH(kernel, grid, threads, shared, stream, ...) do { if (plan_first_launch == 0) plan_first_launch = plan_now(); } while (0)\n/s; s/memset\(b->ptr, 0x5a, bytes\);/(void)0;/' \
+  perl -0pe 's/^#define WW_TED_(MULTI_SLOT_BYTES|PLAN_TABLES_PER_WORKER|TWO_PART_UPLOAD_TASKS) .*\n//mg; s/#define WW_TED_LAUNCH\(kernel.*?\} while \(0\)\n/#include <time.h>\nstatic double plan_first_launch;\nstatic inline double plan_now() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }\n#define WW_TED_LAUNCH(kernel, grid, threads, shared, stream, ...) do { if (plan_first_launch == 0) plan_first_launch = plan_now(); } while (0)\n/s; s/memset\(b->ptr, 0x5a, bytes\);/(void)0;/' \
   >"$work/fake_cuda.cuh"
 grep -q plan_first_launch "$work/fake_cuda.cuh" || { echo "could not rewrite the fake runtime's launches" >&2; exit 1; }
+# the emulation's test-only plan settings (small slots, many workers, two-part uploads) are left out:
+# the host part is timed with the engine's own
+! grep -q -E 'define WW_TED_(MULTI_SLOT_BYTES|PLAN_TABLES_PER_WORKER|TWO_PART_UPLOAD_TASKS)' "$work/fake_cuda.cuh" ||
+  { echo "could not drop the emulation's plan settings" >&2; exit 1; }
 { perl -pe 's|#include "cuda_common.cuh"|#include "fake_cuda.cuh"|' src/cuda/ted.cu
   echo 'extern "C" double plan_launch_at(void) { return plan_first_launch; }'
   echo 'extern "C" void plan_reset(void) { plan_first_launch = 0; }'; } >"$work/ted_plan.cpp"
