@@ -132,12 +132,17 @@ const size_t PREPARED_CACHE_BYTES = 256u << 20; /* a matrix's column trees, prep
  * ten 1000-node trees 6 blocks at depth 0 and 1.7 ms slower; 64 to 256 cells were equal, 32 and
  * single tables slower again (bench/results/gpu-ted.md, eleventh session). */
 const size_t THREAD_RUN_CELLS = 128;
-/* The host's plan of a batch: a worker thread for about this many tables (the keyroot pairs it
- * counts), at most the context's threads and PLAN_MAX_WORKERS (each costs a thread's start and
- * join, twice a call; measured with 16: bench/results/gpu-ted.md) (the emulation makes the first
- * small, so that its matrices are planned by several workers) */
+/* The host's plan of a batch: a worker for about this many tables (the keyroot pairs it counts),
+ * at most the context's threads and PLAN_MAX_WORKERS (measured with 16: bench/results/gpu-ted.md).
+ * The workers are the CPU threading layer's (OpenMP), whose waiting threads spin: on a host whose
+ * cores are busy with other work a parallel region can wait milliseconds for a core (a 500-node
+ * pair's plan took 16 ms instead of 0.05 on two workers, one core busy), so only a plan of
+ * milliseconds on one core takes workers: a matrix (the ten 1000-node trees: 11 million keyroot
+ * pairs, 16 workers), not a pair of up to about 1,000 nodes (250,000 keyroot pairs, 0.1 to 0.2
+ * ms; on 8 workers about 3% faster end to end on an idle host). (The emulation makes it small, so
+ * that its pairs and matrices are planned by several workers.) */
 #ifndef WW_TED_PLAN_TABLES_PER_WORKER
-#define WW_TED_PLAN_TABLES_PER_WORKER 32768
+#define WW_TED_PLAN_TABLES_PER_WORKER 262144
 #endif
 const size_t PLAN_TABLES_PER_WORKER = WW_TED_PLAN_TABLES_PER_WORKER, PLAN_MAX_WORKERS = 16;
 /* A batch of at least this many tasks is uploaded in two copies, its closed forms launched between
