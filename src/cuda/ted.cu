@@ -1377,9 +1377,9 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
     const int keys = 4 * depths;
     std::vector<size_t> start((size_t)keys + 1, 0), slot((size_t)keys, 0);
     /* The split of the keyroots and the two passes over the runs (count, then write) run on several
-     * workers when the batch is large: a matrix's plan is hundreds of thousands of tables, several
-     * ms on one core (bench/ted_host_plan.sh), and one 1000-node pair's about 0.1 ms before its
-     * depths can start. The split takes ranges of pairs, pair_at[w] .. pair_at[w + 1] - 1; the passes
+     * workers when the batch is large (PLAN_TABLES_PER_WORKER): a matrix's plan is hundreds of
+     * thousands of tables, several ms on one core (bench/ted_host_plan.sh), and so is a very large
+     * pair's. The split takes ranges of pairs, pair_at[w] .. pair_at[w + 1] - 1; the passes
      * take ranges of A's tabled keyroots over all pairs in order (one pair's are many), units
      * unit_at_worker[w] .. unit_at_worker[w + 1] - 1. The counts per worker place each worker's tasks
      * where one pass in order would have put them, so the upload is the same whatever the workers. */
