@@ -1385,19 +1385,22 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
      * where one pass in order would have put them, so the upload is the same whatever the workers. */
     const size_t workers = smaller(smaller((size_t)(threads > 0 ? threads : 1), PLAN_MAX_WORKERS),
                                    1 + bt.tables / PLAN_TABLES_PER_WORKER);
-    std::vector<size_t> pair_at(workers + 1);
-    for (size_t w = 0; w <= workers; w++)
-        pair_at[w] = pairs * w / workers;
-    auto in_parallel = [&](auto body) { /* body(w) for every worker, on the CPU threading layer */
-        if (workers == 1)
+    /* the split's workers: no more than the pairs (one large pair: one worker, no idle region) */
+    const size_t split_workers = smaller(workers, pairs);
+    std::vector<size_t> pair_at(split_workers + 1);
+    for (size_t w = 0; w <= split_workers; w++)
+        pair_at[w] = pairs * w / split_workers;
+    /* body(w) for w < count, on the CPU threading layer */
+    auto in_parallel = [&](size_t count, auto body) {
+        if (count == 1)
             return body(0);
         ww_pairwise_options quiet = ww_pairwise_options_default();
-        if (ww_cpu_run_items(ctx, (int)workers, workers, 0, &quiet, NULL, plan_worker<decltype(body)>, &body) != WW_OK)
+        if (ww_cpu_run_items(ctx, (int)count, count, 0, &quiet, NULL, plan_worker<decltype(body)>, &body) != WW_OK)
             throw std::bad_alloc();
     };
     std::vector<std::vector<keyroot>> big_a(pairs), big_b(pairs);
     std::vector<std::vector<size_t>> level_at(pairs); /* B's level l: big_b[k][level_at[l] ..] */
-    in_parallel([&](size_t w) {
+    in_parallel(split_workers, [&](size_t w) {
         for (size_t k = pair_at[w]; k < pair_at[w + 1]; k++) {
             for (const keyroot &r : bt.keyroots_a[k])
                 if (tabled(r))
@@ -1503,7 +1506,7 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
         std::vector<multi_found> multi;  /* in the order of the runs (few: the largest tables) */
     };
     std::vector<worker_counts> counted(workers);
-    in_parallel([&](size_t w) {
+    in_parallel(workers, [&](size_t w) {
         worker_counts &c = counted[w];
         c.tasks.assign((size_t)keys, 0);
         c.slot.assign((size_t)keys, 0);
@@ -1677,7 +1680,7 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
     }
     {
         table_task *staged_tasks = (table_task *)(staged + trees_part);
-        in_parallel([&](size_t w) {
+        in_parallel(workers, [&](size_t w) {
             /* worker w's first task of each key: after the key's tasks of the workers before it */
             std::vector<size_t> at(start.begin(), start.end() - 1);
             for (size_t before = 0; before < w; before++)
