@@ -46,7 +46,7 @@ cat >"$work/driver.c" <<'DRIVER'
 double plan_launch_at(void);
 void plan_reset(void);
 struct fake_buffer { void *ptr; size_t bytes; };
-struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; void *pinned; size_t pinned_bytes; size_t smem_optin; };
+struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; void *pinned; size_t pinned_bytes; size_t smem_optin; _Bool programmatic_launch; /* 0: no td marks to set */ };
 static double now(void)
 {
     struct timespec t;

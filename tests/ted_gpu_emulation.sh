@@ -7,8 +7,11 @@
 # forced in turn, and on matrices (self, blocks with strides, float output, x against y). What it
 # cannot see: races between threads of a real launch (the tables of one launch write disjoint
 # entries and read only earlier launches' by construction) and the multi-block strategy's memory
-# ordering between warps. What it checks of that strategy: its values (forced on every table, and
-# mixed with the others in one launch), and its queue's order: the first warp of the role takes every
+# ordering between warps, and the overlap of depths (its launches run in order; but every td read
+# of every strategy is checked for the unwritten mark, so a read before the write aborts, and the
+# overlapped launches' host side runs: their own forest slots, td marked). What it checks of the
+# multi-block strategy: its values (forced on every table, and mixed with the others in one
+# launch), and its queue's order: the first warp of the role takes every
 # band in turn, and a wait on a band not yet finished aborts (on a GPU it could deadlock). The GPU
 # itself runs test_ted_cuda_*.
 # With LANES = 32 a block is one warp of 32 cooperative threads (ucontext fibers) that switch at
@@ -64,6 +67,16 @@ cat >"$work/fake_cuda.cuh" <<'EOF'
         for (blockIdx.x = 0; blockIdx.x < gridDim.x; blockIdx.x++)                                 \
             fibers::run_block([&] { kernel(__VA_ARGS__); });                                       \
     } while (0)
+/* A launch that may overlap the one before it on a GPU: here in order, as every launch */
+#define WW_TED_LAUNCH_OVERLAPPED(kernel, grid, threads, shared, stream, ...)                       \
+    ([&] {                                                                                         \
+        WW_TED_LAUNCH(kernel, grid, threads, shared, stream, __VA_ARGS__);                         \
+        fake_overlapped_launches++;                                                                \
+        return 0;                                                                                  \
+    }())
+extern "C" {
+long fake_overlapped_launches; /* (the driver requires some) */
+}
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
 typedef void *cudaStream_t;
@@ -142,6 +155,9 @@ static void run_block(const std::function<void()> &kernel)
 } // namespace fibers
 static inline void __syncthreads() { fibers::barrier(); }
 static inline void __syncwarp() { fibers::barrier(); }
+/* the engine only asks for any(v) && v, which is v: no lane needs the others' (the sweeps' lanes
+ * here may leave their loops early, WW_TED_EARLY_EXIT) */
+static inline bool __any_sync(unsigned, bool v) { return v; }
 template <typename T> static inline T __shfl_up_sync(unsigned, T v, int delta)
 {
     if (EMU_LANES == 1) /* never: the 32-lane code only runs in a warp of 32 */
@@ -183,6 +199,18 @@ template <typename F> static inline cudaError_t cudaFuncSetAttribute(F, int, int
             abort();                                                                               \
         }                                                                                          \
     } while (0)
+/* A read of a td entry not yet written: on a GPU, where depths overlap, it waits; here, where the
+ * launches run in order, the entry should have been written (a wrong order or a missed entry). */
+#define WW_TED_TD_RELOAD
+template <typename T> static T td_reload(const T *)
+{
+    fprintf(stderr, "a td entry read before it was written\n");
+    abort();
+}
+static inline unsigned __activemask() { return 1u; }
+static inline long long clock64() { return 0; }
+static inline void __nanosleep(unsigned) {}
+static inline cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t) { memset(d, v, n); return 0; }
 static inline cudaError_t cudaMalloc(void **p, size_t n) { *p = malloc(n ? n : 1); return *p ? 0 : 2; }
 static inline cudaError_t cudaFree(void *p) { free(p); return 0; }
 static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, int, cudaStream_t) { memcpy(d, s, n); return 0; }
@@ -212,7 +240,7 @@ static inline ww_status ww_pinned_reserve(void **p, size_t *bytes, size_t want)
     *bytes = *p ? want : 0;
     return *p ? WW_OK : WW_ERR_MEMORY;
 }
-struct ww_cuda_state { int sm_count; cudaStream_t stream; ww_device_buffer input, prepared, work; void *pinned; size_t pinned_bytes; size_t smem_optin; };
+struct ww_cuda_state { int sm_count; cudaStream_t stream; ww_device_buffer input, prepared, work; void *pinned; size_t pinned_bytes; size_t smem_optin; bool programmatic_launch; };
 struct ww_cuda_device_guard { int previous; };
 static inline ww_cuda_device_guard ww_cuda_enter(ww_cuda_state *) { return {0}; }
 static inline void ww_cuda_leave(ww_cuda_device_guard) {}
@@ -228,8 +256,9 @@ cat >"$work/driver.c" <<'EOF'
 #include <string.h>
 
 int ww_test_failures, ww_test_skipped;
+extern long fake_overlapped_launches;
 struct fake_buffer { void *ptr; size_t bytes; };
-struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; void *pinned; size_t pinned_bytes; size_t smem_optin; };
+struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; void *pinned; size_t pinned_bytes; size_t smem_optin; _Bool programmatic_launch; };
 
 static void tree(ww_rng *r, int n, double up, int labels, int32_t *p, int32_t *l)
 {
@@ -257,6 +286,7 @@ int main(void)
     memset(&fs, 0, sizeof fs);
     fs.sm_count = 4;
     fs.smem_optin = (size_t)227 << 10; /* an H100's */
+    fs.programmatic_launch = 1; /* the depths' overlapped launches and td's unwritten marks */
     ww_ctx fake;
     memset(&fake, 0, sizeof fake);
     fake.cuda = (ww_cuda_state *)&fs;
@@ -383,6 +413,11 @@ int main(void)
         const ww_status st = ww_cuda_ted(&fake, &trees[0], &trees[1], &costs[0], &limits[k], &got);
         bad += st != WW_ERR_UNSUPPORTED || got != -7;
         compared++;
+    }
+    /* the overlapped launches ran (their depths in order here, every td read checked for the mark) */
+    if (fake_overlapped_launches == 0) {
+        printf("no depth was launched overlapped\n");
+        bad++;
     }
     printf("ted_gpu_emulation, blocks of %d thread(s): %d comparisons, %d differences\n", EMU_LANES, compared, bad);
     ww_ctx_destroy(cpu);

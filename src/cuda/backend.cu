@@ -197,6 +197,7 @@ static ww_status init_on_device(ww_ctx *ctx, ww_cuda_state *s)
     }
     s->sm_count = prop.multiProcessorCount;
     s->smem_optin = prop.sharedMemPerBlockOptin;
+    s->programmatic_launch = prop.major >= 9;
     snprintf(s->gpu_name, sizeof s->gpu_name, "%s", prop.name);
     /* the cost model before the stream: a malformed file fails here with nothing to undo */
     char source[sizeof ctx->calibration_source];

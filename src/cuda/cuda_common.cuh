@@ -32,6 +32,8 @@ struct ww_cuda_state {
     int device;
     int sm_count;
     size_t smem_optin; /* shared memory a block may use after opting in */
+    bool programmatic_launch; /* compute capability 9.0 or more: a kernel may start while the one
+                               * before it in the stream runs (programmatic dependent launch) */
     char gpu_name[256];
     ww_cuda_model model; /* the matrix engine's cost model: built in, or from a calibration file */
     /* "thread", "warp", "grid", ...: the matrix strategy ww_cuda_calibrate times; NULL lets the

@@ -31,8 +31,9 @@
  *   td and the Y leftmost leaves the forest's address needs four ahead, so that their latency
  *   overlaps two or four steps (see `cell_operands` and
  *   `column_operands`; a thread's fixed state per row: `sweep_row`; one block of 512 threads per
- *   SM, so that it stays in registers). A step is branch-free but for the rare td stores (see sweep_step). Tables with
- *   more rows fall back to a sweep in global memory. Memory is laid out for the sweeps: one
+ *   SM, so that it stays in registers). A step is branch-free but for the rare td stores and the
+ *   warp's vote on unwritten td entries (see sweep_step). Tables with more rows fall back to a
+ *   sweep in global memory. Memory is laid out for the sweeps: one
  *   anti-diagonal's global accesses are the cells it stores and the td entries it reads, so a
  *   sweep's forest table is stored by anti-diagonals (when it has no more rows than columns) and
  *   td is kept twice, by rows (the thread strategy reads along rows) and by anti-diagonals
@@ -43,6 +44,13 @@
  *   uploads trees and task lists from pinned memory (a large batch in two copies, its closed forms
  *   running while its tasks are written), launches the closed forms, one kernel per depth and one
  *   that gathers each pair's root entry, and copies the results back in one copy.
+ * - The depths overlap (on GPUs of compute capability 9.0 on: programmatic dependent launch): a
+ *   depth's launch starts as soon as every block of the one before it has started, and a table
+ *   that reads a td entry not written yet waits for it (td holds a mark until written; one vote of
+ *   the warp a step, td_ready), so the deep depths' few large tables sweep staggered behind the
+ *   tables they read instead of each depth waiting for its slowest table (the 1000-node pair: 1.35
+ *   to 1.4 ms against 2.1 to 2.2; see run_batch). Waits are only on launches whose blocks have all
+ *   started: no deadlock whatever the residency.
  * - The multi-block strategy (X-TED's Algorithm 2, see "the multi-block strategy" below): a table of
  *   more than block_cells cells is cut into bands of 32 rows, each band swept by one warp in tiles of
  *   32 x 32 cells, left to right, a band one tile behind the band above (per-band progress counters
@@ -75,6 +83,12 @@
 #ifndef WW_TED_LAUNCH
 #define WW_TED_LAUNCH(kernel, grid, threads, shared, stream, ...)                                                     \
     kernel<<<(grid), (threads), (shared), (stream)>>>(__VA_ARGS__)
+#endif
+/* A depth's launch that may start while the depth before it runs (programmatic dependent launch):
+ * as a macro for the same reason (the emulation's launches run in order). */
+#ifndef WW_TED_LAUNCH_OVERLAPPED
+#define WW_TED_LAUNCH_OVERLAPPED(kernel, grid, threads, shared, stream, ...)                                          \
+    launch_overlapped(kernel, (grid), (threads), (shared), (stream), __VA_ARGS__)
 #endif
 /* The depth kernel's shared memory: dynamic, over the 48 KiB of static shared memory (see
  * depth_shared_bytes). */
@@ -152,6 +166,13 @@ const size_t PLAN_TABLES_PER_WORKER = WW_TED_PLAN_TABLES_PER_WORKER, PLAN_MAX_WO
 #define WW_TED_TWO_PART_UPLOAD_TASKS 4096
 #endif
 const size_t TWO_PART_UPLOAD_TASKS = WW_TED_TWO_PART_UPLOAD_TASKS;
+/* Overlapping depths (see run_batch): each launch then has forest slots of its own, at most this
+ * many bytes for the whole batch (else the depths run one after the other, their launches sharing
+ * one set of slots); WW_TED_OVERLAP_DEPTHS 0 turns it off (to compare). */
+#ifndef WW_TED_OVERLAP_DEPTHS
+#define WW_TED_OVERLAP_DEPTHS 1
+#endif
+const size_t OVERLAP_SLOT_BYTES = 1u << 30;
 
 /* Cells per anti-diagonal in shared memory (three reserved in 48,000 bytes of the block's, of
  * which the sweeps use two): the block sweep keeps tables of fewer rows there. */
@@ -206,10 +227,12 @@ template <typename T> struct table {
     int l1, l2, rows, cols;
     int w; /* a forest table row: cols + 1 */
     T del, ins, ren; /* deleting a node of X, inserting one of Y */
+    int *failed;     /* set when a wait is never met (the call then fails) */
 };
 
 template <typename T>
-__device__ __forceinline__ table<T> table_of(const batch_view<T> &v, const table_task &task, bool may_flip = true)
+__device__ __forceinline__ table<T> table_of(const batch_view<T> &v, const table_task &task, int *failed,
+                                            bool may_flip = true)
 {
     const pair_meta m = v.meta[task.pair];
     const int32_t *a_left = v.leftmost + m.a, *b_left = v.leftmost + m.b;
@@ -221,6 +244,7 @@ __device__ __forceinline__ table<T> table_of(const batch_view<T> &v, const table
     t.na = m.na;
     t.a_rows = !flip;
     t.ren = v.ren;
+    t.failed = failed;
     int kx, ky;
     if (flip) {
         t.x_left = b_left, t.x_label = v.label + m.b, t.y_left = a_left, t.y_label = v.label + m.a;
@@ -238,6 +262,48 @@ __device__ __forceinline__ table<T> table_of(const batch_view<T> &v, const table
 }
 
 template <typename T> __device__ __forceinline__ T relabel_of(int32_t a, int32_t b, T ren) { return a == b ? (T)0 : ren; }
+
+/* A wait that is never met (a fault: the queue's order and the launches' rule it out) fails the
+ * call after WAIT_LIMIT_CYCLES (about 10 s) rather than hang it: *failed is set, the work goes
+ * on, the host returns WW_ERR_CUDA. */
+const long long WAIT_LIMIT_CYCLES = 20000000000LL;
+
+/* td entries of a batch whose depths overlap (see the design note) hold all bits set until written
+ * (an int32 -1, a double NaN: no distance is either), and a table that reads one that a table of a
+ * smaller depth has not written yet waits for it (td_ready). Entries are written once, so a value
+ * read that is not the mark is final, wherever it was read from (an SM's L1 may hold a stale line:
+ * of marks only; the wait reads L2). */
+__device__ __forceinline__ bool td_unset(int32_t v) { return v < 0; }
+__device__ __forceinline__ bool td_unset(double v) { return v != v; }
+#ifndef WW_TED_TD_RELOAD /* (the emulation's own: its launches run in order, no read ever waits) */
+template <typename T> __device__ __forceinline__ T td_reload(const T *p) { return __ldcg(p); }
+#endif
+/* v, read from p where `needed` (else unused): its final value. The wait is a loop on the vote of
+ * the warp's active lanes, its body predicated, not a branch that some lanes take: a divergent
+ * branch or a call in a sweep's step cost the step its uniform registers (each global access then
+ * rebuilt its memory descriptor, R2UR: 56 more instructions in four steps of the block sweep, its
+ * launches 15 to 40% slower; ncu and SASS, twelfth session). */
+template <typename T> __device__ __forceinline__ T td_ready(T v, const T *p, bool needed, int *failed)
+{
+    const unsigned lanes = __activemask();
+    bool wait = needed && td_unset(v);
+    if (!__any_sync(lanes, wait))
+        return v;
+    const long long start = clock64();
+    do {
+        __nanosleep(64);
+        if (wait) {
+            v = td_reload(p);
+            wait = td_unset(v);
+        }
+        if (__any_sync(lanes, *(volatile int *)failed || clock64() - start > WAIT_LIMIT_CYCLES)) {
+            if (wait)
+                atomicExch(failed, 1);
+            break;
+        }
+    } while (__any_sync(lanes, wait));
+    return v;
+}
 
 /* td[u][v] of X node u and Y node v, by rows and by anti-diagonals. The sweeps read the second: the
  * entries that one anti-diagonal of a table reads are then contiguous (u + v is the same for all),
@@ -284,7 +350,8 @@ __device__ __forceinline__ T match_operand(const table<T> &t, const T *fd, int l
     *trees = li == t.l1 && lj == t.l2;
     if (*trees)
         return relabel_of(la, t.y_label[j], t.ren);
-    return fd[(size_t)(li - t.l1) * t.w + (lj - t.l2)] + t.tdd[td_diagonal_index(t, i, j)];
+    const T *tree = t.tdd + td_diagonal_index(t, i, j);
+    return fd[(size_t)(li - t.l1) * t.w + (lj - t.l2)] + td_ready(*tree, tree, true, t.failed);
 }
 
 /* Cell (x, y) of a forest table in global memory whose earlier anti-diagonals are done. */
@@ -325,7 +392,8 @@ template <typename T> __device__ __noinline__ void table_by_thread(const table<T
             const int lj = col_left[y - 1] - t.l2;
             const bool trees = li == t.l1 && lj == 0;
             const T m = trees ? up[y - 1] + relabel_of(la, col_label[y - 1], t.ren)
-                              : sub[lj] + td_read[(size_t)(y - 1) * t.sy];
+                              : sub[lj] + td_ready(td_read[(size_t)(y - 1) * t.sy], td_read + (size_t)(y - 1) * t.sy,
+                                                   true, t.failed);
             left = cell_of(up[y], left, m, t.del, t.ins);
             row[y] = left;
             if (trees) {
@@ -533,6 +601,28 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, const T *from, T *
                                            sweep_steps st, int s, sweep_rows g, T *up_last, T &border_row,
                                            column_operands<K> &col, cell_operands<T, K> &op, T *tree)
 {
+    /* the td entries of the step's cells (loaded four steps ahead) that are not written yet, when
+     * depths overlap: one vote of the warp a step, not one a cell (the roots' table of the
+     * 1000-node pair 714 against 748 us, ncu); a cell whose prefix forests are trees loaded its
+     * own entry, which it does not use */
+    {
+        bool wait = false;
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const sweep_row<T> &r = rows[k];
+            const bool in_table = K == 1 ? op.in[k] : (r.ahead_first + 2 <= s && s <= r.ahead_last + 2);
+            wait = wait || (in_table && !op.trees[k] && td_unset(tree[k]));
+        }
+        if (__any_sync(__activemask(), wait)) {
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                const sweep_row<T> &r = rows[k];
+                const bool in_table = K == 1 ? op.in[k] : (r.ahead_first + 2 <= s && s <= r.ahead_last + 2);
+                tree[k] = td_ready(tree[k], at_step(r.tdd_ahead, s - 2, st.j_step), in_table && !op.trees[k],
+                                   t.failed);
+            }
+        }
+    }
 #pragma unroll
     for (int k = 0; k < K; k++) {
         const int x = 1 + g.me + k * g.size;
@@ -721,10 +811,7 @@ struct multi_table {
     int first_band, progress;
 };
 
-/* A wait that is never met (a fault: the queue's order rules it out) fails the call after
- * WAIT_LIMIT_CYCLES (about 10 s) rather than hang it: *failed is set, the bands go on, the host
- * returns WW_ERR_CUDA. */
-const long long WAIT_LIMIT_CYCLES = 20000000000LL;
+/* (a wait that is never met: see WAIT_LIMIT_CYCLES) */
 #ifndef WW_TED_SPIN_WAIT /* (the emulation's checks that its waits are met before they start) */
 #define WW_TED_SPIN_WAIT(flag, value, failed)                                                                          \
     do {                                                                                                               \
@@ -884,12 +971,22 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, int 
          * OPERAND_BATCH loads in flight per lane before their stores. */
         const bool lanes_by_columns = t.sy == 1;
         const int outer = lanes_by_columns ? cols_here : rows_here, inner = lanes_by_columns ? rows_here : cols_here;
-        auto operand = [&](int r, int c) -> T {
+        /* loaded apart from their sum, which waits for the loads: all OPERAND_BATCH loads first
+         * (a td entry not yet written is waited for at the sum: td_ready) */
+        struct operand_parts {
+            T forest, tree; /* both prefix forests trees: the relabelling and 0 */
+            bool trees;
+        };
+        auto operand = [&](int r, int c) -> operand_parts {
             const int xf = sp.row_from()[r], yf = sp.col_from()[c];
             if (xf == 0 && yf == 0)
-                return relabel_of(sp.row_label()[r], sp.col_label()[c], t.ren);
-            const T tree = t.td[td_row_index(t, t.l1 + x0 + r - 1, t.l2 + y0 + c - 1)];
-            return yf < y0 - 1 ? relaxed_cell(fd + (size_t)xf * w + (size_t)yf) + tree : tree;
+                return operand_parts{relabel_of(sp.row_label()[r], sp.col_label()[c], t.ren), (T)0, true};
+            return operand_parts{yf < y0 - 1 ? relaxed_cell(fd + (size_t)xf * w + (size_t)yf) : (T)0,
+                                 t.td[td_row_index(t, t.l1 + x0 + r - 1, t.l2 + y0 + c - 1)], false};
+        };
+        auto operand_sum = [&](operand_parts o, int r, int c) -> T {
+            return o.forest +
+                   td_ready(o.tree, t.td + td_row_index(t, t.l1 + x0 + r - 1, t.l2 + y0 + c - 1), !o.trees, t.failed);
         };
         auto late = [&](int r, int c) { /* the second pass's cells */
             const int xf = sp.row_from()[r], yf = sp.col_from()[c];
@@ -897,7 +994,7 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, int 
         };
         for (int o = me; o < outer; o += lanes)
             for (int n0 = 0; n0 < inner; n0 += OPERAND_BATCH) {
-                T op[OPERAND_BATCH];
+                operand_parts op[OPERAND_BATCH];
 #pragma unroll
                 for (int k = 0; k < OPERAND_BATCH; k++)
                     if (n0 + k < inner)
@@ -906,7 +1003,7 @@ __device__ void band_by_warp(const table<T> &t, T *fd, int band, int *mine, int 
                 for (int k = 0; k < OPERAND_BATCH; k++)
                     if (n0 + k < inner) {
                         const int r = lanes_by_columns ? n0 + k : o, c = lanes_by_columns ? o : n0 + k;
-                        sp.cell()[(r + 1) * TILE_PITCH + c + 1] = op[k];
+                        sp.cell()[(r + 1) * TILE_PITCH + c + 1] = operand_sum(op[k], r, c);
                     }
             }
         if (band > 0 && me == 0) {
@@ -982,7 +1079,8 @@ template <typename T> struct multi_work {
     const multi_table *tables;
     int table_count, bands, blocks;
     T *slots;
-    int *queue, *progress, *failed;
+    int *queue, *progress;
+    int *failed; /* (every role's: see WAIT_LIMIT_CYCLES) */
 };
 
 template <typename T> __device__ __noinline__ void multi_role(const batch_view<T> &v, const multi_work<T> m)
@@ -1008,8 +1106,8 @@ template <typename T> __device__ __noinline__ void multi_role(const batch_view<T
         }
         const multi_table mt = m.tables[lo];
         const int band = q - mt.first_band;
-        band_by_warp(table_of(v, mt.task), m.slots + mt.fd, band, m.progress + mt.progress + band, m.failed, warp, me,
-                     lanes);
+        band_by_warp(table_of(v, mt.task, m.failed), m.slots + mt.fd, band, m.progress + mt.progress + band, m.failed,
+                     warp, me, lanes);
     }
 }
 
@@ -1033,6 +1131,10 @@ __global__ void __launch_bounds__(BLOCK_THREADS, BLOCKS_PER_SM) depth_kernel(bat
 {
     WW_TED_DYNAMIC_SHARED(depth_shared);
     T *const ring = (T *)depth_shared;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    /* the next depth's launch may start once every block of this one has (see run_batch) */
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
     if ((int)blockIdx.x < d.multi.blocks) {
         multi_role(v, d.multi);
         return;
@@ -1041,7 +1143,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS, BLOCKS_PER_SM) depth_kernel(bat
     if (b < d.block_blocks) {
         T *fd = d.block_slots + (size_t)b * d.block_slot;
         for (int p = b; p < d.block_tasks; p += d.block_blocks)
-            table_by_block(table_of(v, d.tasks[p]), fd, ring, ring_cells<T>::value);
+            table_by_block(table_of(v, d.tasks[p], d.multi.failed), fd, ring, ring_cells<T>::value);
     } else if (b < d.block_blocks + d.warp_blocks) {
         /* a launch of fewer than 32 threads per block (the emulation) has narrower warps */
         const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32, per_block = (int)blockDim.x / lanes;
@@ -1052,7 +1154,8 @@ __global__ void __launch_bounds__(BLOCK_THREADS, BLOCKS_PER_SM) depth_kernel(bat
         T *fd = d.warp_slots + (size_t)warp * d.warp_slot;
         const int stride = ring_cells<T>::value / per_block;
         for (int p = warp; p < d.warp_tasks; p += warps)
-            table_by_warp(table_of(v, d.tasks[d.block_tasks + p]), fd, ring + 3 * stride * in_block, stride);
+            table_by_warp(table_of(v, d.tasks[d.block_tasks + p], d.multi.failed), fd, ring + 3 * stride * in_block,
+                          stride);
     } else {
         const int first = d.block_blocks + d.warp_blocks;
         const int thread = (b - first) * (int)blockDim.x + (int)threadIdx.x;
@@ -1065,7 +1168,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS, BLOCKS_PER_SM) depth_kernel(bat
             const table_task run = d.tasks[d.block_tasks + d.warp_tasks + p];
             const int32_t *b = v.sorted_b + v.meta[run.pair].sorted_b + run.k2;
             for (int q = 0; q < run.count; q++)
-                table_by_thread(table_of(v, table_task{run.pair, run.k1, b[q], 1}, false), fd);
+                table_by_thread(table_of(v, table_task{run.pair, run.k1, b[q], 1}, d.multi.failed, false), fd);
         }
     }
 }
@@ -1327,6 +1430,29 @@ size_t aligned(size_t bytes) { return (bytes + 255) & ~(size_t)255; }
 size_t at_least_one(size_t x) { return x > 0 ? x : 1; }
 size_t smaller(size_t x, size_t y) { return x < y ? x : y; }
 
+#ifdef __CUDACC__ /* (not in the emulation, which has its own WW_TED_LAUNCH_OVERLAPPED) */
+/* kernel<<<grid, threads, shared, stream>>>(args), allowed to start before the kernel before it
+ * in the stream ends: as soon as all of that one's blocks have started (they signal it first
+ * thing, griddepcontrol.launch_dependents); its reads of what that kernel writes wait by
+ * themselves (td_ready) */
+template <typename... P, typename... A>
+cudaError_t launch_overlapped(void (*kernel)(P...), unsigned grid, unsigned threads, size_t shared,
+                              cudaStream_t stream, A... args)
+{
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(grid);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = shared;
+    config.stream = stream;
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, kernel, args...);
+}
+#endif
+
 /* A worker of the host's plan as an item of the CPU threading layer (src/cpu/work_queue.h), whose
  * threads persist between calls: starting a thread per worker and pass cost the matrix of the ten
  * 1000-node trees about a millisecond a pass on a 16-core host (bench/results/gpu-ted.md, eleventh
@@ -1581,6 +1707,7 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
      * slots and tasks as offsets until the buffers are known */
     const size_t sms = (size_t)s->sm_count;
     std::vector<depth_plan> plans((size_t)depths);
+    std::vector<size_t> role_entries((size_t)depths);
     size_t slot_entries = 0;
     for (int d = 0; d < depths; d++) {
         depth_plan &w = plans[(size_t)d];
@@ -1601,6 +1728,7 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
         w.slot_at[1] = w.blocks[0] * cells[0];
         w.slot_at[2] = w.slot_at[1] + units[1] * cells[1];
         const size_t end = w.slot_at[2] + units[2] * cells[2];
+        role_entries[(size_t)d] = end;
         slot_entries = end > slot_entries ? end : slot_entries;
     }
     for (size_t g = 0, d = 0; g < groups.size(); g++) {
@@ -1609,17 +1737,41 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
         if (plans[d].groups++ == 0)
             plans[d].first_group = g;
     }
-    const size_t multi_slot_at = slot_entries; /* the multi-block tables' slots, after the others' */
-    slot_entries += multi_slot_entries;
-    /* per group its queue's counter, then per band its progress: zeros, at the end of the upload
-     * (no separate memset: one operation fewer per call) */
+    /* The depths overlap (programmatic dependent launch, on GPUs of compute capability 9.0 on): a
+     * depth's launch starts once every block of the launch before it has started, and a read of a
+     * td entry not yet written waits for it (td_ready; td is set to the unwritten mark first). A
+     * table waits only on tables of smaller depths, of launches whose blocks have all started, so
+     * every wait is met whatever the residency. Why: the deep depths are few large tables, each
+     * depth waiting for its slowest table, and their sweeps can run staggered instead (the
+     * 1000-node pair: depths 5 to 8 took 389, 235, 230 and 609 us one after the other; the roots'
+     * table reads entries of depth 7 from its 14th anti-diagonal on, but each as soon as written).
+     * Launches that may run together need forest slots of their own: each launch's after the
+     * other's, within OVERLAP_SLOT_BYTES and when the GPU has the memory; else one set shared by
+     * all: the roles' at 0, the multi-block groups' after the largest. */
+    std::vector<size_t> role_base((size_t)depths, 0), group_base(groups.size(), slot_entries);
+    std::vector<size_t> own_role((size_t)depths), own_group(groups.size());
+    const size_t shared_entries = slot_entries + multi_slot_entries;
+    size_t own_entries = 0;
+    for (size_t d = 0, g = 0; d < (size_t)depths; d++) {
+        own_role[d] = own_entries;
+        own_entries += role_entries[d];
+        for (; g < groups.size() && g < plans[d].first_group + plans[d].groups; g++) {
+            own_group[g] = own_entries;
+            own_entries += groups[g].cells;
+        }
+    }
+    bool overlap = WW_TED_OVERLAP_DEPTHS && s->programmatic_launch && (depths > 1 || groups.size() > 1) &&
+                   own_entries <= OVERLAP_SLOT_BYTES / sizeof(T);
+    /* the failed flag, per group its queue's counter, then per band its progress: zeros, at the end
+     * of the upload (no separate memset: one operation fewer per call) */
     const size_t counters_bytes = aligned((1 + groups.size() + all_bands) * sizeof(int)); /* the first: failed */
 
     /* device memory: two of the context's grow-only buffers, kept for the next call, whose
      * contents no other engine expects to find again (`work` is left alone: the wavefront engine
      * keeps hand-over records there): td, forest tables and results in `prepared`; trees, pairs and
      * tasks in `input`, uploaded in one copy from the pinned staging buffer */
-    const size_t td_bytes = aligned(bt.td_entries * sizeof(T)), slot_bytes = aligned(slot_entries * sizeof(T));
+    const size_t td_bytes = aligned(bt.td_entries * sizeof(T));
+    size_t slot_bytes = aligned((overlap ? own_entries : shared_entries) * sizeof(T));
     size_t sorted_count = 0;
     for (size_t k = 0; k < pairs; k++)
         sorted_count += big_b[k].size();
@@ -1629,9 +1781,18 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
     const size_t tasks_bytes = aligned(task_count * sizeof(table_task));
     const size_t counters_at =
         aligned(ints_bytes + meta_bytes + closed_bytes + tasks_bytes + multi_count * sizeof(multi_table));
-    const size_t upload = counters_at + (groups.empty() ? 0 : counters_bytes);
+    const size_t upload = counters_at + counters_bytes;
     const size_t results_bytes = (pairs + 1) * sizeof(double); /* and the failed flag */
     ww_status st = ww_device_reserve(&s->prepared, td_bytes + slot_bytes + results_bytes);
+    if (st != WW_OK && overlap) { /* the depths one after the other fit in less */
+        overlap = false;
+        slot_bytes = aligned(shared_entries * sizeof(T));
+        st = ww_device_reserve(&s->prepared, td_bytes + slot_bytes + results_bytes);
+    }
+    if (overlap) {
+        role_base.swap(own_role);
+        group_base.swap(own_group);
+    }
     if (st == WW_OK)
         st = ww_device_reserve(&s->input, upload);
     if (st == WW_OK)
@@ -1655,7 +1816,7 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
         memcpy(staged + ints_bytes + meta_bytes, closed.data(), closed.size() * sizeof(table_task));
     char *input = (char *)s->input.ptr;
     const multi_table *dmulti = (const multi_table *)(input + ints_bytes + meta_bytes + closed_bytes + tasks_bytes);
-    int *counters = (int *)(input + counters_at);
+    int *counters = (int *)(input + counters_at); /* the first: failed */
     const table_task *dclosed = (const table_task *)(input + ints_bytes + meta_bytes);
     const table_task *dtasks = (const table_task *)(input + ints_bytes + meta_bytes + closed_bytes);
     T *slots = (T *)((char *)s->prepared.ptr + td_bytes);
@@ -1672,8 +1833,8 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
      * its tasks about as long to write; a small batch's are not worth a second copy) */
     const size_t trees_part = ints_bytes + meta_bytes + closed_bytes;
     const size_t first_copy = task_count >= TWO_PART_UPLOAD_TASKS ? trees_part : 0;
-    cudaError_t e = cudaSuccess;
-    if (first_copy) {
+    cudaError_t e = overlap ? cudaMemsetAsync(view.td, 0xff, td_bytes, s->stream) : cudaSuccess;
+    if (e == cudaSuccess && first_copy) {
         e = cudaMemcpyAsync(input, staged, first_copy, cudaMemcpyHostToDevice, s->stream);
         if (e == cudaSuccess && !closed.empty())
             e = launch_closed_forms(s->stream, view, dclosed, closed.size());
@@ -1705,8 +1866,7 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
     if (multi_count)
         memcpy(staged + ints_bytes + meta_bytes + closed_bytes + tasks_bytes, multi.data(),
                multi_count * sizeof(multi_table));
-    if (!groups.empty())
-        memset(staged + counters_at, 0, counters_bytes);
+    memset(staged + counters_at, 0, counters_bytes);
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(input + first_copy, staged + first_copy, upload - first_copy, cudaMemcpyHostToDevice,
                             s->stream);
@@ -1719,12 +1879,14 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
     if (e == cudaSuccess) /* over 48 KiB of dynamic shared memory: asked for */
         e = cudaFuncSetAttribute(depth_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)depth_shared_bytes<T>());
+    bool first_launch = true;
     for (int d = 0; d < depths && e == cudaSuccess; d++) {
         const depth_plan &w = plans[(size_t)d];
         /* the first launch of the depth has its other roles and its first multi-block group */
         for (size_t g = 0; g < (w.groups ? w.groups : 1) && e == cudaSuccess; g++) {
             depth_work<T> work;
             memset(&work, 0, sizeof work);
+            work.multi.failed = counters; /* (every role's waits) */
             if (w.groups) {
                 const multi_group &mg = groups[w.first_group + g];
                 work.multi.tables = dmulti + mg.first;
@@ -1733,8 +1895,7 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
                 const bool alone = g > 0 || w.count[0] + w.count[1] + w.count[2] == 0;
                 work.multi.blocks = (int)smaller((mg.bands + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK,
                                                  (alone ? (size_t)BLOCKS_PER_SM : 1) * sms);
-                work.multi.slots = slots + multi_slot_at;
-                work.multi.failed = counters;
+                work.multi.slots = slots + group_base[w.first_group + g];
                 work.multi.queue = counters + 1 + w.first_group + g;
                 work.multi.progress = counters + 1 + groups.size();
             }
@@ -1744,22 +1905,32 @@ ww_status run_batch(ww_ctx *ctx, const batch &bt, T del, T ins, T ren, double un
                 work.thread_tasks = (int)w.count[2];
                 work.block_blocks = (int)w.blocks[0], work.warp_blocks = (int)w.blocks[1];
                 work.warp_units = (int)w.units[1], work.thread_units = (int)w.units[2];
-                work.block_slots = slots + w.slot_at[0], work.warp_slots = slots + w.slot_at[1];
-                work.thread_slots = slots + w.slot_at[2];
+                T *const role_slots = slots + role_base[(size_t)d];
+                work.block_slots = role_slots + w.slot_at[0], work.warp_slots = role_slots + w.slot_at[1];
+                work.thread_slots = role_slots + w.slot_at[2];
                 work.block_slot = w.cells[0], work.warp_slot = w.cells[1], work.thread_slot = w.cells[2];
             }
             const size_t grid = (size_t)work.multi.blocks + (size_t)work.block_blocks + (size_t)work.warp_blocks +
                                 (g == 0 ? w.blocks[2] : 0);
             if (grid == 0)
                 continue;
-            WW_TED_LAUNCH(depth_kernel<T>, (unsigned)grid, (unsigned)BLOCK_THREADS, depth_shared_bytes<T>(), s->stream,
-                          view, work);
+            bool launched = false;
+            if (overlap && !first_launch) {
+                launched = WW_TED_LAUNCH_OVERLAPPED(depth_kernel<T>, (unsigned)grid, (unsigned)BLOCK_THREADS,
+                                                    depth_shared_bytes<T>(), s->stream, view, work) == cudaSuccess;
+                if (!launched) /* a driver that refuses it: the plain launch (the same values) */
+                    cudaGetLastError();
+            }
+            if (!launched)
+                WW_TED_LAUNCH(depth_kernel<T>, (unsigned)grid, (unsigned)BLOCK_THREADS, depth_shared_bytes<T>(),
+                              s->stream, view, work);
             e = cudaGetLastError();
+            first_launch = false;
         }
     }
     if (e == cudaSuccess) {
         WW_TED_LAUNCH(roots_kernel<T>, (unsigned)((pairs + 127) / 128), 128u, 0, s->stream, view, (int)pairs, unit,
-                      groups.empty() ? (const int *)nullptr : (const int *)counters, results);
+                      (const int *)counters, results);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess)
