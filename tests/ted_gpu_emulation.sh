@@ -7,9 +7,12 @@
 # forced in turn, and on matrices (self, blocks with strides, float output, x against y). What it
 # cannot see: races between threads of a real launch (the tables of one launch write disjoint
 # entries and read only earlier launches' by construction) and the multi-block strategy's memory
-# ordering between warps, and the overlap of depths (its launches run in order; but every td read
-# of every strategy is checked for the unwritten mark, so a read before the write aborts, and the
-# overlapped launches' host side runs: their own forest slots, td marked). What it checks of the
+# ordering between warps, and the overlap of depths: its launches run in order, so the waits for
+# unwritten td entries never run (a read that finds an entry still marked unwritten aborts: an
+# entry read before the order of the plan writes it, or never written); the overlapped batches'
+# host side runs in every other call (their own forest slots, td marked), the in-order one
+# (shared slots) in the others, and the fallback to it when the device lacks the memory for the
+# overlap. What it checks of the
 # multi-block strategy: its values (forced on every table, and mixed with the others in one
 # launch), and its queue's order: the first warp of the role takes every
 # band in turn, and a wait on a band not yet finished aborts (on a GPU it could deadlock). The GPU
@@ -220,8 +223,17 @@ static inline ww_status ww_cuda_status(cudaError_t e) { return e ? WW_ERR_DEVICE
 struct ww_device_buffer { void *ptr; size_t bytes; };
 /* Device memory poisoned at every reserve: nothing a call finds there from the call before (the
  * same pair under another strategy) can hide an entry it failed to compute. */
+extern "C" {
+size_t fake_device_limit = (size_t)-1; /* a reservation over it fails, as cudaMalloc's (the old buffer freed) */
+}
 static inline ww_status ww_device_reserve(ww_device_buffer *b, size_t bytes)
 {
+    if (bytes > fake_device_limit) {
+        free(b->ptr);
+        b->ptr = NULL;
+        b->bytes = 0;
+        return WW_ERR_DEVICE_MEMORY;
+    }
     if (bytes > b->bytes) {
         free(b->ptr);
         b->ptr = malloc(bytes);
@@ -257,6 +269,7 @@ cat >"$work/driver.c" <<'EOF'
 
 int ww_test_failures, ww_test_skipped;
 extern long fake_overlapped_launches;
+extern size_t fake_device_limit;
 struct fake_buffer { void *ptr; size_t bytes; };
 struct fake_state { int sm_count; void *stream; struct fake_buffer input, prepared, work; void *pinned; size_t pinned_bytes; size_t smem_optin; _Bool programmatic_launch; };
 
@@ -286,7 +299,9 @@ int main(void)
     memset(&fs, 0, sizeof fs);
     fs.sm_count = 4;
     fs.smem_optin = (size_t)227 << 10; /* an H100's */
-    fs.programmatic_launch = 1; /* the depths' overlapped launches and td's unwritten marks */
+    /* the depths overlapped (their own forest slots, td marked, every read checked) in every other
+     * batch below, in order with shared slots (GPUs before compute capability 9.0) in the others */
+    fs.programmatic_launch = 1;
     ww_ctx fake;
     memset(&fake, 0, sizeof fake);
     fake.cuda = (ww_cuda_state *)&fs;
@@ -313,6 +328,7 @@ int main(void)
         double want = -1;
         ww_ted(cpu, &a, &b, &costs[t % 3], &want);
         for (int k = 0; k < STRATEGIES; k++) {
+            fs.programmatic_launch = (t + k) % 2 == 0;
             double got = -1;
             const ww_status st = ww_cuda_ted(&fake, &a, &b, &costs[t % 3], &limits[k], &got);
             compared++;
@@ -334,6 +350,7 @@ int main(void)
             double want = -1;
             ww_ted(cpu, &a, &b, &costs[c], &want);
             for (int k = 0; k < STRATEGIES; k += 1 + (k < 4) * 3) { /* 0, 4, 5, 6, 7 */
+                fs.programmatic_launch = (c + k) % 2 == 0;
                 double got = -1;
                 const ww_status st = ww_cuda_ted(&fake, &a, &b, &costs[c], &limits[k], &got);
                 compared++;
@@ -360,6 +377,7 @@ int main(void)
         for (int c = 0; c < 2; c++)
             for (int k = 0; k < STRATEGIES; k += 1 + (k < 4) * 3) {
                 double got[16], want[16];
+                fs.programmatic_launch = (c + k) % 2 == 0;
                 ww_pairwise_options po = ww_pairwise_options_default();
                 po.row_end = po.col_end = po.out_stride = 4;
                 const ww_status st = ww_cuda_ted_pairwise(&fake, big, NULL, &heavy[c], &limits[k], got, &po);
@@ -380,6 +398,7 @@ int main(void)
     for (int c = 0; c < 2; c++)
         for (int k = 0; k < STRATEGIES; k++) {
             double got[C * C], want[C * C];
+            fs.programmatic_launch = (c + k) % 2 == 0;
             for (int e = 0; e < C * C; e++)
                 got[e] = NAN;
             ww_pairwise_options po = ww_pairwise_options_default();
@@ -405,6 +424,34 @@ int main(void)
                 bad += st != WW_OK || xy[e] != xy_want[e];
             compared += 3;
         }
+    /* a device with the memory of the depths in order but not of their overlap (its own forest
+     * slots per launch): the call falls back to the order, the same value, no launch overlapped */
+    {
+        static int32_t pf[160], lf[160], qf[160], mf[160];
+        tree(&r, 150, 0.4, 6, pf, lf);
+        tree(&r, 160, 0.6, 6, qf, mf);
+        const ww_tree a = {150, pf, lf}, b = {160, qf, mf};
+        double want = -1, in_order = -1, fallback = -1;
+        ww_ted(cpu, &a, &b, &costs[0], &want);
+        free(fs.prepared.ptr), free(fs.input.ptr); /* (grow-only: their sizes then are this call's) */
+        fs.prepared.ptr = fs.input.ptr = NULL, fs.prepared.bytes = fs.input.bytes = 0;
+        fs.programmatic_launch = 0;
+        const ww_status st0 = ww_cuda_ted(&fake, &a, &b, &costs[0], &limits[0], &in_order);
+        fake_device_limit = fs.prepared.bytes > fs.input.bytes ? fs.prepared.bytes : fs.input.bytes;
+        free(fs.prepared.ptr);
+        fs.prepared.ptr = NULL, fs.prepared.bytes = 0;
+        fs.programmatic_launch = 1;
+        const long overlapped = fake_overlapped_launches;
+        const ww_status st1 = ww_cuda_ted(&fake, &a, &b, &costs[0], &limits[0], &fallback);
+        fake_device_limit = (size_t)-1;
+        if (st0 != WW_OK || st1 != WW_OK || in_order != want || fallback != want ||
+            fake_overlapped_launches != overlapped) {
+            bad++;
+            printf("overlap refused by memory: %s %s, %.17g %.17g, cpu %.17g, %ld overlapped launches\n",
+                   ww_strerror(st0), ww_strerror(st1), in_order, fallback, want, fake_overlapped_launches - overlapped);
+        }
+        compared += 2;
+    }
     /* a GPU whose blocks may not have the depth kernel's shared memory: a clear error, nothing
      * written, whatever the strategy (the closed forms alone would fit) */
     fs.smem_optin = (size_t)64 << 10;

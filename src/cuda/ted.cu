@@ -264,9 +264,11 @@ __device__ __forceinline__ table<T> table_of(const batch_view<T> &v, const table
 template <typename T> __device__ __forceinline__ T relabel_of(int32_t a, int32_t b, T ren) { return a == b ? (T)0 : ren; }
 
 /* A wait that is never met (a fault: the queue's order and the launches' rule it out) fails the
- * call after WAIT_LIMIT_CYCLES (about 10 s) rather than hang it: *failed is set, the work goes
- * on, the host returns WW_ERR_CUDA. */
-const long long WAIT_LIMIT_CYCLES = 20000000000LL;
+ * call after WAIT_LIMIT_CYCLES (about a minute) rather than hang it: *failed is set, the work goes
+ * on, the host returns WW_ERR_CUDA. A wait that is met can last as long as the call, not just a
+ * tile: with the depths overlapped, a table may wait for the rest of a sweep of an earlier
+ * launch, which may itself wait (hence not the 10 s it was). */
+const long long WAIT_LIMIT_CYCLES = 120000000000LL;
 
 /* td entries of a batch whose depths overlap (see the design note) hold all bits set until written
  * (an int32 -1, a double NaN: no distance is either), and a table that reads one that a table of a
