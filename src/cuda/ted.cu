@@ -48,9 +48,9 @@
  *   depth's launch starts as soon as every block of the one before it has started, and a table
  *   that reads a td entry not written yet waits for it (td holds a mark until written; one vote of
  *   the warp a step, td_ready), so the deep depths' few large tables sweep staggered behind the
- *   tables they read instead of each depth waiting for its slowest table (the 1000-node pair: 1.35
- *   to 1.4 ms against 2.1 to 2.2; see run_batch). Waits are only on launches whose blocks have all
- *   started: no deadlock whatever the residency.
+ *   tables they read instead of each depth waiting for its slowest table (the 1000-node pair: 1.3
+ *   to 1.45 ms against 2.0 to 2.2 on an H100 or an H200; see run_batch). Waits are only on
+ *   launches whose blocks have all started: no deadlock whatever the residency.
  * - The multi-block strategy (X-TED's Algorithm 2, see "the multi-block strategy" below): a table of
  *   more than block_cells cells is cut into bands of 32 rows, each band swept by one warp in tiles of
  *   32 x 32 cells, left to right, a band one tile behind the band above (per-band progress counters
@@ -595,9 +595,9 @@ __device__ __forceinline__ void load_operands(const table<T> &t, const sweep_row
  * with no predicate (thread 0's alone, its address was recomputed every step; a race checker may
  * report these identical stores). The border cells (x, 0) were put in the ring before the sweep,
  * each in the anti-diagonal of x's parity, where nothing overwrites them until their readers are
- * done. A step's only branch is the rare td
- * stores: the other stores and loads are predicated (cells outside the table compute garbage that
- * goes nowhere), and every address is one multiply-add (see sweep_row). */
+ * done. A step's only branches are the rare td stores and the warp's vote on unwritten td entries
+ * (see td_ready): the other stores and loads are predicated (cells outside the table compute
+ * garbage that goes nowhere), and every address is one multiply-add (see sweep_row). */
 template <typename T, int K, typename G>
 __device__ __forceinline__ void sweep_step(const table<T> &t, const T *from, T *to, const sweep_row<T> *rows,
                                            sweep_steps st, int s, sweep_rows g, T *up_last, T &border_row,
@@ -640,7 +640,8 @@ __device__ __forceinline__ void sweep_step(const table<T> &t, const T *from, T *
             *at_step(const_cast<T *>(r.tdd_ahead), s - 2, st.j_step) = val;
         }
         /* in the table: kept from the loads for one row, recomputed for more (fewer predicates for
-         * the compiler to keep across steps: 3 instructions a step fewer with two rows) */
+         * the compiler to keep across steps: 3 instructions a step fewer with two rows; the same
+         * test written once in a function made the two-row loop 19 instructions longer) */
         if (K == 1 ? op.in[k] : (r.ahead_first + 2 <= s && s <= r.ahead_last + 2)) {
             to[r.ring_at] = val;
             *at_step(r.fd_at, s, st.step) = val;
