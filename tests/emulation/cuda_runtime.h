@@ -1,0 +1,494 @@
+/* A fake CUDA runtime, found as <cuda_runtime.h> by the CUDA sources compiled as plain C++ (g++)
+ * for the emulations of the GPU engines on a machine without a GPU (tests/pair_gpu_emulation.sh).
+ *
+ * A launch runs its blocks on a few host threads at once (emu::concurrent_blocks), so blocks that
+ * wait for each other through global memory really run side by side; a block's threads are
+ * fibers (ucontext) of its host thread, resumed one at a time in an order drawn anew each round,
+ * which switch at every barrier, warp shuffle and wait (__nanosleep). So a lane that reads what
+ * another lane wrote without a barrier between them, a barrier that not all threads reach, or a
+ * wait that is never met shows up (the last two abort with a message: on a GPU they hang). Device
+ * memory is host memory; global loads and stores that the kernels make with cache hints
+ * (__ldcg, __stcg) are relaxed atomic 8-byte accesses, so another block may see half of a 16-byte
+ * store, as on a GPU.
+ *
+ * What it cannot show: the timing of a GPU (a race that needs a particular warp order inside one
+ * step), memory ordering weaker than the host's, and anything of the instruction level (register
+ * spills, SASS). Shuffles and warp barriers take the whole warp (the kernels emulated here pass
+ * full masks; another mask aborts).
+ *
+ * The kernels' launches (`kernel<<<grid, block, shared, stream>>>(args)`) are rewritten by the
+ * emulation scripts into emu::launch([&] { kernel(args); }, grid, block, shared, stream). */
+#ifndef WW_EMULATION_CUDA_RUNTIME_H
+#define WW_EMULATION_CUDA_RUNTIME_H
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <thread>
+#include <vector>
+#include <ucontext.h>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __launch_bounds__(...)
+/* one copy per host thread, and a block runs on one host thread from start to end */
+#define __shared__ static thread_local
+
+typedef int cudaError_t;
+enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2, cudaErrorInvalidConfiguration = 9 };
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4
+};
+typedef struct emu_stream *cudaStream_t;
+typedef struct emu_event *cudaEvent_t;
+
+struct dim3 {
+    unsigned x, y, z;
+    constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+struct uint3 {
+    unsigned x, y, z;
+};
+struct alignas(16) double2 {
+    double x, y;
+};
+struct alignas(8) float2 {
+    float x, y;
+};
+static inline double2 make_double2(double x, double y) { return {x, y}; }
+static inline float2 make_float2(float x, float y) { return {x, y}; }
+
+inline thread_local uint3 threadIdx, blockIdx;
+inline thread_local dim3 blockDim, gridDim;
+
+namespace emu {
+
+/* Blocks of a launch that run at once, each on a host thread of its own. */
+inline int concurrent_blocks = 3;
+/* What cudaOccupancyMaxActiveBlocksPerMultiprocessor answers. */
+inline int blocks_per_sm = 1;
+/* Seconds without a barrier passed anywhere after which a wait (__nanosleep) is a deadlock. */
+inline double wait_limit_seconds = 60;
+/* Each fiber's stack (the kernels' register arrays live there). */
+inline size_t stack_bytes = (size_t)512 << 10;
+/* The error of the last launch, for cudaGetLastError. */
+inline std::atomic<int> last_error{cudaSuccess};
+/* Launches so far, and barriers passed (by any block): the deadlock watch's sign of life. */
+inline std::atomic<long> launches{0};
+inline std::atomic<unsigned long long> barriers_passed{0};
+/* Waits in spinning loops (__nanosleep) so far: a block that waited for another. */
+inline std::atomic<unsigned long long> waits{0};
+
+[[noreturn]] inline void fail(const char *what)
+{
+    fprintf(stderr, "emulation: %s\n", what);
+    abort();
+}
+
+/* The threads of one block as fibers of the host thread that runs it. */
+struct block_fibers {
+    int threads = 0, current = 0;
+    std::vector<ucontext_t> context;
+    std::vector<unsigned char> done;
+    ucontext_t scheduler;
+    const std::function<void()> *body = nullptr;
+    /* the block's barrier, and each warp's: threads alive, arrived, generation */
+    int alive = 0, arrived = 0;
+    unsigned generation = 0;
+    std::vector<int> warp_alive, warp_arrived;
+    std::vector<unsigned> warp_generation;
+    /* what the lanes of a shuffle post: two sets, by the warp generation's parity */
+    std::vector<uint64_t> posted[2];
+    /* in the current round: arrivals at barriers, and waits (__nanosleep) */
+    long arrivals = 0, waits = 0;
+    std::mt19937 order{12345};
+};
+
+/* Stacks are kept per host thread: allocated once, freed when the thread ends. */
+struct stack_pool {
+    std::vector<char *> stacks;
+    ~stack_pool()
+    {
+        for (char *s : stacks)
+            free(s);
+    }
+};
+inline thread_local stack_pool stacks;
+inline thread_local block_fibers *block = nullptr;
+
+inline void pause() { swapcontext(&block->context[block->current], &block->scheduler); }
+
+inline void block_barrier()
+{
+    block_fibers *b = block;
+    if (b == nullptr || b->threads == 1)
+        return;
+    b->arrivals++;
+    const unsigned g = b->generation;
+    if (++b->arrived == b->alive) {
+        b->arrived = 0;
+        b->generation++;
+        barriers_passed.fetch_add(1, std::memory_order_relaxed);
+        pause(); /* the others go on in a new order */
+    } else {
+        while (b->generation == g)
+            pause();
+    }
+}
+
+inline void warp_barrier()
+{
+    block_fibers *b = block;
+    if (b == nullptr || b->threads == 1)
+        return;
+    const int w = b->current / 32;
+    b->arrivals++;
+    const unsigned g = b->warp_generation[w];
+    if (++b->warp_arrived[w] == b->warp_alive[w]) {
+        b->warp_arrived[w] = 0;
+        b->warp_generation[w]++;
+        barriers_passed.fetch_add(1, std::memory_order_relaxed);
+        pause();
+    } else {
+        while (b->warp_generation[w] == g)
+            pause();
+    }
+}
+
+/* Every lane posts `v` and gets lane `src(lane)`'s (or its own where src gives -1): one warp
+ * barrier, the posts in the set of the warp's generation parity (a lane can post to that set again
+ * only two barriers later, when every lane has read it). */
+template <typename T, class Src> inline T warp_exchange(unsigned mask, T v, Src src)
+{
+    static_assert(sizeof(T) <= sizeof(uint64_t), "shuffles of up to 8 bytes");
+    if (mask != 0xffffffffu)
+        fail("a shuffle with a partial mask (not emulated)");
+    block_fibers *b = block;
+    if (b == nullptr || b->threads % 32 != 0)
+        fail("a shuffle outside a block of whole warps");
+    const int me = b->current, base = me / 32 * 32;
+    std::vector<uint64_t> &set = b->posted[b->warp_generation[me / 32] & 1];
+    uint64_t bits = 0;
+    memcpy(&bits, &v, sizeof v);
+    set[me] = bits;
+    warp_barrier();
+    const int from = src(me - base);
+    if (from < 0)
+        return v;
+    T got;
+    memcpy(&got, &set[base + from], sizeof got);
+    return got;
+}
+
+inline long long now_ns()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+/* A wait in a spinning loop: the other fibers of the block run, and if no barrier passes anywhere
+ * for wait_limit_seconds, the wait is never met (on a GPU: a hang). */
+inline void wait_a_moment()
+{
+    waits.fetch_add(1, std::memory_order_relaxed);
+    static thread_local unsigned long long seen = ~0ull;
+    static thread_local long long since = 0;
+    const unsigned long long passed = barriers_passed.load(std::memory_order_relaxed);
+    if (passed != seen) {
+        seen = passed;
+        since = now_ns();
+    } else if ((double)(now_ns() - since) * 1e-9 > wait_limit_seconds) {
+        fail("a wait was never met (on a GPU: a hang)");
+    }
+    if (block != nullptr && block->threads > 1) {
+        block->waits++;
+        pause();
+    } else {
+        std::this_thread::yield();
+    }
+}
+
+inline void fiber_main()
+{
+    block_fibers *b = block;
+    (*b->body)();
+    const int me = b->current, w = me / 32;
+    b->done[me] = 1;
+    b->alive--;
+    if (b->arrived > 0 && b->arrived == b->alive) { /* the others wait for this one no more */
+        b->arrived = 0;
+        b->generation++;
+    }
+    if (!b->warp_alive.empty()) {
+        b->warp_alive[w]--;
+        if (b->warp_arrived[w] > 0 && b->warp_arrived[w] == b->warp_alive[w]) {
+            b->warp_arrived[w] = 0;
+            b->warp_generation[w]++;
+        }
+    }
+    b->arrivals++;
+    swapcontext(&b->context[me], &b->scheduler); /* never resumed */
+}
+
+inline void set_thread_index(int t)
+{
+    threadIdx.x = (unsigned)t % blockDim.x;
+    threadIdx.y = (unsigned)t / blockDim.x % blockDim.y;
+    threadIdx.z = (unsigned)t / (blockDim.x * blockDim.y);
+}
+
+/* Runs one block on this host thread: its threads as fibers, until all have returned. */
+inline void run_block(const std::function<void()> &kernel, int threads, unsigned long long seed)
+{
+    if (threads == 1) {
+        set_thread_index(0);
+        kernel();
+        return;
+    }
+    block_fibers b;
+    b.threads = threads;
+    b.body = &kernel;
+    b.context.resize(threads);
+    b.done.assign(threads, 0);
+    b.alive = threads;
+    const int warps = (threads + 31) / 32;
+    b.warp_alive.assign(warps, 32);
+    if (threads % 32)
+        b.warp_alive[warps - 1] = threads % 32;
+    b.warp_arrived.assign(warps, 0);
+    b.warp_generation.assign(warps, 0);
+    b.posted[0].assign(threads, 0);
+    b.posted[1].assign(threads, 0);
+    b.order.seed((unsigned)(seed ^ (seed >> 32)));
+    while (stacks.stacks.size() < (size_t)threads) {
+        char *s = (char *)malloc(stack_bytes);
+        if (s == nullptr)
+            fail("no memory for a fiber's stack");
+        stacks.stacks.push_back(s);
+    }
+    block_fibers *outer = block;
+    block = &b;
+    std::vector<int> order(threads);
+    for (int t = 0; t < threads; t++) {
+        getcontext(&b.context[t]);
+        b.context[t].uc_stack.ss_sp = stacks.stacks[t];
+        b.context[t].uc_stack.ss_size = stack_bytes;
+        b.context[t].uc_link = nullptr;
+        makecontext(&b.context[t], fiber_main, 0);
+        order[t] = t;
+    }
+    for (;;) {
+        b.arrivals = b.waits = 0;
+        bool any = false;
+        std::shuffle(order.begin(), order.end(), b.order);
+        for (int t : order)
+            if (!b.done[t]) {
+                any = true;
+                b.current = t;
+                set_thread_index(t);
+                swapcontext(&b.scheduler, &b.context[t]);
+            }
+        if (!any)
+            break;
+        if (b.arrivals == 0 && b.waits == 0)
+            fail("threads of a block wait at barriers that cannot all be met (on a GPU: a hang)");
+        if (b.arrivals == 0) /* all waiting for another block */
+            std::this_thread::yield();
+    }
+    block = outer;
+}
+
+/* A kernel launch: every block of `grid`, concurrent_blocks at a time, each on a host thread. */
+template <class F> inline void launch(const F &kernel, dim3 grid, dim3 block_dim, size_t shared = 0, cudaStream_t = nullptr)
+{
+    (void)shared;
+    const size_t blocks = (size_t)grid.x * grid.y * grid.z;
+    const int threads = (int)(block_dim.x * block_dim.y * block_dim.z);
+    if (blocks == 0 || threads <= 0 || threads > 1024) {
+        last_error = cudaErrorInvalidConfiguration;
+        return;
+    }
+    const long id = launches.fetch_add(1);
+    const std::function<void()> body = kernel;
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+        gridDim = grid;
+        blockDim = block_dim;
+        for (size_t k; (k = next.fetch_add(1)) < blocks;) {
+            blockIdx.x = (unsigned)(k % grid.x);
+            blockIdx.y = (unsigned)(k / grid.x % grid.y);
+            blockIdx.z = (unsigned)(k / ((size_t)grid.x * grid.y));
+            run_block(body, threads, (unsigned long long)id << 32 ^ k);
+        }
+    };
+    const size_t hosts = std::min(blocks, (size_t)std::max(concurrent_blocks, 1));
+    if (hosts == 1) {
+        worker();
+        return;
+    }
+    std::vector<std::thread> pool;
+    for (size_t h = 0; h < hosts; h++)
+        pool.emplace_back(worker);
+    for (std::thread &t : pool)
+        t.join();
+}
+
+/* Relaxed atomic accesses of 4, 8 or 16 (two 8-byte halves) bytes. */
+template <typename T> inline T load_relaxed(const T *p)
+{
+    static_assert(sizeof(T) % 4 == 0 && sizeof(T) <= 16, "loads of 4, 8 or 16 bytes");
+    T v;
+    if constexpr (sizeof(T) == 4) {
+        const uint32_t x = __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED);
+        memcpy(&v, &x, 4);
+    } else {
+        uint64_t x[sizeof(T) / 8];
+        for (size_t k = 0; k < sizeof(T) / 8; k++)
+            x[k] = __atomic_load_n((const uint64_t *)p + k, __ATOMIC_RELAXED);
+        memcpy(&v, x, sizeof v);
+    }
+    return v;
+}
+template <typename T> inline void store_relaxed(T *p, T v)
+{
+    static_assert(sizeof(T) % 4 == 0 && sizeof(T) <= 16, "stores of 4, 8 or 16 bytes");
+    if constexpr (sizeof(T) == 4) {
+        uint32_t x;
+        memcpy(&x, &v, 4);
+        __atomic_store_n((uint32_t *)p, x, __ATOMIC_RELAXED);
+    } else {
+        uint64_t x[sizeof(T) / 8];
+        memcpy(x, &v, sizeof v);
+        for (size_t k = 0; k < sizeof(T) / 8; k++)
+            __atomic_store_n((uint64_t *)p + k, x[k], __ATOMIC_RELAXED);
+    }
+}
+
+} // namespace emu
+
+/* ---- device functions ---- */
+static inline void __syncthreads() { emu::block_barrier(); }
+static inline void __syncwarp(unsigned mask = 0xffffffffu)
+{
+    if (mask != 0xffffffffu)
+        emu::fail("__syncwarp with a partial mask (not emulated)");
+    emu::warp_barrier();
+}
+template <typename T> static inline T __shfl_sync(unsigned mask, T v, int lane, int width = 32)
+{
+    return emu::warp_exchange(mask, v, [&](int l) { return l / width * width + (lane & (width - 1)); });
+}
+template <typename T> static inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32)
+{
+    return emu::warp_exchange(mask, v, [&](int l) { return l % width >= (int)delta ? l - (int)delta : -1; });
+}
+template <typename T> static inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32)
+{
+    return emu::warp_exchange(mask, v, [&](int l) { return l % width + (int)delta < width ? l + (int)delta : -1; });
+}
+template <typename T> static inline T __shfl_xor_sync(unsigned mask, T v, int bits, int width = 32)
+{
+    return emu::warp_exchange(mask, v, [&](int l) { return (l ^ bits) / width == l / width ? l ^ bits : -1; });
+}
+static inline void __nanosleep(unsigned) { emu::wait_a_moment(); }
+static inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+static inline long long clock64() { return emu::now_ns(); }
+
+static inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+static inline int atomicOr(int *p, int v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned atomicOr(unsigned *p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
+static inline int atomicExch(int *p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+
+template <typename T> static inline T __ldg(const T *p) { return *p; }
+template <typename T> static inline T __ldcg(const T *p) { return emu::load_relaxed(p); }
+template <typename T> static inline void __stcg(T *p, T v) { emu::store_relaxed(p, v); }
+
+static inline long long __double_as_longlong(double v)
+{
+    long long x;
+    memcpy(&x, &v, 8);
+    return x;
+}
+static inline double __longlong_as_double(long long x)
+{
+    double v;
+    memcpy(&v, &x, 8);
+    return v;
+}
+static inline int __float_as_int(float v)
+{
+    int x;
+    memcpy(&x, &v, 4);
+    return x;
+}
+static inline float __int_as_float(int x)
+{
+    float v;
+    memcpy(&v, &x, 4);
+    return v;
+}
+using std::isfinite;
+using std::isnan;
+/* CUDA's min and max of two numbers of one type */
+#define WW_EMU_MIN_MAX(T)                                                                          \
+    static inline T min(T a, T b) { return b < a ? b : a; }                                        \
+    static inline T max(T a, T b) { return a < b ? b : a; }
+WW_EMU_MIN_MAX(int)
+WW_EMU_MIN_MAX(unsigned)
+WW_EMU_MIN_MAX(long)
+WW_EMU_MIN_MAX(unsigned long)
+WW_EMU_MIN_MAX(long long)
+WW_EMU_MIN_MAX(unsigned long long)
+WW_EMU_MIN_MAX(float)
+WW_EMU_MIN_MAX(double)
+#undef WW_EMU_MIN_MAX
+
+/* ---- host runtime: memory is host memory, a stream runs in order at once ---- */
+static inline cudaError_t cudaGetLastError() { return emu::last_error.exchange(cudaSuccess); }
+static inline cudaError_t cudaPeekAtLastError() { return emu::last_error.load(); }
+static inline const char *cudaGetErrorString(cudaError_t e) { return e ? "emulated CUDA error" : "no error"; }
+static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, cudaStream_t = nullptr)
+{
+    memcpy(d, s, n);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind k)
+{
+    return cudaMemcpyAsync(d, s, n, k);
+}
+static inline cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t = nullptr)
+{
+    memset(d, v, n);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+static inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+template <typename F>
+static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, F, int, size_t)
+{
+    *n = emu::blocks_per_sm;
+    return cudaSuccess;
+}
+template <typename F> static inline cudaError_t cudaFuncSetAttribute(F, int, int) { return cudaSuccess; }
+
+#endif
