@@ -82,7 +82,7 @@ const char *ww_test_shared_dir(void);
  * every measure's window (test_measures.c, test_softdtw.c); the caller frees it. */
 static inline unsigned char *ww_test_band_cells(size_t n, size_t m, size_t r)
 {
-    unsigned char *in = calloc(n * m, 1);
+    unsigned char *in = (unsigned char *)calloc(n * m, 1);
     if (r == SIZE_MAX || (n == m && r >= n)) {
         memset(in, 1, n * m);
         return in;

@@ -1,8 +1,10 @@
 /* A fake CUDA runtime, found as <cuda_runtime.h> by the CUDA sources compiled as plain C++ (g++)
- * for the emulations of the GPU engines on a machine without a GPU (tests/pair_gpu_emulation.sh).
+ * for the emulations of the GPU engines on a machine without a GPU (tests/pair_gpu_emulation.sh,
+ * tests/ted_gpu_emulation.sh; build.sh here compiles them).
  *
- * A launch runs its blocks on a few host threads at once (emu::concurrent_blocks), so blocks that
- * wait for each other through global memory really run side by side; a block's threads are
+ * A launch runs its blocks on a few host threads at once (emu::concurrent_blocks; 1 runs them one
+ * after the other, in order), so blocks that wait for each other through global memory really run
+ * side by side; a block's threads are
  * fibers (ucontext) of its host thread, resumed one at a time in an order drawn anew each round,
  * which switch at every barrier, warp shuffle and wait (__nanosleep). So a lane that reads what
  * another lane wrote without a barrier between them, a barrier that not all threads reach, or a

@@ -3,14 +3,13 @@
  * file, against the CPU engine: every tile shape forced in turn, TWED and DTW, with and without a
  * window, samples of 1 to 9 components, lengths around the bands' and the warps' edges (where the
  * result's cell moves between threads and lanes), the bands on one block and on several at once
- * (handing their bottom rows over through global memory while both run). Device memory is
- * allocated to the byte and poisoned at every reservation, so with AddressSanitizer a read past
+ * (handing their bottom rows over through global memory while both run). Each pair gets fresh
+ * device buffers of its exact size, poisoned (backend.cpp), so with AddressSanitizer a read past
  * the padded series is caught. tests/pair_gpu_emulation.sh builds and runs it.
  *
- * The engine's entry points are renamed (emu_*) by the script, so that the library linked here
- * (which has its own, stub or real) keeps its own; the backend's buffer functions are the fakes
- * below. */
-#include "cuda/cuda_common.cuh"
+ * The engine's entry point is renamed (emu_cuda_pair) by the script (see emulated_gpu.h). */
+#include "emulated_gpu.h"
+#include "ww_test.h"
 
 #include <cmath>
 #include <cstdio>
@@ -18,72 +17,9 @@
 #include <cstring>
 #include <vector>
 
-/* ---- the backend's functions that the engine calls (backend.cu on a GPU) ---- */
-
-ww_status ww_cuda_status(cudaError_t e)
-{
-    return e == cudaSuccess ? WW_OK : e == cudaErrorMemoryAllocation ? WW_ERR_DEVICE_MEMORY : WW_ERR_CUDA;
-}
-
-/* Exactly the size asked for, and poisoned, at every reservation: a read past the end is caught by
- * AddressSanitizer, and nothing left by the call before can stand in for a value a kernel failed
- * to write. */
-ww_status ww_device_reserve(ww_device_buffer *b, size_t bytes)
-{
-    free(b->ptr);
-    b->ptr = malloc(bytes ? bytes : 1);
-    b->bytes = b->ptr ? bytes : 0;
-    if (b->ptr == NULL)
-        return WW_ERR_DEVICE_MEMORY;
-    memset(b->ptr, 0x5a, bytes);
-    return WW_OK;
-}
-
-ww_status ww_pinned_reserve(void **pinned, size_t *pinned_bytes, size_t bytes)
-{
-    if (bytes <= *pinned_bytes)
-        return WW_OK;
-    free(*pinned);
-    *pinned = malloc(bytes);
-    *pinned_bytes = *pinned ? bytes : 0;
-    return *pinned ? WW_OK : WW_ERR_MEMORY;
-}
-
-ww_status ww_cuda_check_device_pointer(const void *p) { return p ? WW_OK : WW_ERR_NULL_POINTER; }
-ww_cuda_device_guard ww_cuda_enter(ww_cuda_state *) { return {-1}; }
-void ww_cuda_leave(ww_cuda_device_guard) {}
-
-/* ---- the driver ---- */
+int ww_test_failures, ww_test_skipped; /* (ww_test.h's) */
 
 namespace {
-
-struct rng {
-    unsigned long long s;
-    unsigned long long next()
-    {
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-        return s;
-    }
-    double uniform() { return (double)(next() >> 11) * 0x1p-53; }
-    size_t below(size_t n) { return (size_t)(next() % n); }
-};
-
-struct fake_gpu {
-    ww_cuda_state state;
-    ww_ctx ctx;
-    explicit fake_gpu(int sm_count)
-    {
-        memset(&state, 0, sizeof state);
-        memset(&ctx, 0, sizeof ctx);
-        state.sm_count = sm_count;
-        ctx.backend = WW_BACKEND_CUDA;
-        ctx.cuda = &state;
-    }
-    ~fake_gpu()
-    {
-        free(state.input.ptr), free(state.prepared.ptr), free(state.work.ptr), free(state.pinned);
-    }
-};
 
 struct pair_case {
     size_t n, m, dim;
@@ -115,21 +51,21 @@ ww_measure measure_of(const pair_case &c)
     return m;
 }
 
-void random_series(rng &r, size_t n, size_t dim, bool stamps, std::vector<double> &v, std::vector<double> &t)
+void random_series(ww_rng &r, size_t n, size_t dim, bool stamps, std::vector<double> &v, std::vector<double> &t)
 {
     v.resize(n * dim);
     t.resize(n);
     for (double &x : v)
-        x = r.uniform() * 4 - 2;
+        x = ww_rng_uniform(&r) * 4 - 2;
     double now = 0;
     for (double &x : t) { /* repeated stamps too */
-        now += r.below(5) == 0 ? 0.0 : 0.5 + r.uniform();
+        now += ww_rng_below(&r, 5) == 0 ? 0.0 : 0.5 + ww_rng_uniform(&r);
         x = stamps ? now : 0;
     }
 }
 
 /* One pair on the emulated GPU against the CPU engine (the same data, as doubles). */
-void check(ww_ctx *cpu, rng &r, const pair_case &c)
+void check(ww_ctx *cpu, ww_rng &r, const pair_case &c)
 {
     std::vector<double> va, vb, ta, tb;
     random_series(r, c.n, c.dim, c.stamps, va, ta);
@@ -157,9 +93,9 @@ void check(ww_ctx *cpu, rng &r, const pair_case &c)
         ga.memory = gb.memory = WW_DEVICE;
     if (c.tile)
         setenv("WW_WAVEFRONT_TILE", c.tile, 1);
-    fake_gpu gpu(c.sm_count);
+    emulated_gpu gpu(c.sm_count);
     double got = NAN;
-    const ww_status st = emu_cuda_pair(&gpu.ctx, c.engine, &m, &ga, &gb, &got);
+    const ww_status st = ww_cuda_pair(&gpu.ctx, c.engine, &m, &ga, &gb, &got);
     unsetenv("WW_WAVEFRONT_TILE");
     compared++;
     const bool same = std::isinf(want) ? got == want : std::fabs(got - want) <= 1e-12 * std::fmax(1.0, std::fabs(want));
@@ -174,7 +110,7 @@ void check(ww_ctx *cpu, rng &r, const pair_case &c)
 }
 
 /* A bad value in the series: the same error as the CPU's, and nothing written. */
-void check_bad_values(rng &r)
+void check_bad_values(ww_rng &r)
 {
     for (int device = 0; device <= 1; device++)
         for (int dtw = 0; dtw <= 1; dtw++) {
@@ -186,9 +122,9 @@ void check_bad_values(rng &r)
             ww_series a = ww_series_f64(va.data(), ta.data(), 700, 1), b = ww_series_f64(vb.data(), tb.data(), 500, 1);
             if (device)
                 a.memory = b.memory = WW_DEVICE;
-            fake_gpu gpu(2);
+            emulated_gpu gpu(2);
             double got = -7;
-            const ww_status st = emu_cuda_pair(&gpu.ctx, WW_ENGINE_CUDA_WAVEFRONT, &m, &a, &b, &got);
+            const ww_status st = ww_cuda_pair(&gpu.ctx, WW_ENGINE_CUDA_WAVEFRONT, &m, &a, &b, &got);
             compared++;
             if (st != WW_ERR_NONFINITE || got != -7) {
                 differences++;
@@ -208,7 +144,7 @@ int main(int argc, char **argv)
     ww_ctx *cpu = NULL;
     if (ww_ctx_create(&cpu, &o) != WW_OK)
         return 2;
-    rng r{0x9E3779B97F4A7C15ull};
+    ww_rng r{0x9E3779B97F4A7C15ull};
     struct tile {
         const char *name;
         size_t rows;
@@ -228,22 +164,22 @@ int main(int argc, char **argv)
                 const int count = quick ? 3 : 8;
                 for (int k = 0; k < count; k++) {
                     pair_case c{};
-                    c.n = rows[r.below(10)];
-                    c.m = cols[r.below(5)];
+                    c.n = rows[ww_rng_below(&r, 10)];
+                    c.m = cols[ww_rng_below(&r, 5)];
                     if (k == 0) /* several bands, and columns enough for the pipelines to fill */
                         c.n = 2 * band + 37, c.m = 300;
                     if (k == 2) /* more bands than blocks: the hand-over row reused by later bands */
-                        c.n = 5 * band + r.below(band), c.m = 3 + r.below(60);
+                        c.n = 5 * band + ww_rng_below(&r, band), c.m = 3 + ww_rng_below(&r, 60);
                     if (k % 2) /* the longer series as the rows (symmetric measures swap them) */
                         std::swap(c.n, c.m);
                     c.dim = 1;
                     c.dtw = dtw;
-                    c.radius = window == 1 ? (long)r.below(4) : window == 3 ? (long)(c.n + c.m) : -1;
-                    c.fraction = window == 2 ? 0.1 + 0.2 * r.uniform() : -1;
+                    c.radius = window == 1 ? (long)ww_rng_below(&r, 4) : window == 3 ? (long)(c.n + c.m) : -1;
+                    c.fraction = window == 2 ? 0.1 + 0.2 * ww_rng_uniform(&r) : -1;
                     c.tile = t.name;
-                    c.stamps = !dtw && r.below(2);
+                    c.stamps = !dtw && ww_rng_below(&r, 2);
                     c.degree = 2;
-                    c.sm_count = 1 + (int)r.below(3);
+                    c.sm_count = 1 + (int)ww_rng_below(&r, 3);
                     c.engine = WW_ENGINE_CUDA_WAVEFRONT;
                     check(cpu, r, c);
                 }
@@ -255,17 +191,17 @@ int main(int argc, char **argv)
         for (int dtw = 0; dtw <= 1; dtw++)
             for (int k = 0; k < (quick ? 2 : 4); k++) {
                 pair_case c{};
-                c.n = k % 2 ? 600 : 130 + r.below(300);
-                c.m = 50 + r.below(200);
+                c.n = k % 2 ? 600 : 130 + ww_rng_below(&r, 300);
+                c.m = 50 + ww_rng_below(&r, 200);
                 c.dim = d;
                 c.dtw = dtw;
-                c.radius = k >= 2 ? (long)r.below(30) : -1;
+                c.radius = k >= 2 ? (long)ww_rng_below(&r, 30) : -1;
                 c.fraction = -1;
                 c.tile = k == 3 ? NULL : k == 1 ? "8x1s16" : "4x1s16";
                 c.stamps = !dtw && k % 2;
                 c.f32 = k == 2;
                 c.on_device = k == 1;
-                c.degree = dtw ? 2 : 1 + (int)r.below(3);
+                c.degree = dtw ? 2 : 1 + (int)ww_rng_below(&r, 3);
                 c.sm_count = 2;
                 c.engine = WW_ENGINE_CUDA_WAVEFRONT;
                 if (d > 4 && c.tile && c.tile[0] == '8' && c.degree <= 2)
@@ -275,17 +211,17 @@ int main(int argc, char **argv)
     /* the shape chosen by size, and TWED's per-diagonal baseline */
     for (int k = 0; k < (quick ? 2 : 6); k++) {
         pair_case c{};
-        c.n = 1 + r.below(1500), c.m = 1 + r.below(300), c.dim = 1;
+        c.n = 1 + ww_rng_below(&r, 1500), c.m = 1 + ww_rng_below(&r, 300), c.dim = 1;
         c.dtw = k % 2;
-        c.radius = k % 3 == 0 ? (long)r.below(50) : -1;
+        c.radius = k % 3 == 0 ? (long)ww_rng_below(&r, 50) : -1;
         c.fraction = -1;
         c.stamps = !c.dtw;
         c.degree = 2;
-        c.sm_count = 1 + (int)r.below(3);
+        c.sm_count = 1 + (int)ww_rng_below(&r, 3);
         c.engine = WW_ENGINE_CUDA_WAVEFRONT;
         check(cpu, r, c);
         if (!c.dtw && c.radius < 0) {
-            c.n = 1 + r.below(200), c.m = 1 + r.below(200);
+            c.n = 1 + ww_rng_below(&r, 200), c.m = 1 + ww_rng_below(&r, 200);
             c.engine = WW_ENGINE_CUDA_DIAGONAL;
             check(cpu, r, c);
         }
