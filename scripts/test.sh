@@ -15,6 +15,7 @@ tests/readme_examples.sh "$build"
 tests/ted_gpu_emulation.sh "$build" # the GPU tree engine's logic, emulated on the CPU (issue 13)
 tests/ted_gpu_emulation.sh "$build" 32 # ... with warps of 32 fibers: its 32-lane code too (2 minutes)
 tests/pair_gpu_emulation.sh "$build" # the GPU one-pair engine's kernels, emulated on the CPU (1 minute)
+tests/matrix_gpu_emulation.sh "$build" # the GPU matrix engine and index, emulated on the CPU (2 minutes)
 if [ -x scripts/test_python.sh ]; then
   # the .ts tests drive this build's CLI
   WW_CLI="$PWD/$build/src/cli/wavewarp" scripts/test_python.sh

@@ -15,21 +15,7 @@ mode=${2:-full}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ww_pair_emu.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# kernel<<<grid, block, shared, stream>>>(args); -> emu::launch([&] { kernel(args); }, grid, ...);
-launches='s/(\w+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\s*\((.*?)\);/emu::launch([&] { $1($3); }, $2);/gs'
-perl -0pe "$launches" src/cuda/pair.cu >"$work/pair.cu"
-perl -0pe "$launches" src/cuda/wavefront_shapes.cuh >"$work/wavefront_shapes.cuh"
-if grep -q '<<<' "$work/pair.cu" "$work/wavefront_shapes.cuh"; then
-  echo "pair_gpu_emulation: a launch was not rewritten" >&2
-  exit 1
-fi
-cat >"$work/engine.cpp" <<'END'
-#include "pair.cu"
-/* the shapes' kernels, compiled in src/cuda/instances/ for the GPU */
-WW_WAVEFRONT_INSTANCE(, twed_ops, false)
-WW_WAVEFRONT_INSTANCE(, twed_ops, true)
-WW_WAVEFRONT_INSTANCE(, dtw_ops, false)
-WW_WAVEFRONT_INSTANCE(, dtw_ops, true)
-END
-tests/emulation/build.sh "$build" "$work/emulation" -- "$work/engine.cpp" tests/emulation/pair_emulation.cpp
+tests/emulation/rewrite.sh "$work/cuda"
+tests/emulation/build.sh "$build" "$work/emulation" -- "$work"/cuda/pair.cu "$work"/cuda/instances/wavefront_*.cu \
+  tests/emulation/pair_emulation.cpp
 "$work/emulation" "$mode"

@@ -41,6 +41,9 @@ ww_status ww_pinned_reserve(void **pinned, size_t *pinned_bytes, size_t bytes)
     return *pinned ? WW_OK : WW_ERR_MEMORY;
 }
 
+/* the preparation kernels' flags: "device" memory is host memory, every launch has finished */
+ww_status ww_cuda_read_flags(ww_cuda_state *, const int *dflags) { return ww_flags_status(*dflags); }
+
 /* "device" pointers are host pointers here: any but NULL */
 ww_status ww_cuda_check_device_pointer(const void *p) { return p ? WW_OK : WW_ERR_NULL_POINTER; }
 ww_cuda_device_guard ww_cuda_enter(ww_cuda_state *) { return {-1}; }

@@ -15,11 +15,14 @@
  *
  * What it cannot show: the timing of a GPU (a race that needs a particular warp order inside one
  * step), memory ordering weaker than the host's, and anything of the instruction level (register
- * spills, SASS). Shuffles and warp barriers take the whole warp (the kernels emulated here pass
- * full masks; another mask aborts).
+ * spills, SASS). Shuffles and warp barriers meet the lanes of their mask (a lane that calls one
+ * whose mask leaves it out, or reads such a lane, aborts).
  *
- * The kernels' launches (`kernel<<<grid, block, shared, stream>>>(args)`) are rewritten by the
- * emulation scripts into emu::launch([&] { kernel(args); }, grid, block, shared, stream). */
+ * The kernels' launches (`kernel<<<grid, block, shared, stream>>>(args)`) and their dynamic shared
+ * memory (`extern __shared__ T name[];`) are rewritten by rewrite.sh into
+ * emu::launch([&] { kernel(args); }, grid, block, shared, stream) and emu::dynamic_shared(). A
+ * stream runs in order at once: every call returns when its work is done, so events and waits
+ * between streams are no-ops (what this cannot show: a missing wait between two streams). */
 #ifndef WW_EMULATION_CUDA_RUNTIME_H
 #define WW_EMULATION_CUDA_RUNTIME_H
 
@@ -33,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <random>
 #include <thread>
 #include <vector>
@@ -44,11 +48,15 @@
 #define __forceinline__ inline
 #define __noinline__
 #define __launch_bounds__(...)
+#define __align__(n) alignas(n)
 /* one copy per host thread, and a block runs on one host thread from start to end */
 #define __shared__ static thread_local
 
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2, cudaErrorInvalidConfiguration = 9 };
+enum { cudaStreamDefault = 0, cudaStreamNonBlocking = 1 };
+enum { cudaEventDefault = 0, cudaEventDisableTiming = 2 };
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
 enum cudaMemcpyKind {
     cudaMemcpyHostToHost = 0,
     cudaMemcpyHostToDevice = 1,
@@ -72,6 +80,9 @@ struct alignas(16) double2 {
 struct alignas(8) float2 {
     float x, y;
 };
+struct alignas(16) float4 {
+    float x, y, z, w;
+};
 static inline double2 make_double2(double x, double y) { return {x, y}; }
 static inline float2 make_float2(float x, float y) { return {x, y}; }
 
@@ -86,6 +97,9 @@ inline int concurrent_blocks = 3;
 inline int blocks_per_sm = 1;
 /* Seconds without a barrier passed anywhere after which a wait (__nanosleep) is a deadlock. */
 inline double wait_limit_seconds = 60;
+/* What cudaDeviceGetAttribute answers: multiprocessors, and shared memory per block. */
+inline int multiprocessors = 4;
+inline int shared_per_block = 227 << 10;
 /* Each fiber's stack (the kernels' register arrays live there). */
 inline size_t stack_bytes = (size_t)512 << 10;
 /* The error of the last launch, for cudaGetLastError. */
@@ -102,6 +116,15 @@ inline std::atomic<unsigned long long> waits{0};
     abort();
 }
 
+/* Lanes of a warp that meet at __syncwarp(mask) and the shuffles of that mask: how many have
+ * arrived, the generation, and what the lanes of a shuffle post, in two sets by the generation's
+ * parity (a lane can post to a set again only two meetings later, when every lane has read it). */
+struct lane_group {
+    int arrived = 0;
+    unsigned generation = 0;
+    uint64_t posted[2][32] = {};
+};
+
 /* The threads of one block as fibers of the host thread that runs it. */
 struct block_fibers {
     int threads = 0, current = 0;
@@ -112,14 +135,26 @@ struct block_fibers {
     /* the block's barrier, and each warp's: threads alive, arrived, generation */
     int alive = 0, arrived = 0;
     unsigned generation = 0;
-    std::vector<int> warp_alive, warp_arrived;
-    std::vector<unsigned> warp_generation;
-    /* what the lanes of a shuffle post: two sets, by the warp generation's parity */
-    std::vector<uint64_t> posted[2];
+    /* the block barrier's vote (__syncthreads_or, _and, _count): true predicates and threads, by
+     * the generation's parity (a set is cleared when the barrier before its next use completes) */
+    int votes[2] = {0, 0}, voters[2] = {0, 0};
+    /* the lanes of each warp that have not returned, and each warp's groups of lanes that meet
+     * (by mask: __syncwarp and shuffles; the whole warp is one group) */
+    std::vector<unsigned> warp_lanes;
+    std::vector<std::map<unsigned, lane_group>> groups;
     /* in the current round: arrivals at barriers, and waits (__nanosleep) */
     long arrivals = 0, waits = 0;
     std::mt19937 order{12345};
 };
+
+/* The dynamic shared memory of the block this host thread runs: the launch's size, poisoned. */
+inline thread_local std::vector<unsigned char> dynamic_shared_bytes;
+inline unsigned char *dynamic_shared()
+{
+    if (dynamic_shared_bytes.empty())
+        fail("dynamic shared memory used by a launch that asked for none");
+    return dynamic_shared_bytes.data();
+}
 
 /* Stacks are kept per host thread: allocated once, freed when the thread ends. */
 struct stack_pool {
@@ -135,14 +170,21 @@ inline thread_local block_fibers *block = nullptr;
 
 inline void pause() { swapcontext(&block->context[block->current], &block->scheduler); }
 
-inline void block_barrier()
+/* The block's barrier; returns how many of its threads passed a true `vote`, and how many voted. */
+inline int block_barrier(int vote = 0, int *voters = nullptr)
 {
     block_fibers *b = block;
-    if (b == nullptr || b->threads == 1)
-        return;
+    if (b == nullptr || b->threads == 1) {
+        if (voters)
+            *voters = 1;
+        return vote != 0;
+    }
     b->arrivals++;
     const unsigned g = b->generation;
+    b->votes[g & 1] += vote != 0;
     if (++b->arrived == b->alive) {
+        b->voters[g & 1] = b->arrived;
+        b->votes[(g + 1) & 1] = 0; /* its last readers passed this barrier */
         b->arrived = 0;
         b->generation++;
         barriers_passed.fetch_add(1, std::memory_order_relaxed);
@@ -151,49 +193,64 @@ inline void block_barrier()
         while (b->generation == g)
             pause();
     }
+    if (voters)
+        *voters = b->voters[g & 1];
+    return b->votes[g & 1];
 }
 
-inline void warp_barrier()
+/* The lanes of `mask` in the caller's warp meet (the caller one of them); returns the group and its
+ * generation before the meeting. */
+inline lane_group &group_barrier(unsigned mask, unsigned *generation)
 {
     block_fibers *b = block;
-    if (b == nullptr || b->threads == 1)
-        return;
-    const int w = b->current / 32;
+    const int w = b->current / 32, lane = b->current % 32;
+    if (!(mask >> lane & 1u))
+        fail("a lane at a warp barrier or shuffle whose mask leaves it out");
+    lane_group &grp = b->groups[w][mask];
     b->arrivals++;
-    const unsigned g = b->warp_generation[w];
-    if (++b->warp_arrived[w] == b->warp_alive[w]) {
-        b->warp_arrived[w] = 0;
-        b->warp_generation[w]++;
+    const unsigned g = grp.generation;
+    *generation = g;
+    if (++grp.arrived == __builtin_popcount(mask & b->warp_lanes[w])) {
+        grp.arrived = 0;
+        grp.generation++;
         barriers_passed.fetch_add(1, std::memory_order_relaxed);
-        pause();
+        pause(); /* the others go on in a new order */
     } else {
-        while (b->warp_generation[w] == g)
+        while (grp.generation == g)
             pause();
     }
+    return grp;
 }
 
-/* Every lane posts `v` and gets lane `src(lane)`'s (or its own where src gives -1): one warp
- * barrier, the posts in the set of the warp's generation parity (a lane can post to that set again
- * only two barriers later, when every lane has read it). */
+inline void warp_barrier(unsigned mask = 0xffffffffu)
+{
+    if (block == nullptr || block->threads == 1)
+        return;
+    unsigned g;
+    group_barrier(mask, &g);
+}
+
+/* Every lane of `mask` posts `v` and gets lane `src(lane)`'s (or its own where src gives -1). */
 template <typename T, class Src> inline T warp_exchange(unsigned mask, T v, Src src)
 {
     static_assert(sizeof(T) <= sizeof(uint64_t), "shuffles of up to 8 bytes");
-    if (mask != 0xffffffffu)
-        fail("a shuffle with a partial mask (not emulated)");
     block_fibers *b = block;
     if (b == nullptr || b->threads % 32 != 0)
         fail("a shuffle outside a block of whole warps");
-    const int me = b->current, base = me / 32 * 32;
-    std::vector<uint64_t> &set = b->posted[b->warp_generation[me / 32] & 1];
+    const int lane = b->current % 32;
+    lane_group &grp = b->groups[b->current / 32][mask];
     uint64_t bits = 0;
     memcpy(&bits, &v, sizeof v);
-    set[me] = bits;
-    warp_barrier();
-    const int from = src(me - base);
+    grp.posted[grp.generation & 1][lane] = bits;
+    unsigned g;
+    group_barrier(mask, &g);
+    const int from = src(lane);
     if (from < 0)
         return v;
+    if (!(mask >> from & 1u))
+        fail("a shuffle reads a lane its mask leaves out");
     T got;
-    memcpy(&got, &set[base + from], sizeof got);
+    memcpy(&got, &grp.posted[g & 1][from], sizeof got);
     return got;
 }
 
@@ -233,14 +290,17 @@ inline void fiber_main()
     b->done[me] = 1;
     b->alive--;
     if (b->arrived > 0 && b->arrived == b->alive) { /* the others wait for this one no more */
+        b->voters[b->generation & 1] = b->arrived;
+        b->votes[(b->generation + 1) & 1] = 0;
         b->arrived = 0;
         b->generation++;
     }
-    if (!b->warp_alive.empty()) {
-        b->warp_alive[w]--;
-        if (b->warp_arrived[w] > 0 && b->warp_arrived[w] == b->warp_alive[w]) {
-            b->warp_arrived[w] = 0;
-            b->warp_generation[w]++;
+    b->warp_lanes[w] &= ~(1u << (me % 32));
+    for (auto &entry : b->groups[w]) { /* groups that waited for this lane only */
+        lane_group &grp = entry.second;
+        if (grp.arrived > 0 && grp.arrived == __builtin_popcount(entry.first & b->warp_lanes[w])) {
+            grp.arrived = 0;
+            grp.generation++;
         }
     }
     b->arrivals++;
@@ -269,13 +329,10 @@ inline void run_block(const std::function<void()> &kernel, int threads, unsigned
     b.done.assign(threads, 0);
     b.alive = threads;
     const int warps = (threads + 31) / 32;
-    b.warp_alive.assign(warps, 32);
+    b.warp_lanes.assign(warps, 0xffffffffu);
     if (threads % 32)
-        b.warp_alive[warps - 1] = threads % 32;
-    b.warp_arrived.assign(warps, 0);
-    b.warp_generation.assign(warps, 0);
-    b.posted[0].assign(threads, 0);
-    b.posted[1].assign(threads, 0);
+        b.warp_lanes[warps - 1] = (1u << (threads % 32)) - 1;
+    b.groups.resize(warps);
     b.order.seed((unsigned)(seed ^ (seed >> 32)));
     while (stacks.stacks.size() < (size_t)threads) {
         char *s = (char *)malloc(stack_bytes);
@@ -318,10 +375,9 @@ inline void run_block(const std::function<void()> &kernel, int threads, unsigned
 /* A kernel launch: every block of `grid`, concurrent_blocks at a time, each on a host thread. */
 template <class F> inline void launch(const F &kernel, dim3 grid, dim3 block_dim, size_t shared = 0, cudaStream_t = nullptr)
 {
-    (void)shared;
     const size_t blocks = (size_t)grid.x * grid.y * grid.z;
     const int threads = (int)(block_dim.x * block_dim.y * block_dim.z);
-    if (blocks == 0 || threads <= 0 || threads > 1024) {
+    if (blocks == 0 || threads <= 0 || threads > 1024 || shared > (size_t)shared_per_block) {
         last_error = cudaErrorInvalidConfiguration;
         return;
     }
@@ -332,6 +388,7 @@ template <class F> inline void launch(const F &kernel, dim3 grid, dim3 block_dim
         gridDim = grid;
         blockDim = block_dim;
         for (size_t k; (k = next.fetch_add(1)) < blocks;) {
+            dynamic_shared_bytes.assign(shared, 0xa5); /* (what an earlier block left: garbage) */
             blockIdx.x = (unsigned)(k % grid.x);
             blockIdx.y = (unsigned)(k / grid.x % grid.y);
             blockIdx.z = (unsigned)(k / ((size_t)grid.x * grid.y));
@@ -385,12 +442,14 @@ template <typename T> inline void store_relaxed(T *p, T v)
 
 /* ---- device functions ---- */
 static inline void __syncthreads() { emu::block_barrier(); }
-static inline void __syncwarp(unsigned mask = 0xffffffffu)
+static inline int __syncthreads_or(int p) { return emu::block_barrier(p) != 0; }
+static inline int __syncthreads_count(int p) { return emu::block_barrier(p); }
+static inline int __syncthreads_and(int p)
 {
-    if (mask != 0xffffffffu)
-        emu::fail("__syncwarp with a partial mask (not emulated)");
-    emu::warp_barrier();
+    int voters = 0;
+    return emu::block_barrier(p, &voters) == voters;
 }
+static inline void __syncwarp(unsigned mask = 0xffffffffu) { emu::warp_barrier(mask); }
 template <typename T> static inline T __shfl_sync(unsigned mask, T v, int lane, int width = 32)
 {
     return emu::warp_exchange(mask, v, [&](int l) { return l / width * width + (lane & (width - 1)); });
@@ -485,6 +544,53 @@ static inline cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t
 }
 static inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
 static inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+/* streams and events: distinct handles that order nothing (every call has finished its work) */
+static inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned)
+{
+    *s = (cudaStream_t)malloc(1);
+    return *s ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+static inline cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    free(s);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned)
+{
+    *e = (cudaEvent_t)malloc(1);
+    return *e ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+static inline cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    free(e);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t = nullptr) { return cudaSuccess; }
+static inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+static inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned = 0) { return cudaSuccess; }
+static inline cudaError_t cudaMalloc(void **p, size_t n)
+{
+    *p = malloc(n ? n : 1);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+static inline cudaError_t cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
+static inline cudaError_t cudaFree(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaFreeHost(void *p) { return cudaFree(p); }
+static inline cudaError_t cudaGetDevice(int *d)
+{
+    *d = 0;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int)
+{
+    *v = a == cudaDevAttrMultiProcessorCount ? emu::multiprocessors : emu::shared_per_block;
+    return cudaSuccess;
+}
 template <typename F>
 static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, F, int, size_t)
 {

@@ -1,0 +1,328 @@
+/* The GPU matrix engine (src/cuda/pairwise.cu, its plan and its kernels: thread, staged, warp and
+ * block strategies, and the whole-GPU one through the one-pair engine) and the GPU index
+ * (src/cuda/index.cu) run on the CPU by the fake runtime beside this file, against the CPU engine:
+ * every strategy forced in turn and the cost model's choice, TWED and DTW, with and without a
+ * window, samples of 1 to 40 components, float and double data and output, sets of one length and
+ * of many, a set against itself and against another, blocks of the matrix with strides, two
+ * devices, the staged kernel's knobs, cancellation, and a bad value in device data.
+ * tests/matrix_gpu_emulation.sh builds and runs it.
+ *
+ * The engines' entry points are renamed (emu_cuda_pairwise, ...) by build.sh (see emulated_gpu.h). */
+#include "emulated_gpu.h"
+#include "ww_test.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+int ww_test_failures, ww_test_skipped; /* (ww_test.h's) */
+
+namespace {
+
+int compared = 0, differences = 0;
+
+/* A set of `count` series in R^dim, of one length or of lengths 1..longest (offsets). */
+struct series_set {
+    std::vector<double> values, stamps;
+    std::vector<float> values32, stamps32;
+    std::vector<size_t> offsets;
+    size_t count = 0, length = 0, dim = 1;
+    bool ragged = false;
+    void make(ww_rng &r, size_t n, size_t longest, size_t d, bool varied)
+    {
+        count = n, dim = d, ragged = varied, length = longest;
+        offsets.assign(1, 0);
+        for (size_t i = 0; i < n; i++)
+            offsets.push_back(offsets.back() + (varied ? 1 + ww_rng_below(&r, longest) : longest));
+        values.resize(offsets.back() * d);
+        stamps.resize(offsets.back());
+        for (double &v : values)
+            v = (double)(float)(ww_rng_uniform(&r) * 4 - 2); /* exact in float too */
+        for (size_t i = 0; i < n; i++) {
+            double now = 0;
+            for (size_t k = offsets[i]; k < offsets[i + 1]; k++) {
+                now += ww_rng_below(&r, 5) == 0 ? 0.0 : (double)(float)(0.5 + ww_rng_uniform(&r));
+                stamps[k] = now;
+            }
+        }
+        values32.assign(values.begin(), values.end());
+        stamps32.assign(stamps.begin(), stamps.end());
+    }
+    ww_dataset f64(bool with_stamps) const
+    {
+        return ww_dataset_f64(values.data(), with_stamps ? stamps.data() : NULL, ragged ? offsets.data() : NULL,
+                              count, length, dim);
+    }
+    ww_dataset f32(bool with_stamps) const
+    {
+        return ww_dataset_f32(values32.data(), with_stamps ? stamps32.data() : NULL, ragged ? offsets.data() : NULL,
+                              count, length, dim);
+    }
+};
+
+struct matrix_case {
+    bool dtw, f32_data, f32_out, stamps, self, block, on_device;
+    long radius;     /* -1: none */
+    double fraction; /* < 0: none */
+    const char *strategy; /* NULL: the cost model's */
+    int devices;
+};
+
+/* got and want (the CPU's, in double) agree: float data is computed in float on the GPU */
+bool close(double got, double want, bool f32)
+{
+    if (std::isinf(want) || std::isinf(got))
+        return got == want;
+    return std::fabs(got - want) <= (f32 ? 2e-5 : 1e-12) * std::fmax(1.0, std::fabs(want));
+}
+
+ww_measure measure_of(const matrix_case &c, ww_rng &r)
+{
+    ww_measure m = c.dtw ? ww_measure_dtw() : ww_measure_twed(0.01 + ww_rng_uniform(&r), 0.5 + ww_rng_uniform(&r), 1 + (int)ww_rng_below(&r, 3));
+    if (c.radius >= 0)
+        ww_measure_set_window(&m, (size_t)c.radius);
+    if (c.fraction >= 0)
+        ww_measure_set_window_fraction(&m, c.fraction);
+    return m;
+}
+
+void describe(const matrix_case &c, const series_set &x, const series_set &y, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "%s x=%zux%zu%s y=%zux%zu%s dim=%zu radius=%ld fraction=%g strategy=%s f32 data=%d out=%d stamps=%d self=%d "
+             "block=%d device=%d devices=%d",
+             c.dtw ? "dtw" : "twed", x.count, x.length, x.ragged ? "(ragged)" : "", y.count, y.length,
+             y.ragged ? "(ragged)" : "", x.dim, c.radius, c.fraction, c.strategy ? c.strategy : "auto", c.f32_data,
+             c.f32_out, c.stamps, c.self, c.block, c.on_device, c.devices);
+}
+
+/* One matrix (or block of it) on the emulated GPU against the CPU engine. */
+void check(ww_ctx *cpu, ww_rng &r, const matrix_case &c, const series_set &x, const series_set &y)
+{
+    const ww_measure m = measure_of(c, r);
+    ww_dataset gx = c.f32_data ? x.f32(c.stamps) : x.f64(c.stamps), gy = c.f32_data ? y.f32(c.stamps) : y.f64(c.stamps);
+    const ww_dataset cx = x.f64(c.stamps), cy = y.f64(c.stamps); /* the CPU's, in double */
+    const size_t cols = c.self ? x.count : y.count;
+    ww_pairwise_options o = ww_pairwise_options_default();
+    if (c.block) { /* a block with a stride wider than it */
+        o.row_begin = ww_rng_below(&r, x.count);
+        o.row_end = o.row_begin + 1 + ww_rng_below(&r, x.count - o.row_begin);
+        o.col_begin = ww_rng_below(&r, cols);
+        o.col_end = o.col_begin + 1 + ww_rng_below(&r, cols - o.col_begin);
+        o.out_stride = o.col_end - o.col_begin + 3;
+    }
+    o.out_dtype = c.f32_out ? WW_F32 : WW_F64;
+    ww_pairwise_options resolved;
+    if (ww_resolve_pairwise(&gx, c.self ? NULL : &gy, &o, &resolved) != WW_OK) {
+        printf("DIFFERENT: options refused\n");
+        differences++;
+        return;
+    }
+    const size_t rows = resolved.row_end - resolved.row_begin, width = resolved.col_end - resolved.col_begin;
+    const size_t stride = resolved.out_stride, cells = rows * stride;
+    std::vector<double> want(cells, -7.0), got64(cells, -7.0);
+    std::vector<float> got32(cells, -7.0f);
+    ww_pairwise_options cpu_o = resolved;
+    cpu_o.out_dtype = WW_F64;
+    char what[400];
+    describe(c, x, y, what, sizeof what);
+    if (ww_pairwise(cpu, &m, &cx, c.self ? NULL : &cy, want.data(), &cpu_o) != WW_OK) {
+        printf("DIFFERENT: cpu failed: %s\n", what);
+        differences++;
+        return;
+    }
+    if (c.on_device) /* "device" memory is host memory here: the checks run in the kernels */
+        gx.memory = gy.memory = WW_DEVICE;
+    emulated_gpu gpu(4), second(4);
+    gpu.state.model = second.state.model = ww_cuda_model_default();
+    if (c.devices == 2) {
+        gpu.ctx.cuda_devices[0] = &gpu.state;
+        gpu.ctx.cuda_devices[1] = &second.state;
+        gpu.ctx.cuda_count = 2;
+    }
+    gpu.state.forced_strategy = second.state.forced_strategy = c.strategy;
+    void *out = c.f32_out ? (void *)got32.data() : (void *)got64.data();
+    const ww_status st = ww_cuda_pairwise(&gpu.ctx, &m, &gx, c.self ? NULL : &gy, out, &resolved);
+    ww_cuda_pairwise_release(&gpu.state);
+    ww_cuda_pairwise_release(&second.state);
+    compared++;
+    int bad = st != WW_OK;
+    for (size_t i = 0; i < rows && !bad; i++)
+        for (size_t j = 0; j < stride && !bad; j++) {
+            const double g = c.f32_out ? (double)got32[i * stride + j] : got64[i * stride + j];
+            const double w = want[i * stride + j];
+            if (j >= width) /* past the block: untouched */
+                bad = g != -7.0;
+            else
+                bad = !close(g, c.f32_out ? (double)(float)w : w, c.f32_data || c.f32_out);
+            if (bad)
+                printf("DIFFERENT: %s: entry (%zu, %zu): gpu %.17g (%s), cpu %.17g\n", what, i, j, g, ww_strerror(st),
+                       w);
+        }
+    if (bad) {
+        if (st != WW_OK)
+            printf("DIFFERENT: %s: %s\n", what, ww_strerror(st));
+        differences++;
+    }
+}
+
+/* The GPU index of x queried by q, against the CPU's matrix of q against x. */
+void check_index(ww_ctx *cpu, const ww_measure &m, const series_set &x, const series_set &q, bool f32)
+{
+    ww_dataset gx = f32 ? x.f32(false) : x.f64(false), gq = f32 ? q.f32(false) : q.f64(false);
+    const ww_dataset cx = x.f64(false), cq = q.f64(false);
+    std::vector<double> want(q.count * x.count), got(q.count * x.count, -7.0);
+    const ww_status cst = ww_pairwise(cpu, &m, &cq, &cx, want.data(), NULL);
+    emulated_gpu gpu(4);
+    gpu.state.model = ww_cuda_model_default();
+    ww_index *ix = (ww_index *)calloc(1, sizeof *ix);
+    ix->ctx = &gpu.ctx;
+    ix->measure = m;
+    ix->count = x.count;
+    ww_status st = ww_cuda_index_create(&gpu.ctx, &gx, &m, ix);
+    ww_pairwise_options o;
+    if (st == WW_OK)
+        st = ww_resolve_pairwise(&gq, &ix->host, NULL, &o);
+    if (st == WW_OK)
+        st = ww_cuda_index_pairwise(&gpu.ctx, ix, &gq, got.data(), &o);
+    ww_cuda_index_destroy(ix);
+    free(ix->host_storage);
+    free(ix);
+    ww_cuda_pairwise_release(&gpu.state);
+    compared++;
+    bool bad = st != WW_OK || cst != WW_OK;
+    for (size_t e = 0; e < got.size() && !bad; e++)
+        bad = !close(got[e], want[e], f32);
+    if (bad) {
+        differences++;
+        printf("DIFFERENT: index of %zu x %zu (dim %zu, %s, f32 %d): %s\n", x.count, x.length, x.dim,
+               m.kind == WW_MEASURE_DTW ? "dtw" : "twed", f32, ww_strerror(st));
+    }
+}
+
+/* A NaN in a set in device memory: WW_ERR_NONFINITE and nothing written; a callback that cancels:
+ * WW_ERR_CANCELLED. */
+int cancel_at_once(uint64_t, uint64_t, void *) { return 1; }
+
+void check_errors(ww_rng &r)
+{
+    series_set x;
+    x.make(r, 12, 40, 2, false);
+    x.values[77] = NAN;
+    const ww_measure m = ww_measure_dtw();
+    const char *strategies[] = {"thread", "warp", "block", "grid"};
+    for (const char *s : strategies) {
+        emulated_gpu gpu(4);
+        gpu.state.model = ww_cuda_model_default();
+        gpu.state.forced_strategy = s;
+        ww_dataset dx = x.f64(false);
+        dx.memory = WW_DEVICE;
+        std::vector<double> out(144, -7.0);
+        ww_pairwise_options o;
+        ww_resolve_pairwise(&dx, NULL, NULL, &o);
+        const ww_status st = ww_cuda_pairwise(&gpu.ctx, &m, &dx, NULL, out.data(), &o);
+        ww_cuda_pairwise_release(&gpu.state);
+        bool untouched = true;
+        for (double v : out)
+            untouched = untouched && v == -7.0;
+        compared++;
+        if (st != WW_ERR_NONFINITE || !untouched) {
+            differences++;
+            printf("DIFFERENT: a NaN in device data (%s): %s, output %s\n", s, ww_strerror(st),
+                   untouched ? "untouched" : "written");
+        }
+    }
+    x.values[77] = 0.5;
+    emulated_gpu gpu(4);
+    gpu.state.model = ww_cuda_model_default();
+    ww_dataset dx = x.f64(false);
+    std::vector<double> out(144, -7.0);
+    ww_pairwise_options o;
+    ww_resolve_pairwise(&dx, NULL, NULL, &o);
+    o.progress = cancel_at_once;
+    const ww_status st = ww_cuda_pairwise(&gpu.ctx, &m, &dx, NULL, out.data(), &o);
+    ww_cuda_pairwise_release(&gpu.state);
+    compared++;
+    if (st != WW_ERR_CANCELLED) {
+        differences++;
+        printf("DIFFERENT: a cancelling callback: %s\n", ww_strerror(st));
+    }
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+    ww_ctx_options co = ww_ctx_options_default();
+    co.backend = WW_BACKEND_CPU;
+    co.num_threads = 1;
+    ww_ctx *cpu = NULL;
+    if (ww_ctx_create(&cpu, &co) != WW_OK)
+        return 2;
+    ww_rng r{0x5DEECE66Dull};
+    const char *strategies[] = {NULL, "thread", "warp", "block", "grid"};
+    const size_t dims[] = {1, 2, 3, 8, 28, 40};
+    const int rounds = quick ? 1 : 3;
+    for (int round = 0; round < rounds; round++)
+        for (const char *strategy : strategies)
+            for (int dtw = 0; dtw <= 1; dtw++)
+                for (int window = 0; window < 3; window++) {
+                    matrix_case c{};
+                    c.dtw = dtw;
+                    c.strategy = strategy;
+                    c.radius = window == 1 ? (long)ww_rng_below(&r, 8) : -1;
+                    c.fraction = window == 2 ? 0.05 + 0.3 * ww_rng_uniform(&r) : -1;
+                    c.stamps = !dtw && ww_rng_below(&r, 2);
+                    c.f32_data = ww_rng_below(&r, 4) == 0;
+                    c.f32_out = ww_rng_below(&r, 4) == 0;
+                    c.self = ww_rng_below(&r, 2);
+                    c.block = ww_rng_below(&r, 3) == 0;
+                    c.on_device = ww_rng_below(&r, 4) == 0;
+                    c.devices = !c.on_device && ww_rng_below(&r, 4) == 0 ? 2 : 1;
+                    /* the whole-GPU strategy runs each pair on the one-pair engine: fewer, longer */
+                    const bool grid = strategy && !strcmp(strategy, "grid");
+                    const size_t dim = dims[ww_rng_below(&r, 6)];
+                    const size_t longest = grid ? 40 + ww_rng_below(&r, 300) : 1 + ww_rng_below(&r, 120);
+                    series_set x, y;
+                    x.make(r, grid ? 3 + ww_rng_below(&r, 3) : 1 + ww_rng_below(&r, 14), longest, dim, ww_rng_below(&r, 2));
+                    y.make(r, grid ? 2 + ww_rng_below(&r, 3) : 1 + ww_rng_below(&r, 14), 1 + ww_rng_below(&r, longest), dim,
+                           ww_rng_below(&r, 2));
+                    check(cpu, r, c, x, y);
+                }
+    /* the staged kernel's knobs: one lane or two per pair, one row per pass, blocks of 32 */
+    const char *knobs[][2] = {{"WW_STAGED_LANES", "2"}, {"WW_STAGED_LANES", "1"}, {"WW_STAGED_ROWS", "1"},
+                              {"WW_STAGED_THREADS", "32"}, {"WW_STAGED", "0"}};
+    for (const auto &knob : knobs)
+        for (int dtw = 0; dtw <= 1; dtw++) {
+            setenv(knob[0], knob[1], 1);
+            matrix_case c{};
+            c.dtw = dtw;
+            c.strategy = "thread";
+            c.radius = dtw ? 3 : -1;
+            c.fraction = -1;
+            c.devices = 1;
+            series_set x, y;
+            x.make(r, 9, 30, 2 + 7 * (size_t)dtw, true);
+            y.make(r, 70, 25, 2 + 7 * (size_t)dtw, false);
+            check(cpu, r, c, x, y);
+            unsetenv(knob[0]);
+        }
+    /* the index: one query and several, f64 and f32, both measures */
+    for (int k = 0; k < 4; k++) {
+        series_set x, q;
+        const size_t dim = k % 2 ? 28 : 1;
+        x.make(r, 60, 28, dim, k == 3);
+        q.make(r, k < 2 ? 1 : 5, 28, dim, false);
+        ww_measure m = k % 2 ? ww_measure_dtw() : ww_measure_twed(0.25, 1, 2);
+        if (k == 2)
+            ww_measure_set_window(&m, 4);
+        check_index(cpu, m, x, q, k == 1);
+    }
+    check_errors(r);
+    printf("matrix_gpu_emulation: %d comparisons, %d differences\n", compared, differences);
+    ww_ctx_destroy(cpu);
+    return differences != 0;
+}
