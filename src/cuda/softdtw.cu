@@ -197,7 +197,6 @@ static ww_status run_pass(ww_cuda_state *s, const pass_plan &plan, const ww_meas
         /* the pairs' table after the rows and tables, at an offset aligned for its 8-byte fields
          * (float data ends on any multiple of 4 bytes) */
         const size_t data = (used * sizeof(T) + 255) & ~(size_t)255;
-        const size_t meta = (pairs.size() * sizeof(sdtw_pair) + 255) & ~(size_t)255;
         /* the chunk's elements and the slack, the sum plan_pass checks: a next call of this shape
          * fits as it is and asks nothing of the driver (cudaMemGetInfo: about 20 us); growing the
          * buffer frees the old one (cudaFree waits for a previous pass's kernels) */
