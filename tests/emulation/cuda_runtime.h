@@ -97,6 +97,8 @@ inline int concurrent_blocks = 3;
 inline int blocks_per_sm = 1;
 /* Seconds without a barrier passed anywhere after which a wait (__nanosleep) is a deadlock. */
 inline double wait_limit_seconds = 60;
+/* What cudaMemGetInfo answers as free (and total) device memory. */
+inline size_t device_free_bytes = (size_t)1 << 30;
 /* What cudaDeviceGetAttribute answers: multiprocessors, and shared memory per block. */
 inline int multiprocessors = 4;
 inline int shared_per_block = 227 << 10;
@@ -252,6 +254,24 @@ template <typename T, class Src> inline T warp_exchange(unsigned mask, T v, Src 
     T got;
     memcpy(&got, &grp.posted[g & 1][from], sizeof got);
     return got;
+}
+
+/* The lanes of `mask` vote: the mask of those whose predicate holds (one meeting). */
+inline unsigned warp_ballot(unsigned mask, bool pred)
+{
+    block_fibers *b = block;
+    if (b == nullptr || b->threads == 1)
+        return pred ? 1u : 0u;
+    const int lane = b->current % 32;
+    lane_group &grp = b->groups[b->current / 32][mask];
+    grp.posted[grp.generation & 1][lane] = pred;
+    unsigned g;
+    group_barrier(mask, &g);
+    unsigned votes = 0;
+    for (int l = 0; l < 32; l++)
+        if ((mask & b->warp_lanes[b->current / 32]) >> l & 1u)
+            votes |= (grp.posted[g & 1][l] ? 1u : 0u) << l;
+    return votes;
 }
 
 inline long long now_ns()
@@ -466,6 +486,14 @@ template <typename T> static inline T __shfl_xor_sync(unsigned mask, T v, int bi
 {
     return emu::warp_exchange(mask, v, [&](int l) { return (l ^ bits) / width == l / width ? l ^ bits : -1; });
 }
+static inline unsigned __ballot_sync(unsigned mask, int pred) { return emu::warp_ballot(mask, pred != 0); }
+static inline int __any_sync(unsigned mask, int pred) { return emu::warp_ballot(mask, pred != 0) != 0; }
+static inline int __all_sync(unsigned mask, int pred)
+{
+    const emu::block_fibers *b = emu::block;
+    const unsigned voters = b == nullptr || b->threads == 1 ? 1u : mask & b->warp_lanes[b->current / 32];
+    return emu::warp_ballot(mask, pred != 0) == voters;
+}
 static inline void __nanosleep(unsigned) { emu::wait_a_moment(); }
 static inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 static inline long long clock64() { return emu::now_ns(); }
@@ -476,6 +504,20 @@ static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long 
 {
     return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
+template <typename T, typename Bits> static inline T emu_atomic_add_float(T *p, T v)
+{
+    Bits old = __atomic_load_n((Bits *)p, __ATOMIC_RELAXED), want;
+    T x;
+    do {
+        memcpy(&x, &old, sizeof x);
+        x += v;
+        memcpy(&want, &x, sizeof x);
+    } while (!__atomic_compare_exchange_n((Bits *)p, &old, want, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+    memcpy(&x, &old, sizeof x);
+    return x;
+}
+static inline double atomicAdd(double *p, double v) { return emu_atomic_add_float<double, uint64_t>(p, v); }
+static inline float atomicAdd(float *p, float v) { return emu_atomic_add_float<float, uint32_t>(p, v); }
 static inline int atomicOr(int *p, int v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 static inline unsigned atomicOr(unsigned *p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 static inline int atomicExch(int *p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
@@ -580,6 +622,12 @@ static inline cudaError_t cudaFree(void *p)
     return cudaSuccess;
 }
 static inline cudaError_t cudaFreeHost(void *p) { return cudaFree(p); }
+static inline cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+{
+    *free_bytes = *total_bytes = emu::device_free_bytes;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemset(void *d, int v, size_t n) { return cudaMemsetAsync(d, v, n); }
 static inline cudaError_t cudaGetDevice(int *d)
 {
     *d = 0;

@@ -66,7 +66,7 @@ template <typename T> static T td_reload(const T *) { emu::fail("a td entry read
 /* The engine only asks for any(v) && v, which is v: no lane needs the others' (the sweeps' lanes
  * here may leave their loops early, WW_TED_EARLY_EXIT, so a real vote could wait for lanes that
  * left). */
-static inline unsigned __activemask() { return 1u; }
-static inline bool __any_sync(unsigned, bool v) { return v; }
+#define __activemask() 1u
+#define __any_sync(mask, v) ((void)(mask), (bool)(v))
 
 #endif
