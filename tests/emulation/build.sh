@@ -22,6 +22,7 @@ for f in ww_cuda_pair ww_cuda_distance ww_cuda_ted ww_cuda_ted_pairwise ww_cuda_
   ww_cuda_run_pairwise ww_cuda_check_set ww_cuda_upload_set ww_cuda_make_plan ww_cuda_describe_plan \
   ww_cuda_warps_in_flight ww_cuda_warp_strategy_warps ww_cuda_block_strategy_steps ww_cuda_block_strategy_blocks \
   ww_cuda_index_create ww_cuda_index_destroy ww_cuda_index_pairwise ww_cuda_softdtw_batch ww_cuda_softdtw_gradient \
+  ww_cuda_image_pairwise \
   ww_device_reserve ww_pinned_reserve ww_cuda_status ww_cuda_read_flags ww_cuda_check_device_pointer ww_cuda_enter \
   ww_cuda_leave; do
   flags+=("-D$f=emu_${f#ww_}")

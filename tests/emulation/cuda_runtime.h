@@ -4,11 +4,12 @@
  *
  * A launch runs its blocks on a few host threads at once (emu::concurrent_blocks; 1 runs them one
  * after the other, in order), so blocks that wait for each other through global memory really run
- * side by side; a block's threads are
- * fibers (ucontext) of its host thread, resumed one at a time in an order drawn anew each round,
- * which switch at every barrier, warp shuffle and wait (__nanosleep). So a lane that reads what
- * another lane wrote without a barrier between them, a barrier that not all threads reach, or a
- * wait that is never met shows up (the last two abort with a message: on a GPU they hang). Device
+ * side by side; a block's threads are fibers (ucontext) of its host thread, resumed one at a time
+ * in an order drawn anew each round, which switch at every barrier, warp shuffle and wait
+ * (__nanosleep); after some block barriers a few threads sit out 1 to 64 rounds, so that warps
+ * drift apart. So a thread that reads what another wrote without a barrier between them, a barrier
+ * that not all threads reach, or a wait that is never met shows up (the last two abort with a
+ * message: on a GPU they hang). Device
  * memory is host memory; global loads and stores that the kernels make with cache hints
  * (__ldcg, __stcg) are relaxed atomic 8-byte accesses, so another block may see half of a 16-byte
  * store, as on a GPU.
@@ -57,6 +58,7 @@ enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2
 enum { cudaStreamDefault = 0, cudaStreamNonBlocking = 1 };
 enum { cudaEventDefault = 0, cudaEventDisableTiming = 2 };
 enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 enum cudaMemcpyKind {
     cudaMemcpyHostToHost = 0,
     cudaMemcpyHostToDevice = 1,
@@ -132,6 +134,9 @@ struct block_fibers {
     int threads = 0, current = 0;
     std::vector<ucontext_t> context;
     std::vector<unsigned char> done;
+    /* rounds a thread sits out: after each block barrier some threads start late, so that a warp
+     * that reads what another warp wrote, with no block barrier between, runs ahead of it */
+    std::vector<int> delay;
     ucontext_t scheduler;
     const std::function<void()> *body = nullptr;
     /* the block's barrier, and each warp's: threads alive, arrived, generation */
@@ -190,6 +195,11 @@ inline int block_barrier(int vote = 0, int *voters = nullptr)
         b->arrived = 0;
         b->generation++;
         barriers_passed.fetch_add(1, std::memory_order_relaxed);
+        /* after one barrier in 8, one thread in 8 starts 1 to 64 rounds late (blocks of several
+         * warps: inside a warp the random order does it) */
+        if (b->threads > 32 && b->order() % 8 == 0)
+            for (int &d : b->delay)
+                d = b->order() % 8 == 0 ? 1 << (b->order() % 7) : 0;
         pause(); /* the others go on in a new order */
     } else {
         while (b->generation == g)
@@ -347,6 +357,7 @@ inline void run_block(const std::function<void()> &kernel, int threads, unsigned
     b.body = &kernel;
     b.context.resize(threads);
     b.done.assign(threads, 0);
+    b.delay.assign(threads, 0);
     b.alive = threads;
     const int warps = (threads + 31) / 32;
     b.warp_lanes.assign(warps, 0xffffffffu);
@@ -373,18 +384,23 @@ inline void run_block(const std::function<void()> &kernel, int threads, unsigned
     }
     for (;;) {
         b.arrivals = b.waits = 0;
-        bool any = false;
+        bool any = false, late = false;
         std::shuffle(order.begin(), order.end(), b.order);
         for (int t : order)
             if (!b.done[t]) {
                 any = true;
+                if (b.delay[t] > 0) {
+                    b.delay[t]--;
+                    late = true;
+                    continue;
+                }
                 b.current = t;
                 set_thread_index(t);
                 swapcontext(&b.scheduler, &b.context[t]);
             }
         if (!any)
             break;
-        if (b.arrivals == 0 && b.waits == 0)
+        if (b.arrivals == 0 && b.waits == 0 && !late)
             fail("threads of a block wait at barriers that cannot all be met (on a GPU: a hang)");
         if (b.arrivals == 0) /* all waiting for another block */
             std::this_thread::yield();

@@ -48,7 +48,6 @@ inline long emu_ted_overlapped_launches = 0;
  * one at a time) */
 alignas(16) inline unsigned char emu_ted_dynamic_shared[1 << 18];
 #define WW_TED_DYNAMIC_SHARED(name) unsigned char *const name = emu_ted_dynamic_shared
-enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 /* The multi-block strategy's wait on the band above: the bands run in queue order, so the wait
  * must be met already; if not, the queue's order is wrong (on a GPU, a deadlock risk). */
