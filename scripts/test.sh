@@ -14,10 +14,8 @@ tests/install_test.sh "$build"
 tests/readme_examples.sh "$build"
 tests/ted_gpu_emulation.sh "$build" # the GPU tree engine's logic, emulated on the CPU (issue 13)
 tests/ted_gpu_emulation.sh "$build" 32 # ... with warps of 32 fibers: its 32-lane code too (2 minutes)
-tests/pair_gpu_emulation.sh "$build" # the GPU one-pair engine's kernels, emulated on the CPU (1 minute)
-tests/matrix_gpu_emulation.sh "$build" # the GPU matrix engine and index, emulated on the CPU (2 minutes)
-tests/softdtw_gpu_emulation.sh "$build" # the GPU soft-DTW engine, emulated on the CPU (1 minute)
-tests/image_gpu_emulation.sh "$build" # the GPU image engine, emulated on the CPU (10 s)
+# the GPU engines for series and images, emulated on the CPU (4 minutes)
+for engine in pair matrix softdtw image; do tests/gpu_emulation.sh "$engine" "$build"; done
 if [ -x scripts/test_python.sh ]; then
   # the .ts tests drive this build's CLI
   WW_CLI="$PWD/$build/src/cli/wavewarp" scripts/test_python.sh

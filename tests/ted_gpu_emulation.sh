@@ -38,4 +38,4 @@ trap 'rm -rf "$work"' EXIT
 if [ "$lanes" = 1 ]; then sizes=(-DEMU_PAIRS=300 -DEMU_LARGE_PAIRS=2); else sizes=(-DEMU_PAIRS=40 -DEMU_LARGE_PAIRS=0); fi
 tests/emulation/build.sh "$build" "$work/emulation" -DEMU_LANES="$lanes" "${sizes[@]}" \
   -include "$PWD/tests/emulation/ted_hooks.h" -- src/cuda/ted.cu tests/emulation/ted_emulation.cpp
-"$work/emulation"
+timeout 20m "$work/emulation" # (a spinning loop that never ends would hang, as on a GPU)

@@ -1,11 +1,24 @@
 /* The backend functions the GPU engines call (src/cuda/backend.cu on a GPU), for the emulations:
- * device memory is host memory, grow-only as the backend's, and poisoned at every reservation, so
- * that nothing left by an earlier call (or another strategy) can stand in for a value a kernel
- * failed to write; a fresh buffer is exactly the size asked for, so AddressSanitizer
- * (EMU_SANITIZE=1) sees a read past its end. */
+ * device memory is host memory, grow-only as the backend's. Every reservation is filled with a
+ * poison, in turn 0x00 (what fresh device memory often holds), 0xff (NaN), 0xa5 (a small negative
+ * number) and 0x5a (about 1e127 as a double: +inf to a minimum), so that nothing left by an
+ * earlier call, and no value a kernel failed to write, can pass for a right one; unless
+ * emu_keep_contents is set: then a reservation that does not grow keeps what the buffer holds, as
+ * on a GPU (a call must not take an earlier call's leftovers for its own). A fresh buffer is exactly
+ * the size asked for, so AddressSanitizer (EMU_SANITIZE=1) sees a read past its end. */
 #include "emulated_gpu.h"
 
+#include <atomic>
+
 size_t emu_device_limit = (size_t)-1;
+bool emu_keep_contents = false;
+
+static unsigned char next_poison()
+{
+    static const unsigned char poisons[] = {0x00, 0xff, 0xa5, 0x5a};
+    static std::atomic<unsigned> turn{0};
+    return poisons[turn++ % 4];
+}
 
 ww_status ww_cuda_status(cudaError_t e)
 {
@@ -20,14 +33,16 @@ ww_status ww_device_reserve(ww_device_buffer *b, size_t bytes)
         b->bytes = 0;
         return WW_ERR_DEVICE_MEMORY;
     }
-    if (bytes > b->bytes || b->ptr == NULL) {
+    const bool grows = bytes > b->bytes || b->ptr == NULL;
+    if (grows) {
         free(b->ptr);
         b->ptr = malloc(bytes ? bytes : 1);
         b->bytes = b->ptr ? bytes : 0;
         if (b->ptr == NULL)
             return WW_ERR_DEVICE_MEMORY;
     }
-    memset(b->ptr, 0x5a, bytes);
+    if (grows || !emu_keep_contents)
+        memset(b->ptr, next_poison(), bytes);
     return WW_OK;
 }
 

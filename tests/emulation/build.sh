@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Builds an emulation program (tests/*_gpu_emulation.sh): each SOURCE compiled as C++ against the
-# fake CUDA runtime (cuda_runtime.h here), with the GPU engines' entry points and the backend's
-# functions renamed (ww_cuda_pair to emu_cuda_pair, ...: emulated_gpu.h says why), then linked with
-# the fake backend and BUILD's libwavewarp.a (the CPU engines the emulations compare with).
+# Builds an emulation program (tests/gpu_emulation.sh, tests/ted_gpu_emulation.sh): each SOURCE
+# compiled as C++ against the fake CUDA runtime (cuda_runtime.h here), with the GPU engines' entry
+# points and the backend's functions renamed (ww_cuda_pair to emu_cuda_pair, ...: emulated_gpu.h
+# says why), then linked with the fake backend and BUILD's libwavewarp.a (the CPU engines the
+# emulations compare with).
 #
 #   tests/emulation/build.sh BUILD OUT [g++ flags] -- SOURCE...
 # EMU_SANITIZE=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if [ $# -lt 3 ]; then
+  echo "usage: tests/emulation/build.sh BUILD OUT [g++ flags] -- SOURCE..." >&2
+  exit 2
+fi
 build=$1 out=$2
 shift 2
 extra=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do extra+=("$1"); shift; done
+if [ $# -eq 0 ]; then
+  echo "tests/emulation/build.sh: no -- before the sources" >&2
+  exit 2
+fi
 shift
 sources=("$@" tests/emulation/backend.cpp)
 # (every source includes the fake runtime first, as nvcc includes cuda_runtime.h in every .cu file)
@@ -28,19 +37,29 @@ for f in ww_cuda_pair ww_cuda_distance ww_cuda_ted ww_cuda_ted_pairwise ww_cuda_
   flags+=("-D$f=emu_${f#ww_}")
 done
 if [ "${EMU_SANITIZE:-0}" = 1 ]; then
-  flags+=(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  flags+=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 fi
-objects=() pids=()
+# the sources compiled as many at a time as there are cores (a failed one leaves OBJ.failed)
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+objects=()
 for src in "${sources[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
   obj="$out.$(basename "$src").o"
-  g++ "${flags[@]}" "${extra[@]}" -x c++ -c "$src" -o "$obj" &
-  pids+=($!) objects+=("$obj")
+  rm -f "$obj.failed"
+  { g++ "${flags[@]}" "${extra[@]}" -x c++ -c "$src" -o "$obj" || touch "$obj.failed"; } &
+  objects+=("$obj")
 done
-for pid in "${pids[@]}"; do wait "$pid"; done
-# a CUDA build's library needs the CUDA runtime for its own GPU objects
+wait
+for obj in "${objects[@]}"; do
+  if [ -e "$obj.failed" ]; then
+    echo "tests/emulation/build.sh: $obj did not compile" >&2
+    exit 1
+  fi
+done
+# a library built with CUDA objects needs the CUDA runtime (the toolkit CMake found for it)
 cuda_libs=()
-nvcc=$(grep -m1 '^CMAKE_CUDA_COMPILER:' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2 || true)
-if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
+if ar t "$build/libwavewarp.a" | grep -q '\.cu\.o$'; then
+  nvcc=$(grep -m1 '^CMAKE_CUDA_COMPILER:' "$build/CMakeCache.txt" | cut -d= -f2)
   cuda_libs=(-L"$(dirname "$nvcc")/../lib64" -lcudart_static -ldl -lrt)
 fi
 g++ "${flags[@]}" "${objects[@]}" "$build/libwavewarp.a" "${cuda_libs[@]}" -fopenmp -lpthread -lm -o "$out"

@@ -1,5 +1,5 @@
 /* A fake CUDA runtime, found as <cuda_runtime.h> by the CUDA sources compiled as plain C++ (g++)
- * for the emulations of the GPU engines on a machine without a GPU (tests/pair_gpu_emulation.sh,
+ * for the emulations of the GPU engines on a machine without a GPU (tests/gpu_emulation.sh,
  * tests/ted_gpu_emulation.sh; build.sh here compiles them).
  *
  * A launch runs its blocks on a few host threads at once (emu::concurrent_blocks; 1 runs them one
@@ -7,17 +7,21 @@
  * side by side; a block's threads are fibers (ucontext) of its host thread, resumed one at a time
  * in an order drawn anew each round, which switch at every barrier, warp shuffle and wait
  * (__nanosleep); after some block barriers a few threads sit out 1 to 64 rounds, so that warps
- * drift apart. So a thread that reads what another wrote without a barrier between them, a barrier
- * that not all threads reach, or a wait that is never met shows up (the last two abort with a
- * message: on a GPU they hang). Device
+ * drift apart. So a thread that reads what another wrote without a barrier between them shows up,
+ * and threads waiting at barriers that cannot all be met, or a wait that is never met, abort with a
+ * message (on a GPU they hang; a thread that returns no longer counts at a barrier, as on a GPU).
+ * Device
  * memory is host memory; global loads and stores that the kernels make with cache hints
  * (__ldcg, __stcg) are relaxed atomic 8-byte accesses, so another block may see half of a 16-byte
  * store, as on a GPU.
  *
  * What it cannot show: the timing of a GPU (a race that needs a particular warp order inside one
- * step), memory ordering weaker than the host's, and anything of the instruction level (register
- * spills, SASS). Shuffles and warp barriers meet the lanes of their mask (a lane that calls one
- * whose mask leaves it out, or reads such a lane, aborts).
+ * step), memory ordering weaker than the host's, anything of the instruction level (register
+ * spills, SASS), a launch over 48 KiB of dynamic shared memory without its opt-in
+ * (cudaFuncSetAttribute does nothing here), and static __shared__ memory left unwritten: it is a
+ * thread_local, zero on a host thread's first block and the last block's values after. Shuffles
+ * and warp barriers meet the lanes of their mask (a lane that calls one whose mask leaves it out,
+ * or reads such a lane, or one that has returned, aborts).
  *
  * The kernels' launches (`kernel<<<grid, block, shared, stream>>>(args)`) and their dynamic shared
  * memory (`extern __shared__ T name[];`) are rewritten by rewrite.sh into
@@ -38,10 +42,13 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
+#include <sys/mman.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #define __global__
 #define __device__
@@ -108,9 +115,11 @@ inline int shared_per_block = 227 << 10;
 inline size_t stack_bytes = (size_t)512 << 10;
 /* The error of the last launch, for cudaGetLastError. */
 inline std::atomic<int> last_error{cudaSuccess};
-/* Launches so far, and barriers passed (by any block): the deadlock watch's sign of life. */
+/* Launches so far (they number the blocks' random orders). */
 inline std::atomic<long> launches{0};
-inline std::atomic<unsigned long long> barriers_passed{0};
+/* Barriers passed, blocks started and ended, launches, by any host thread: the deadlock watch's
+ * sign of life (wait_a_moment). */
+inline std::atomic<unsigned long long> progress{0};
 /* Waits in spinning loops (__nanosleep) so far: a block that waited for another. */
 inline std::atomic<unsigned long long> waits{0};
 
@@ -127,6 +136,7 @@ struct lane_group {
     int arrived = 0;
     unsigned generation = 0;
     uint64_t posted[2][32] = {};
+    unsigned members[2] = {0, 0}; /* the lanes that met, by parity (returned lanes are not) */
 };
 
 /* The threads of one block as fibers of the host thread that runs it. */
@@ -137,7 +147,7 @@ struct block_fibers {
     /* rounds a thread sits out: after each block barrier some threads start late, so that a warp
      * that reads what another warp wrote, with no block barrier between, runs ahead of it */
     std::vector<int> delay;
-    ucontext_t scheduler;
+    ucontext_t scheduler = {};
     const std::function<void()> *body = nullptr;
     /* the block's barrier, and each warp's: threads alive, arrived, generation */
     int alive = 0, arrived = 0;
@@ -154,22 +164,33 @@ struct block_fibers {
     std::mt19937 order{12345};
 };
 
-/* The dynamic shared memory of the block this host thread runs: the launch's size, poisoned. */
-inline thread_local std::vector<unsigned char> dynamic_shared_bytes;
+/* The dynamic shared memory of the block this host thread runs: the launch's size exactly (a read
+ * past it is AddressSanitizer's), poisoned. */
+inline thread_local std::unique_ptr<unsigned char[]> dynamic_shared_bytes;
 inline unsigned char *dynamic_shared()
 {
-    if (dynamic_shared_bytes.empty())
+    if (!dynamic_shared_bytes)
         fail("dynamic shared memory used by a launch that asked for none");
-    return dynamic_shared_bytes.data();
+    return dynamic_shared_bytes.get();
 }
 
-/* Stacks are kept per host thread: allocated once, freed when the thread ends. */
+/* Stacks are kept per host thread: allocated once, freed when the thread ends; a page below each
+ * that no access may touch, so that an overflow faults instead of writing over the heap. */
 struct stack_pool {
     std::vector<char *> stacks;
+    static size_t page() { return (size_t)sysconf(_SC_PAGESIZE); }
+    char *add()
+    {
+        void *p = mmap(NULL, stack_bytes + page(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED || mprotect(p, page(), PROT_NONE) != 0)
+            fail("no memory for a fiber's stack");
+        stacks.push_back((char *)p + page());
+        return stacks.back();
+    }
     ~stack_pool()
     {
         for (char *s : stacks)
-            free(s);
+            munmap(s - page(), stack_bytes + page());
     }
 };
 inline thread_local stack_pool stacks;
@@ -194,7 +215,7 @@ inline int block_barrier(int vote = 0, int *voters = nullptr)
         b->votes[(g + 1) & 1] = 0; /* its last readers passed this barrier */
         b->arrived = 0;
         b->generation++;
-        barriers_passed.fetch_add(1, std::memory_order_relaxed);
+        progress.fetch_add(1, std::memory_order_relaxed);
         /* after one barrier in 8, one thread in 8 starts 1 to 64 rounds late (blocks of several
          * warps: inside a warp the random order does it) */
         if (b->threads > 32 && b->order() % 8 == 0)
@@ -223,9 +244,10 @@ inline lane_group &group_barrier(unsigned mask, unsigned *generation)
     const unsigned g = grp.generation;
     *generation = g;
     if (++grp.arrived == __builtin_popcount(mask & b->warp_lanes[w])) {
+        grp.members[g & 1] = mask & b->warp_lanes[w];
         grp.arrived = 0;
         grp.generation++;
-        barriers_passed.fetch_add(1, std::memory_order_relaxed);
+        progress.fetch_add(1, std::memory_order_relaxed);
         pause(); /* the others go on in a new order */
     } else {
         while (grp.generation == g)
@@ -259,19 +281,23 @@ template <typename T, class Src> inline T warp_exchange(unsigned mask, T v, Src 
     const int from = src(lane);
     if (from < 0)
         return v;
-    if (!(mask >> from & 1u))
-        fail("a shuffle reads a lane its mask leaves out");
+    if (!(grp.members[g & 1] >> from & 1u))
+        fail("a shuffle reads a lane its mask leaves out, or one that has returned");
     T got;
     memcpy(&got, &grp.posted[g & 1][from], sizeof got);
     return got;
 }
 
-/* The lanes of `mask` vote: the mask of those whose predicate holds (one meeting). */
-inline unsigned warp_ballot(unsigned mask, bool pred)
+/* The lanes of `mask` vote (one meeting): the mask of those whose predicate holds; *voters: the
+ * lanes that voted. */
+inline unsigned warp_ballot(unsigned mask, bool pred, unsigned *voters = nullptr)
 {
     block_fibers *b = block;
-    if (b == nullptr || b->threads == 1)
+    if (b == nullptr || b->threads == 1) {
+        if (voters)
+            *voters = 1u;
         return pred ? 1u : 0u;
+    }
     const int lane = b->current % 32;
     lane_group &grp = b->groups[b->current / 32][mask];
     grp.posted[grp.generation & 1][lane] = pred;
@@ -279,8 +305,10 @@ inline unsigned warp_ballot(unsigned mask, bool pred)
     group_barrier(mask, &g);
     unsigned votes = 0;
     for (int l = 0; l < 32; l++)
-        if ((mask & b->warp_lanes[b->current / 32]) >> l & 1u)
+        if (grp.members[g & 1] >> l & 1u)
             votes |= (grp.posted[g & 1][l] ? 1u : 0u) << l;
+    if (voters)
+        *voters = grp.members[g & 1];
     return votes;
 }
 
@@ -297,7 +325,7 @@ inline void wait_a_moment()
     waits.fetch_add(1, std::memory_order_relaxed);
     static thread_local unsigned long long seen = ~0ull;
     static thread_local long long since = 0;
-    const unsigned long long passed = barriers_passed.load(std::memory_order_relaxed);
+    const unsigned long long passed = progress.load(std::memory_order_relaxed);
     if (passed != seen) {
         seen = passed;
         since = now_ns();
@@ -329,6 +357,7 @@ inline void fiber_main()
     for (auto &entry : b->groups[w]) { /* groups that waited for this lane only */
         lane_group &grp = entry.second;
         if (grp.arrived > 0 && grp.arrived == __builtin_popcount(entry.first & b->warp_lanes[w])) {
+            grp.members[grp.generation & 1] = entry.first & b->warp_lanes[w];
             grp.arrived = 0;
             grp.generation++;
         }
@@ -347,6 +376,7 @@ inline void set_thread_index(int t)
 /* Runs one block on this host thread: its threads as fibers, until all have returned. */
 inline void run_block(const std::function<void()> &kernel, int threads, unsigned long long seed)
 {
+    progress.fetch_add(1, std::memory_order_relaxed);
     if (threads == 1) {
         set_thread_index(0);
         kernel();
@@ -365,12 +395,8 @@ inline void run_block(const std::function<void()> &kernel, int threads, unsigned
         b.warp_lanes[warps - 1] = (1u << (threads % 32)) - 1;
     b.groups.resize(warps);
     b.order.seed((unsigned)(seed ^ (seed >> 32)));
-    while (stacks.stacks.size() < (size_t)threads) {
-        char *s = (char *)malloc(stack_bytes);
-        if (s == nullptr)
-            fail("no memory for a fiber's stack");
-        stacks.stacks.push_back(s);
-    }
+    while (stacks.stacks.size() < (size_t)threads)
+        stacks.add();
     block_fibers *outer = block;
     block = &b;
     std::vector<int> order(threads);
@@ -418,13 +444,16 @@ template <class F> inline void launch(const F &kernel, dim3 grid, dim3 block_dim
         return;
     }
     const long id = launches.fetch_add(1);
+    progress.fetch_add(1, std::memory_order_relaxed);
     const std::function<void()> body = kernel;
     std::atomic<size_t> next{0};
     auto worker = [&] {
         gridDim = grid;
         blockDim = block_dim;
         for (size_t k; (k = next.fetch_add(1)) < blocks;) {
-            dynamic_shared_bytes.assign(shared, 0xa5); /* (what an earlier block left: garbage) */
+            dynamic_shared_bytes.reset(shared ? new unsigned char[shared] : nullptr);
+            if (shared) /* (what an earlier block left: garbage) */
+                memset(dynamic_shared_bytes.get(), 0xa5, shared);
             blockIdx.x = (unsigned)(k % grid.x);
             blockIdx.y = (unsigned)(k / grid.x % grid.y);
             blockIdx.z = (unsigned)(k / ((size_t)grid.x * grid.y));
@@ -506,9 +535,9 @@ static inline unsigned __ballot_sync(unsigned mask, int pred) { return emu::warp
 static inline int __any_sync(unsigned mask, int pred) { return emu::warp_ballot(mask, pred != 0) != 0; }
 static inline int __all_sync(unsigned mask, int pred)
 {
-    const emu::block_fibers *b = emu::block;
-    const unsigned voters = b == nullptr || b->threads == 1 ? 1u : mask & b->warp_lanes[b->current / 32];
-    return emu::warp_ballot(mask, pred != 0) == voters;
+    unsigned voters = 0;
+    const unsigned votes = emu::warp_ballot(mask, pred != 0, &voters);
+    return votes == voters;
 }
 static inline void __nanosleep(unsigned) { emu::wait_a_moment(); }
 static inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }

@@ -1,4 +1,4 @@
-/* What the emulations' drivers share (tests/pair_gpu_emulation.sh, tests/ted_gpu_emulation.sh):
+/* What the emulations' drivers share (tests/gpu_emulation.sh, tests/ted_gpu_emulation.sh):
  * a context whose GPU is the fake runtime of cuda_runtime.h, the fake backend functions the engines
  * call (backend.cpp: device memory is host memory, poisoned at every reservation).
  *
@@ -16,6 +16,8 @@
 /* A reservation of more device memory than this fails, as cudaMalloc would (the old buffer freed):
  * for the engines' fallbacks when a device lacks memory. */
 extern size_t emu_device_limit;
+/* Reservations that do not grow keep the buffers' contents, as on a GPU (backend.cpp). */
+extern bool emu_keep_contents;
 
 /* A CUDA context over the fake runtime: sm_count multiprocessors, num_threads host threads for the
  * engines' host-side plans (each with its scratch). */
@@ -53,5 +55,18 @@ struct emulated_gpu {
         free(state.pinned);
     }
 };
+
+/* A CPU context of one thread: what the emulations compare with. */
+static inline ww_ctx *emu_cpu_context()
+{
+    ww_ctx_options o = ww_ctx_options_default();
+    o.backend = WW_BACKEND_CPU;
+    o.num_threads = 1;
+    ww_ctx *cpu = NULL;
+    return ww_ctx_create(&cpu, &o) == WW_OK ? cpu : NULL;
+}
+
+/* A progress callback that cancels the call at once. */
+static inline int emu_cancel_at_once(uint64_t, uint64_t, void *) { return 1; }
 
 #endif

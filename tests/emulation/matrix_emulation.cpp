@@ -5,7 +5,7 @@
  * window, samples of 1 to 40 components, float and double data and output, sets of one length and
  * of many, a set against itself and against another, blocks of the matrix with strides, two
  * devices, the staged kernel's knobs, cancellation, and a bad value in device data.
- * tests/matrix_gpu_emulation.sh builds and runs it.
+ * `tests/gpu_emulation.sh matrix` builds and runs it.
  *
  * The engines' entry points are renamed (emu_cuda_pairwise, ...) by build.sh (see emulated_gpu.h). */
 #include "emulated_gpu.h"
@@ -204,8 +204,6 @@ void check_index(ww_ctx *cpu, const ww_measure &m, const series_set &x, const se
 
 /* A NaN in a set in device memory: WW_ERR_NONFINITE and nothing written; a callback that cancels:
  * WW_ERR_CANCELLED. */
-int cancel_at_once(uint64_t, uint64_t, void *) { return 1; }
-
 void check_errors(ww_rng &r)
 {
     series_set x;
@@ -221,8 +219,9 @@ void check_errors(ww_rng &r)
         dx.memory = WW_DEVICE;
         std::vector<double> out(144, -7.0);
         ww_pairwise_options o;
-        ww_resolve_pairwise(&dx, NULL, NULL, &o);
-        const ww_status st = ww_cuda_pairwise(&gpu.ctx, &m, &dx, NULL, out.data(), &o);
+        ww_status st = ww_resolve_pairwise(&dx, NULL, NULL, &o);
+        if (st == WW_OK)
+            st = ww_cuda_pairwise(&gpu.ctx, &m, &dx, NULL, out.data(), &o);
         ww_cuda_pairwise_release(&gpu.state);
         bool untouched = true;
         for (double v : out)
@@ -240,9 +239,10 @@ void check_errors(ww_rng &r)
     ww_dataset dx = x.f64(false);
     std::vector<double> out(144, -7.0);
     ww_pairwise_options o;
-    ww_resolve_pairwise(&dx, NULL, NULL, &o);
-    o.progress = cancel_at_once;
-    const ww_status st = ww_cuda_pairwise(&gpu.ctx, &m, &dx, NULL, out.data(), &o);
+    ww_status st = ww_resolve_pairwise(&dx, NULL, NULL, &o);
+    o.progress = emu_cancel_at_once;
+    if (st == WW_OK)
+        st = ww_cuda_pairwise(&gpu.ctx, &m, &dx, NULL, out.data(), &o);
     ww_cuda_pairwise_release(&gpu.state);
     compared++;
     if (st != WW_ERR_CANCELLED) {
@@ -256,11 +256,8 @@ void check_errors(ww_rng &r)
 int main(int argc, char **argv)
 {
     const bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
-    ww_ctx_options co = ww_ctx_options_default();
-    co.backend = WW_BACKEND_CPU;
-    co.num_threads = 1;
-    ww_ctx *cpu = NULL;
-    if (ww_ctx_create(&cpu, &co) != WW_OK)
+    ww_ctx *cpu = emu_cpu_context();
+    if (cpu == NULL)
         return 2;
     ww_rng r{0x5DEECE66Dull};
     const char *strategies[] = {NULL, "thread", "warp", "block", "grid"};

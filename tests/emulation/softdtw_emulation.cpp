@@ -5,7 +5,7 @@
  * windows, the divergence (a series against itself: gradients added atomically into one array),
  * the table kept whole or recomputed from checkpoints, the free device memory too small for all
  * pairs at once, one pair through the gradient call, and a NaN (nothing written).
- * tests/softdtw_gpu_emulation.sh builds and runs it.
+ * `tests/gpu_emulation.sh softdtw` builds and runs it.
  *
  * The engine's entry points are renamed (emu_cuda_softdtw_batch, ...) by build.sh (see
  * emulated_gpu.h). */
@@ -166,6 +166,8 @@ void check_nan(ww_rng &r)
             untouched = untouched && e == -7.0;
         for (double e : gx)
             untouched = untouched && e == -7.0;
+        for (double e : gy)
+            untouched = untouched && e == -7.0;
         compared++;
         if (st != WW_ERR_NONFINITE || !untouched) {
             differences++;
@@ -179,11 +181,8 @@ void check_nan(ww_rng &r)
 int main(int argc, char **argv)
 {
     const bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
-    ww_ctx_options co = ww_ctx_options_default();
-    co.backend = WW_BACKEND_CPU;
-    co.num_threads = 1;
-    ww_ctx *cpu = NULL;
-    if (ww_ctx_create(&cpu, &co) != WW_OK)
+    ww_ctx *cpu = emu_cpu_context();
+    if (cpu == NULL)
         return 2;
     ww_rng r{0xC0DAull};
     const size_t dims[] = {1, 2, 3, 5};

@@ -60,7 +60,7 @@ int main(void)
         tree(&r, nb, 1.0 - up, t % 2 ? 3 : 20, pb, lb);
         const ww_tree a = {(size_t)na, pa, la}, b = {(size_t)nb, pb, lb};
         double want = -1;
-        ww_ted(cpu, &a, &b, &costs[t % 3], &want);
+        bad += ww_ted(cpu, &a, &b, &costs[t % 3], &want) != WW_OK; /* (the CPU's) */
         for (int k = 0; k < STRATEGIES; k++) {
             fs.programmatic_launch = (t + k) % 2 == 0;
             double got = -1;
@@ -82,7 +82,7 @@ int main(void)
         const ww_tree a = {(size_t)na, pl, ll}, b = {(size_t)nb, pm, lm};
         for (int c = 0; c < (t ? 2 : 3); c++) {
             double want = -1;
-            ww_ted(cpu, &a, &b, &costs[c], &want);
+            bad += ww_ted(cpu, &a, &b, &costs[c], &want) != WW_OK; /* (the CPU's) */
             for (int k = 0; k < STRATEGIES; k += 1 + (k < 4) * 3) { /* 0, 4, 5, 6, 7 */
                 fs.programmatic_launch = (c + k) % 2 == 0;
                 double got = -1;
@@ -115,7 +115,7 @@ int main(void)
                 ww_pairwise_options po = ww_pairwise_options_default();
                 po.row_end = po.col_end = po.out_stride = 4;
                 const ww_status st = ww_cuda_ted_pairwise(&fake, big, NULL, &heavy[c], &limits[k], got, &po);
-                ww_ted_pairwise(cpu, big, 4, NULL, 0, &heavy[c], want, NULL);
+                bad += ww_ted_pairwise(cpu, big, 4, NULL, 0, &heavy[c], want, NULL) != WW_OK; /* (the CPU's) */
                 for (int e = 0; e < 16; e++)
                     bad += st != WW_OK || got[e] != want[e];
                 compared++;
@@ -138,7 +138,7 @@ int main(void)
             ww_pairwise_options po = ww_pairwise_options_default();
             po.row_end = po.col_end = po.out_stride = C;
             ww_status st = ww_cuda_ted_pairwise(&fake, trees, NULL, &costs[c], &limits[k], got, &po);
-            ww_ted_pairwise(cpu, trees, C, NULL, 0, &costs[c], want, NULL);
+            bad += ww_ted_pairwise(cpu, trees, C, NULL, 0, &costs[c], want, NULL) != WW_OK; /* (the CPU's) */
             for (int e = 0; e < C * C; e++)
                 bad += st != WW_OK || got[e] != want[e];
             float f[30];
@@ -153,7 +153,7 @@ int main(void)
             ww_pairwise_options q = ww_pairwise_options_default();
             q.row_end = 3, q.col_end = 6, q.out_stride = 6;
             st = ww_cuda_ted_pairwise(&fake, trees, trees + 3, &costs[c], &limits[k], xy, &q);
-            ww_ted_pairwise(cpu, trees, 3, trees + 3, 6, &costs[c], xy_want, NULL);
+            bad += ww_ted_pairwise(cpu, trees, 3, trees + 3, 6, &costs[c], xy_want, NULL) != WW_OK; /* (the CPU's) */
             for (int e = 0; e < 18; e++)
                 bad += st != WW_OK || xy[e] != xy_want[e];
             compared += 3;
@@ -166,7 +166,7 @@ int main(void)
         tree(&r, 160, 0.6, 6, qf, mf);
         const ww_tree a = {150, pf, lf}, b = {160, qf, mf};
         double want = -1, in_order = -1, fallback = -1;
-        ww_ted(cpu, &a, &b, &costs[0], &want);
+        bad += ww_ted(cpu, &a, &b, &costs[0], &want) != WW_OK; /* (the CPU's) */
         gpu.release_buffers(); /* (grow-only: their sizes then are this call's) */
         fs.programmatic_launch = false;
         const ww_status st0 = ww_cuda_ted(&fake, &a, &b, &costs[0], &limits[0], &in_order);
