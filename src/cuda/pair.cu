@@ -142,7 +142,7 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
         return st;
     const size_t band_rows = (size_t)WAVEFRONT_THREADS * shape->rows;
     /* the result read at its exact cell (see result_cell): the rows shifted so that row na is the
-     * last of a thread's tile rows */
+     * last of a thread's tile rows, unless the padding repeats it past the end */
     const bool exact = WIN || !M::pad_repeats_last;
     const size_t R = (size_t)shape->rows, shift = exact ? (R - a.length % R) % R : 0;
     const size_t nbands = (a.length + shift + band_rows - 1) / band_rows;
@@ -169,11 +169,11 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
     w.nbands = (unsigned)nbands;
     w.result = result;
     w.band = band;
-    /* D(na, nb): shifted row na - 1 + shift (0-based), column nb - 1 (in the last block) */
+    /* D(na, nb): shifted row na - 1 + shift (0-based), column nb - 1 (in the last block); or the
+     * last cell of the last tile */
     const size_t last_row = a.length - 1 + shift;
-    w.at.band = (unsigned)(last_row / band_rows);
-    w.at.thread = (int)(last_row % band_rows / R);
-    w.at.c = (int)((b.length - 1) % (size_t)shape->cols);
+    w.at.thread = exact ? (int)(last_row % band_rows / R) : WAVEFRONT_THREADS - 1;
+    w.at.c = exact ? (int)((b.length - 1) % (size_t)shape->cols) : shape->cols - 1;
     w.at.row_shift = (int)shift;
     return launch(s, w);
 }

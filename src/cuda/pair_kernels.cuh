@@ -75,9 +75,10 @@ template <typename T> __global__ void diagonal_finish_kernel(const T *z, size_t 
 #define WAVEFRONT_WARPS 4 /* one warp per scheduler of a multiprocessor; a band has 128 * R rows */
 #define WAVEFRONT_THREADS (32 * WAVEFRONT_WARPS)
 /* A warp runs 31 + SYNC steps behind the warp above, SYNC being the steps between two block
- * barriers (a template parameter: small tiles want rarer barriers). The warps' bottom rows wait in
- * a ring of 2 * SYNC blocks at least: block j + slots is written after block j was read. */
-#define XFER_SLOTS(sync) ((sync) > 8 ? 2 * (sync) : 16)
+ * barriers (a template parameter: small tiles want rarer barriers). The lanes' bottom rows wait in
+ * a ring of 2 * SYNC steps: lane 0 of the warp below reads lane 31's SYNC steps after they were
+ * written, and the slot is written again SYNC steps after that, past a barrier. */
+#define XFER_SLOTS(sync) (2 * (sync))
 /* blocks of the row above the band fetched at a time: a stage of 16 is fetched a stage ahead and
  * checked half a stage later (SYNC < 16), or fetched an interval ahead and checked just before use
  * (SYNC = 16) */
@@ -100,13 +101,15 @@ __device__ __forceinline__ unsigned long long handover_check(double v, unsigned 
     return id ^ (unsigned long long)__double_as_longlong(v);
 }
 
-/* Where the result is, for measures whose padding does not repeat D(na, nb) past the end and for
- * windows: the rows are shifted down by `row_shift` (< R) padding rows, so that row na is the last
- * row of a thread's tiles (thread `thread` of band `band`); column nb is column `c` of the last
- * block. Row 0 of the dynamic program is then the padding row just above row 1 (row_shift - 1 of
- * thread 0 of band 0), whose value in column 0 is D(0, 0) = 0. */
+/* Where the result is: in the last band, the last row of thread `thread`'s tiles, column `c` of
+ * the last column block. For measures whose padding does not repeat D(na, nb) past the end, and
+ * for windows, the rows are shifted down by `row_shift` (< R) padding rows so that row na is such
+ * a row; row 0 of the dynamic program is then the padding row just above row 1, in thread 0 (the
+ * only thread that starts at column block 0, so the value it holds in column 0, D(0, 0) = 0, is
+ * still there when it gets to column 1). Otherwise (TWED without a window) the rows are not
+ * shifted and the result is read at the last cell of the last tile: the cells past the end repeat
+ * D(na, nb) (see SERIES_PAD_BACK). */
 struct result_cell {
-    unsigned band;
     int thread, c, row_shift;
 };
 
@@ -198,6 +201,25 @@ __device__ __forceinline__ band_sweep windowed_sweep(const pair_band &pb, unsign
  * start + S - l - w * WARP_SKEW at block step S (start = 0 without a window). Warps meet at a
  * barrier every SYNC steps, so the warp above must be SYNC steps ahead of the natural pipeline:
  * WARP_SKEW = 31 + SYNC.
+ * A step is a few dozen instructions issued by one warp per scheduler, so everything that is not
+ * a cell is kept out of it (each item below saved instructions in every step):
+ *  - the rings in shared memory are indexed by step, not by block: lane 31 of warp w writes its
+ *    bottom row of step S in slot S, and lane 0 of warp w + 1 needs it exactly SYNC steps later, so
+ *    the slots of a step group are consecutive and their addresses constants of the group;
+ *  - dim-1 columns are read without clamping: the prepared series are padded far enough on both
+ *    sides for every block a thread can reach (WAVEFRONT_COLUMN_PAD); vectors stop at the last
+ *    block (CLAMP_TAIL below: a root of the +inf padding is slow);
+ *  - only lane 31 stores its bottom row (and, in the last band, the result's thread, with the same
+ *    predicated store, in a ring of its own): the band's bottom row goes from the last warp's ring
+ *    to global memory once per group, one block per lane, and the result is read once per group;
+ *  - dim-1 tiles of up to 4 rows load their columns a whole group ahead, into a ring of registers:
+ *    a load issued one step ahead, in the same basic block as its use, is moved down by ptxas to
+ *    just before the use, and the L1 latency then lands in every step (it did so in the windowed
+ *    kernels); a load for the next group cannot cross the loop's back edge;
+ *  - TWED's windowed 4 x 1 step masks its cells by bit operations: it is short of predicate
+ *    registers, and ptxas ran the comparisons of all its cells through the one left, one after
+ *    the other (encoded stall cycles per group 4797, and 3096 with the bit mask).
+ * bench/results/gpu-dtw.md has the figures of each.
  * Global memory is read only for the columns (vector loads of the block's C values, or C sample
  * vectors of VD components, L1 hits: all lanes walk the same series; VD = 0 reads each cell's two
  * vectors of any width instead) and, by warp 0, for the row above the band: fetched in stages of
@@ -205,8 +227,8 @@ __device__ __forceinline__ band_sweep windowed_sweep(const pair_band &pb, unsign
  * only if the band above is really behind.
  * Tiles outside the matrix are computed anyway, which keeps the loop free of branches: before
  * column 1 they read the padding in front of sample 0, which makes them infinite (the boundary
- * column, see SERIES_PAD_FRONT); past the last column or row they read clamped data and their
- * values only flow into other outside cells.
+ * column, see SERIES_PAD_FRONT); past the last column or row they read the padding behind, and
+ * their values only flow into other outside cells.
  * With a window (WIN), band b sweeps the blocks from the one before its first row's first column
  * (whose cells are outside every row's window: +inf, and they bring the row above's value left of
  * the window in as the next tile's corner) to its last row's last column; a thread masks the cells
@@ -219,10 +241,17 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
     constexpr int VW = VD > 0 ? VD : 1; /* registers per sample value (VD = 0: read from L1) */
     static_assert(SYNC <= TOP_STAGE && (SYNC & (SYNC - 1)) == 0, "SYNC: a power of two up to TOP_STAGE");
     constexpr int WARP_SKEW = 31 + SYNC, SLOTS = XFER_SLOTS(SYNC);
-    /* the result is read at the last cell of the last tile when the padding repeats it there */
+    /* steps between a column's load and its use (see above: 8 rows, or vectors in registers, have
+     * no registers for a ring) */
+    constexpr int AHEAD = VD == 1 && R <= 4 ? SYNC : 1;
+    constexpr bool MASK_BY_BITS = WIN && M::carries_before && AHEAD > 1; /* TWED's, see above */
+    constexpr int LAST_SKEW = (WAVEFRONT_WARPS - 1) * WARP_SKEW + 31; /* of the band's bottom thread */
+    static_assert((LAST_SKEW + SYNC + AHEAD) * C <= WAVEFRONT_COLUMN_PAD, "the column padding covers every block read");
+    /* the result is read at its exact cell unless the padding repeats it past the end */
     constexpr bool EXACT_RESULT = WIN || !M::pad_repeats_last;
-    __shared__ double xfer[WAVEFRONT_WARPS][SLOTS][C]; /* warps' bottom rows, per block */
-    __shared__ double top[TOP_SLOTS][C];               /* the row above the band */
+    /* lane 31's bottom row by step (of each warp), and the result's thread's in the last band */
+    __shared__ double xfer[WAVEFRONT_WARPS][SLOTS][C], at_row[SLOTS][C];
+    __shared__ double top[TOP_SLOTS][C]; /* the row above the band, by step */
     __shared__ unsigned band_shared;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int na = (int)w.a.length, blocks = w.column_blocks;
@@ -245,7 +274,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         const band_sweep sweep = WIN ? windowed_sweep<R, C>(w.band, band, na, shift) : band_sweep{0, blocks - 1, blocks - 1};
         const int start = WIN ? sweep.start : 0, last = WIN ? sweep.last : blocks - 1;
         const int above_last = WIN ? sweep.above_last : blocks - 1;
-        const int steps = (WIN ? last - start + 1 : blocks) + (WAVEFRONT_WARPS - 1) * WARP_SKEW + 31;
+        const int steps = (WIN ? last - start + 1 : blocks) + LAST_SKEW;
 
         /* rows row0 - 1 .. row0 + R - 1: the row above this thread's first, then its own (rows of
          * the dynamic program: shifted by `shift`) */
@@ -268,7 +297,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         if constexpr (WIN) {
 #pragma unroll
             for (int k = 0; k < R; k++) {
-                row_lo[k] = INT_MAX, row_hi[k] = 0;
+                row_lo[k] = 1, row_hi[k] = 0; /* no column (and no overflow in the bit mask) */
                 if (row0 + k >= 1 && row0 + k <= na)
                     w.band.row(row0 + k, &row_lo[k], &row_hi[k]);
             }
@@ -286,21 +315,19 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
 #pragma unroll
         for (int c = 0; c < C; c++)
             d_bottom[c] = inf;
-        /* D(na, nb) = the last cell of the last tile of the last band (see SERIES_PAD_BACK), or
-         * the last row of the tiles of thread w.at.thread of band w.at.band (see result_cell) */
-        const bool result_thread = EXACT_RESULT ? band == w.at.band && (int)threadIdx.x == w.at.thread
-                                                : band + 1 == w.nbands && threadIdx.x == WAVEFRONT_THREADS - 1;
         const int skew = warp * WARP_SKEW + lane; /* this thread's block at step S is start + S - skew */
         const unsigned long long in_id = (w.call << 24) | (band - 1), out_id = (w.call << 24) | band;
-        handover *const publish = band + 1 < w.nbands && threadIdx.x == WAVEFRONT_THREADS - 1 ? w.rows : NULL;
-        /* lane 0 of warp w > 0 reads the warp above's blocks before the sweep before that warp has
-         * written them: they are outside the matrix (or the window), infinite */
+        /* lane 0 of warp w > 0 reads lane 31's slots of the warp above before that warp has written
+         * them: their blocks are outside the matrix (or the window), infinite */
         for (int k = threadIdx.x; k < WAVEFRONT_WARPS * SLOTS * C; k += WAVEFRONT_THREADS)
             (&xfer[0][0][0])[k] = inf;
+        /* the result's thread, in the last band; if it is a lane 31, its row is in xfer */
+        const bool at_thread = band + 1 == w.nbands && (int)threadIdx.x == w.at.thread && lane != 31;
+        const bool keeps_row = lane == 31 || at_thread;
 
-        /* warp 0: the row above the band, TOP_STAGE blocks per stage (one block per lane); with a
-         * window, blocks from `start` on, and +inf where the row above has no cell (before block 0
-         * or past the band above's last block) */
+        /* warp 0: the row above the band, TOP_STAGE blocks per stage (one block per lane), in the
+         * slots of the steps that use them; with a window, blocks from `start` on, and +inf where
+         * the row above has no cell (before block 0 or past the band above's last block) */
         handover staged[C];
         auto top_fetch = [&](int first) {
             const int blk = (WIN ? start : 0) + first + lane;
@@ -317,7 +344,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         auto top_commit = [&](int first) { /* waits for the band above if it is behind */
             const int blk = (WIN ? start : 0) + first + lane;
             if (lane < TOP_STAGE) {
-                double *dst = top[blk & (TOP_SLOTS - 1)];
+                double *dst = top[(first + lane) & (TOP_SLOTS - 1)];
                 /* row 0 of the matrix, or past the last block */
                 if (WIN ? band == 0 || blk >= blocks || blk < 0 || blk > above_last : band == 0 || blk >= blocks) {
 #pragma unroll
@@ -348,18 +375,27 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         }
         __syncthreads();
 
-        /* the columns of a tile are loaded one step ahead, so that their latency is hidden */
-        auto tile_columns = [&](int j) { /* first column of block j: blocks < 0 read the padding */
-            return 1 + min(max(j, -1), blocks - 1) * C;
-        };
-        double next_val[C][VW], next_t[C], next_del[C];
-        {
-            const int col0 = tile_columns(start - skew);
-            load_values<C, VD>(w.b.values, col0, next_val);
+        /* the columns of a tile are loaded AHEAD steps ahead, so that their latency is hidden; blocks
+         * before 0 and past the end read the padding (WAVEFRONT_COLUMN_PAD) */
+        const double *b_values = w.b.values + (ptrdiff_t)(1 + (start - skew) * C) * VW;
+        const double *b_stamps = w.b.stamps + (1 + (start - skew) * C);
+        const double *b_delete = w.b.delete_cost + (1 + (start - skew) * C);
+        /* vector samples (and those read per cell) are not read past the last block: the padding
+         * behind is +inf, and a norm's root of +inf takes sqrt's slow path, in every step of the
+         * band's last ~170, which delays the band below (TWED, 4 components: 14-18% slower on an
+         * H200); the last block's columns instead, as the tiles past the end flow nowhere. One
+         * min a step, next to a step of vectors' norms. */
+        constexpr bool CLAMP_TAIL = VD != 1;
+        const int last_load = blocks - 1 - (start - skew); /* the last block, in steps from the first */
+        auto load_step = [&](int k) { return CLAMP_TAIL ? min(k, last_load) : k; };
+        double ring_val[AHEAD][C][VW], ring_t[AHEAD][C], ring_del[AHEAD][C];
+#pragma unroll
+        for (int j = 0; j < AHEAD; j++) {
+            load_values<C, VD>(b_values, load_step(j) * C, ring_val[j]);
             if constexpr (M::uses_stamps)
-                load_block<C>(w.b.stamps + col0, next_t);
+                load_block<C>(b_stamps + load_step(j) * C, ring_t[j]);
             if constexpr (M::has_aux)
-                load_block<C>(w.b.delete_cost + col0, next_del);
+                load_block<C>(b_delete + load_step(j) * C, ring_del[j]);
         }
         for (int s0 = 0; s0 < steps; s0 += SYNC) {
             /* the row above the band: each stage is fetched ahead and checked (a wait only if the
@@ -373,40 +409,46 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                 top_commit(s0);
                 top_fetch(s0 + TOP_STAGE);
             }
+            /* this group's slots: lane 0 reads lane 31's of the warp above, SYNC steps before (or the
+             * row above the band); lane 31 (or the result's thread) writes its own */
+            const int slot0 = s0 & (SLOTS - 1);
+            const double *edge = warp == 0 ? top[s0 & (TOP_SLOTS - 1)] : xfer[warp - 1][(s0 - SYNC) & (SLOTS - 1)];
+            double *mine = at_thread ? at_row[slot0] : xfer[warp][slot0];
 #pragma unroll
             for (int i = 0; i < SYNC; i++) {
-                const int j = start + s0 + i - skew;
-                const int col0 = tile_columns(j);
+                const int s = s0 + i;
+                const int col0 = 1 + (start + s - skew) * C; /* of the tile; masks of windows */
                 double b_val[C][VW], b_t[C], b_del[C];
+                const int slot = i % AHEAD;
 #pragma unroll
                 for (int c = 0; c < C; c++) {
 #pragma unroll
                     for (int k = 0; k < VW; k++)
-                        b_val[c][k] = next_val[c][k];
-                    b_t[c] = M::uses_stamps ? next_t[c] : 0.0;
-                    b_del[c] = M::has_aux ? next_del[c] : 0.0;
+                        b_val[c][k] = ring_val[slot][c][k];
+                    b_t[c] = M::uses_stamps ? ring_t[slot][c] : 0.0;
+                    b_del[c] = M::has_aux ? ring_del[slot][c] : 0.0;
                 }
-                {
-                    const int next0 = tile_columns(j + 1);
-                    load_values<C, VD>(w.b.values, next0, next_val);
+                { /* 64-bit offsets: the address of a step is the group's plus a constant (unless
+                   * clamped) */
+                    const ptrdiff_t next =
+                        CLAMP_TAIL ? (ptrdiff_t)load_step(s + AHEAD) * C : ((ptrdiff_t)s0 + i + AHEAD) * C;
+                    load_values<C, VD>(b_values, load_step(s + AHEAD) * C, ring_val[slot]);
                     if constexpr (M::uses_stamps)
-                        load_block<C>(w.b.stamps + next0, next_t);
+                        load_block<C>(b_stamps + next, ring_t[slot]);
                     if constexpr (M::has_aux)
-                        load_block<C>(w.b.delete_cost + next0, next_del);
+                        load_block<C>(b_delete + next, ring_del[slot]);
                 }
 
                 double above[C]; /* D of the row above this tile */
 #pragma unroll
                 for (int c = 0; c < C; c++)
                     above[c] = __shfl_up_sync(FULL_MASK, d_bottom[c], 1);
-                { /* lane 0: from shared memory (every lane reads the same address: a broadcast,
-                   * and no branch, which would split the unrolled steps' basic block) */
-                    const double *src = warp == 0 ? top[j & (TOP_SLOTS - 1)] : xfer[warp - 1][j & (SLOTS - 1)];
+                /* lane 0: from shared memory (every lane reads the same address: a broadcast, and no
+                 * branch, which would split the unrolled steps' basic block) */
 #pragma unroll
-                    for (int c = 0; c < C; c++) {
-                        const double edge = src[c];
-                        above[c] = lane == 0 ? edge : above[c];
-                    }
+                for (int c = 0; c < C; c++) {
+                    const double e = edge[i * C + c];
+                    above[c] = lane == 0 ? e : above[c];
                 }
 
                 /* local terms of rows row0 - 1 .. row0 + R - 1 against the tile's columns (the
@@ -422,8 +464,9 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                             mm[r][c] = m.template local_p<DEG>(a_val[r], b_val[c], (size_t)VD, a_t[r], b_t[c]);
                         else
                             mm[r][c] = m.local(w.a.values + (size_t)a_row[r] * dim,
-                                               w.b.values + (ptrdiff_t)(col0 + c) * (ptrdiff_t)dim, dim, a_t[r],
-                                               b_t[c]);
+                                               w.b.values + (ptrdiff_t)(1 + (start - skew + load_step(s)) * C + c) *
+                                                                (ptrdiff_t)dim,
+                                               dim, a_t[r], b_t[c]);
                     }
                 double d[R][C];
 #pragma unroll
@@ -446,7 +489,12 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                             v = M::cell(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
                         if constexpr (WIN) {
                             const int col = col0 + c;
-                            v = col >= row_lo[k] && col <= row_hi[k] ? v : inf;
+                            if constexpr (MASK_BY_BITS) { /* all ones outside [lo, hi] */
+                                const long long out = (long long)(((col - row_lo[k]) | (row_hi[k] - col)) >> 31);
+                                v = __longlong_as_double((__double_as_longlong(v) & ~out) | (0x7ff0000000000000ll & out));
+                            } else {
+                                v = col >= row_lo[k] && col <= row_hi[k] ? v : inf;
+                            }
                         }
                         d[k][c] = v;
                     }
@@ -462,24 +510,31 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
 #pragma unroll
                 for (int c = 0; c < C; c++)
                     d_bottom[c] = d[R - 1][c];
-
-                if (lane == 31 && warp < WAVEFRONT_WARPS - 1) {
+                if (keeps_row) { /* one predicated store: no branch in the unrolled steps */
 #pragma unroll
                     for (int c = 0; c < C; c++)
-                        xfer[warp][j & (SLOTS - 1)][c] = d[R - 1][c];
+                        mine[i * C + c] = d[R - 1][c];
                 }
-                if (publish && j >= (WIN ? max(start, 0) : 0) && j < (WIN ? last + 1 : blocks)) {
+            }
+            /* the band's bottom row of this group to global memory for the band below, by the last
+             * warp, one block per lane; and the result, from its thread's slots in the last band */
+            if (warp == WAVEFRONT_WARPS - 1 && band + 1 < w.nbands) {
+                __syncwarp();
+                const int j = start + s0 + lane - LAST_SKEW;
+                if (lane < SYNC && j >= (WIN ? max(start, 0) : 0) && j <= last) {
 #pragma unroll
                     for (int c = 0; c < C; c++) {
-                        const double v = d[R - 1][c];
-                        __stcg((double2 *)(publish + (size_t)j * C + c),
+                        const double v = xfer[warp][slot0 + lane][c];
+                        __stcg((double2 *)(w.rows + (size_t)j * C + c),
                                make_double2(v, __longlong_as_double((long long)handover_check(v, out_id))));
                     }
                 }
-                /* a predicated store: no branch in the unrolled steps */
-                if (result_thread && j == blocks - 1)
-                    w.result->value = EXACT_RESULT && C > 1 && w.at.c == 0 ? M::finish(d[R - 1][0])
-                                                                         : M::finish(d[R - 1][C - 1]);
+            }
+            if (band + 1 == w.nbands && warp == w.at.thread >> 5) {
+                __syncwarp();
+                const int at_lane = w.at.thread & 31;
+                if (lane < SYNC && start + s0 + lane - (warp * WARP_SKEW + at_lane) == blocks - 1)
+                    w.result->value = M::finish((at_lane == 31 ? xfer[warp] : at_row)[slot0 + lane][w.at.c]);
             }
             __syncthreads();
         }

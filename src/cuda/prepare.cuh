@@ -11,9 +11,9 @@
 /* One pair (the wavefront and per-diagonal engines): double, padded                           */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Prepared series are padded: SERIES_PAD_FRONT samples before sample 0, so that sample 1 (the
- * first of every column block) is 32-byte aligned for vector loads, and SERIES_PAD_BACK samples
- * after sample n, so that the last block never reads past the data. The padding lets the
+/* Prepared series are padded: SERIES_PAD_FRONT samples before sample 0 (sample 1, the first of
+ * every column block, 32-byte aligned for vector loads) and SERIES_PAD_BACK after sample n, as far
+ * as the wavefront engine reads (WAVEFRONT_COLUMN_PAD). The padding lets the
  * wavefront engine compute whole tiles without a branch for the matrix's edges (padding_of,
  * measure.cuh):
  *  - TWED (per-sample deletion costs): in front, zero values and stamps and an infinite deletion
@@ -29,8 +29,12 @@
  *    A cell with a padded sample has an infinite local cost, so it is +inf (NaN where both samples
  *    are padding); such cells flow only into other cells outside the matrix, and the result is read
  *    at its exact cell. */
-#define SERIES_PAD_FRONT 3
-#define SERIES_PAD_BACK 8
+#define SERIES_PAD_FRONT (WAVEFRONT_COLUMN_PAD + 3)
+#define SERIES_PAD_BACK (WAVEFRONT_COLUMN_PAD + 8)
+/* The wavefront engine reads dim-1 columns without clamping the block index: a thread starts up to
+ * 173 blocks before column 1 and loads up to about 200 past the last one, a few hundred samples
+ * either way (pair_kernels.cuh checks its shapes against this at compile time). */
+#define WAVEFRONT_COLUMN_PAD 576
 
 template <typename Tin> struct prepare_job {
     const Tin *values, *stamps; /* user layout; stamps may be NULL */
@@ -48,10 +52,11 @@ __global__ void prepare_values_kernel(prepare_job<Tin> ja, prepare_job<Tin> jb, 
 {
     const prepare_job<Tin> &j = blockIdx.y == 0 ? ja : jb;
     const size_t dim = j.dim, width = j.width;
-    for (size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x; s <= j.n + SERIES_PAD_BACK;
-         s += (size_t)gridDim.x * blockDim.x) {
-        double *dst = j.out_values + s * width;
-        if (s > j.n) { /* padding behind: see SERIES_PAD_BACK */
+    const ptrdiff_t n = (ptrdiff_t)j.n;
+    for (ptrdiff_t s = (ptrdiff_t)(blockIdx.x * (size_t)blockDim.x + threadIdx.x) - SERIES_PAD_FRONT;
+         s <= n + SERIES_PAD_BACK; s += (ptrdiff_t)gridDim.x * blockDim.x) {
+        double *dst = j.out_values + s * (ptrdiff_t)width;
+        if (s > n) { /* padding behind: see SERIES_PAD_BACK */
             for (size_t k = 0; k < width; k++)
                 dst[k] = infinity_of<double>();
             if constexpr (M::uses_stamps)
@@ -61,16 +66,14 @@ __global__ void prepare_values_kernel(prepare_job<Tin> ja, prepare_job<Tin> jb, 
                     j.out_delete[s] = 0;
             continue;
         }
-        if (s == 0) { /* the sentinel and the front padding */
-            for (int e = 0; e <= SERIES_PAD_FRONT; e++) {
-                for (size_t k = 0; k < width; k++)
-                    dst[k - e * width] = M::pad_inf_values ? infinity_of<double>() : 0;
-                if constexpr (M::uses_stamps)
-                    j.out_stamps[-e] = 0;
-                if constexpr (M::has_aux)
-                    if (dim == 1)
-                        j.out_delete[-e] = infinity_of<double>();
-            }
+        if (s <= 0) { /* the sentinel and the front padding */
+            for (size_t k = 0; k < width; k++)
+                dst[k] = M::pad_inf_values ? infinity_of<double>() : 0;
+            if constexpr (M::uses_stamps)
+                j.out_stamps[s] = 0;
+            if constexpr (M::has_aux)
+                if (dim == 1)
+                    j.out_delete[s] = infinity_of<double>();
             continue;
         }
         const Tin *src = j.values + (s - 1) * dim;
@@ -108,14 +111,14 @@ template <class M, typename Tin> __global__ void prepare_costs_kernel(prepare_jo
 {
     const prepare_job<Tin> &j = blockIdx.y == 0 ? ja : jb;
     const size_t width = j.width; /* the zeros after dim change no distance (prepared_width) */
-    for (size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x; s <= j.n + SERIES_PAD_BACK;
-         s += (size_t)gridDim.x * blockDim.x) {
-        if (s == 0) {
-            for (int e = 0; e <= SERIES_PAD_FRONT; e++)
-                j.out_delete[-e] = infinity_of<double>();
+    const ptrdiff_t n = (ptrdiff_t)j.n;
+    for (ptrdiff_t s = (ptrdiff_t)(blockIdx.x * (size_t)blockDim.x + threadIdx.x) - SERIES_PAD_FRONT;
+         s <= n + SERIES_PAD_BACK; s += (ptrdiff_t)gridDim.x * blockDim.x) {
+        if (s <= 0) {
+            j.out_delete[s] = infinity_of<double>();
             continue;
         }
-        if (s > j.n) {
+        if (s > n) {
             j.out_delete[s] = 0;
             continue;
         }
