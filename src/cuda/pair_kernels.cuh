@@ -207,8 +207,8 @@ __device__ __forceinline__ band_sweep windowed_sweep(const pair_band &pb, unsign
  *    bottom row of step S in slot S, and lane 0 of warp w + 1 needs it exactly SYNC steps later, so
  *    the slots of a step group are consecutive and their addresses constants of the group;
  *  - dim-1 columns are read without clamping: the prepared series are padded far enough on both
- *    sides for every block a thread can reach (WAVEFRONT_COLUMN_PAD); vectors stop at the last
- *    block (CLAMP_TAIL below: a root of the +inf padding is slow);
+ *    sides for every block a thread can reach (WAVEFRONT_COLUMN_PAD); vectors read blocks -1 to
+ *    the last only (CLAMP_BLOCKS below: a root of the +inf padding is slow);
  *  - only lane 31 stores its bottom row (and, in the last band, the result's thread, with the same
  *    predicated store, in a ring of its own): the band's bottom row goes from the last warp's ring
  *    to global memory once per group, one block per lane, and the result is read once per group;
@@ -380,14 +380,16 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         const double *b_values = w.b.values + (ptrdiff_t)(1 + (start - skew) * C) * VW;
         const double *b_stamps = w.b.stamps + (1 + (start - skew) * C);
         const double *b_delete = w.b.delete_cost + (1 + (start - skew) * C);
-        /* vector samples (and those read per cell) are not read past the last block: the padding
-         * behind is +inf, and a norm's root of +inf takes sqrt's slow path, in every step of the
-         * band's last ~170, which delays the band below (TWED, 4 components: 14-18% slower on an
-         * H200); the last block's columns instead, as the tiles past the end flow nowhere. One
-         * min a step, next to a step of vectors' norms. */
-        constexpr bool CLAMP_TAIL = VD != 1;
-        const int last_load = blocks - 1 - (start - skew); /* the last block, in steps from the first */
-        auto load_step = [&](int k) { return CLAMP_TAIL ? min(k, last_load) : k; };
+        /* vector samples (and those read per cell) are read only from blocks -1 to the last, as
+         * the tiles outside flow into no cell of the matrix: behind, the padding is +inf, and a
+         * norm's root of +inf takes sqrt's slow path in every step of a band's last ~170, which
+         * delays the band below (TWED, 4 components: 14-18% slower on an H200); in front, every
+         * lane would read a sample of its own (a cache line each for 16 components) where block -1
+         * serves them all with the same padding values. Two integer ops a step, next to a step
+         * of vectors' norms. */
+        constexpr bool CLAMP_BLOCKS = VD != 1;
+        const int first_load = -1 - (start - skew), last_load = blocks - 1 - (start - skew); /* in steps */
+        auto load_step = [&](int k) { return CLAMP_BLOCKS ? min(max(k, first_load), last_load) : k; };
         double ring_val[AHEAD][C][VW], ring_t[AHEAD][C], ring_del[AHEAD][C];
 #pragma unroll
         for (int j = 0; j < AHEAD; j++) {
@@ -431,7 +433,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                 { /* 64-bit offsets: the address of a step is the group's plus a constant (unless
                    * clamped) */
                     const ptrdiff_t next =
-                        CLAMP_TAIL ? (ptrdiff_t)load_step(s + AHEAD) * C : ((ptrdiff_t)s0 + i + AHEAD) * C;
+                        CLAMP_BLOCKS ? (ptrdiff_t)load_step(s + AHEAD) * C : ((ptrdiff_t)s0 + i + AHEAD) * C;
                     load_values<C, VD>(b_values, load_step(s + AHEAD) * C, ring_val[slot]);
                     if constexpr (M::uses_stamps)
                         load_block<C>(b_stamps + next, ring_t[slot]);
