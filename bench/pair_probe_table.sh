@@ -38,7 +38,7 @@ for line in open(sys.argv[1]):
     label, res = rest.split(" | ", 1)
     m = re.search(r"d=(\d+) n=(\d+)\s+r=(-?\d+).*min\s+([\d.]+) ms.*value (\S+)", res)
     if not m:
-        print("| %s | failed: %s | | | |" % (label, res.strip()))
+        print("| %s | failed: %s | | | | | |" % (label, res.strip()))
         continue
     key = "| %s | %s | %s" % (label, m.group(2), m.group(3) if m.group(3) != "-1" else "none")
     rows.setdefault(key, {}).setdefault(v, []).append((float(m.group(4)), m.group(5)))

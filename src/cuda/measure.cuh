@@ -99,7 +99,7 @@
 WW_CUDA_MEASURE_OPS(twed, TWED, WW_MEASURE_TWED)
 WW_CUDA_MEASURE_OPS(dtw, DTW, WW_MEASURE_DTW)
 
-/* How the pair engine pads a measure's series (see SERIES_PAD_FRONT in pair_kernels.cuh): TWED by
+/* How the pair engine pads a measure's series (see SERIES_PAD_FRONT in prepare.cuh): TWED by
  * infinite deletion costs in front and zero ones behind, so cells past the end repeat D(n, m);
  * a measure without per-sample costs by +inf values in front and behind, so that every cell outside
  * the matrix is +inf or NaN and flows only into other outside cells (its result is read at the

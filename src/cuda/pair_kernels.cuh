@@ -227,8 +227,9 @@ __device__ __forceinline__ band_sweep windowed_sweep(const pair_band &pb, unsign
  * only if the band above is really behind.
  * Tiles outside the matrix are computed anyway, which keeps the loop free of branches: before
  * column 1 they read the padding in front of sample 0, which makes them infinite (the boundary
- * column, see SERIES_PAD_FRONT); past the last column or row they read the padding behind, and
- * their values only flow into other outside cells.
+ * column, see SERIES_PAD_FRONT); past the last column or row they read the padding behind
+ * (vector samples: the last block's columns, see CLAMP_BLOCKS), and their values only flow into
+ * other outside cells.
  * With a window (WIN), band b sweeps the blocks from the one before its first row's first column
  * (whose cells are outside every row's window: +inf, and they bring the row above's value left of
  * the window in as the next tile's corner) to its last row's last column; a thread masks the cells
@@ -244,6 +245,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
     /* steps between a column's load and its use (see above: 8 rows, or vectors in registers, have
      * no registers for a ring) */
     constexpr int AHEAD = VD == 1 && R <= 4 ? SYNC : 1;
+    static_assert(SYNC % AHEAD == 0, "a step's ring slot is its index in the group modulo AHEAD");
     constexpr bool MASK_BY_BITS = WIN && M::carries_before && AHEAD > 1; /* TWED's, see above */
     constexpr int LAST_SKEW = (WAVEFRONT_WARPS - 1) * WARP_SKEW + 31; /* of the band's bottom thread */
     static_assert((LAST_SKEW + SYNC + AHEAD) * C <= WAVEFRONT_COLUMN_PAD, "the column padding covers every block read");
@@ -376,7 +378,8 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         __syncthreads();
 
         /* the columns of a tile are loaded AHEAD steps ahead, so that their latency is hidden; blocks
-         * before 0 and past the end read the padding (WAVEFRONT_COLUMN_PAD) */
+         * before 0 and past the end read the padding (WAVEFRONT_COLUMN_PAD), or for vectors block -1
+         * and the last block (CLAMP_BLOCKS) */
         const double *b_values = w.b.values + (ptrdiff_t)(1 + (start - skew) * C) * VW;
         const double *b_stamps = w.b.stamps + (1 + (start - skew) * C);
         const double *b_delete = w.b.delete_cost + (1 + (start - skew) * C);

@@ -30,11 +30,12 @@
  *    are padding); such cells flow only into other cells outside the matrix, and the result is read
  *    at its exact cell. */
 #define SERIES_PAD_FRONT (WAVEFRONT_COLUMN_PAD + 3)
-#define SERIES_PAD_BACK (WAVEFRONT_COLUMN_PAD + 8)
-/* The wavefront engine reads dim-1 columns without clamping the block index: a thread starts up to
- * 173 blocks before column 1 and loads up to about 200 past the last one, a few hundred samples
- * either way (pair_kernels.cuh checks its shapes against this at compile time). */
+#define SERIES_PAD_BACK (WAVEFRONT_COLUMN_PAD + 8) /* + 8: room for the last block's columns past nb */
+/* The wavefront engine reads dim-1 columns without clamping the block index: up to
+ * (LAST_SKEW + SYNC + AHEAD) * C samples either way of the matrix's columns, 576 for the 4 x 4
+ * shape, fewer for the others (pair_kernels.cuh checks every shape against this at compile time). */
 #define WAVEFRONT_COLUMN_PAD 576
+static_assert((SERIES_PAD_FRONT + 1) % 4 == 0, "sample 1 32-byte aligned for the vector loads");
 
 template <typename Tin> struct prepare_job {
     const Tin *values, *stamps; /* user layout; stamps may be NULL */
