@@ -6,7 +6,8 @@
  *  then the strategy-by-size table;
  *  5. DTW (issue 15): cases 1 and 2, an index, and matrices with a 10% window against the band's
  *     share (WW_BENCH_TWED_ONLY=1 skips it: the tables of the commits before the measures were split
- *     out, for old-vs-new runs; WW_BENCH_DTW_ONLY=1 runs it alone).
+ *     out, for old-vs-new runs; WW_BENCH_DTW_ONLY=1 runs it alone; with WW_BENCH_BAND_SWEEP=1 too, then
+ *     narrow bands of long series under each strategy forced).
  * Usage: ww_bench_gpu_batch [output.md] [N for case 3, default 60000; 0 skips it] */
 #define _POSIX_C_SOURCE 200809L
 #include "wavewarp.h"
@@ -219,9 +220,11 @@ static void dtw_tables(FILE *md, ww_ctx *gpu, ww_ctx *cpu, const double *v, cons
 
     /* windows: the same matrices with a 10% window (fraction 0.1) and without */
     row(md, "\nMatrices with a 10%% window (fraction 0.1), f64, host in and out: time against the band's share (time "
-            "ratio / area ratio: 1 is proportional; the fixed cost of a call is in both):\n\n"
-            "| matrix | measure | full | 10%% window | band / n^2 | time ratio | time ratio / area ratio | max rel. diff vs CPU (window) |\n"
-            "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+            "ratio / area ratio: 1 is proportional; the fixed cost of a call is in both; radius 0: the same call "
+            "with n cells per pair, about its fixed cost; last column: the ratio of the two times less that "
+            "one, against the area's):\n\n"
+            "| matrix | measure | full | 10%% window | band / n^2 | time ratio | time ratio / area ratio | max rel. diff vs CPU (window) | radius 0 | less radius 0: ratio / area ratio |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     const size_t shapes[][2] = {{600, 60}, {1000, 400}, {256, 2048}, {48, 8192}};
     for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
         const size_t count = shapes[sh][0], L = shapes[sh][1];
@@ -233,9 +236,11 @@ static void dtw_tables(FILE *md, ww_ctx *gpu, ww_ctx *cpu, const double *v, cons
         const int reps = L * count >= 2048 * 256 ? 1 : 3;
         for (int k = 0; k < 2; k++) {
             const ww_measure full = k ? ww_measure_twed(1.0, 1.0, 2) : dtw;
-            ww_measure win = full;
+            ww_measure win = full, thin = full;
             ww_measure_set_window_fraction(&win, 0.1);
+            ww_measure_set_window(&thin, 0);
             const double tf = time_measure(gpu, &full, &s, NULL, m, NULL, reps);
+            const double t0 = time_measure(gpu, &thin, &s, NULL, m, NULL, reps);
             const double tw = time_measure(gpu, &win, &s, NULL, m, NULL, reps);
             /* the CPU check on a few rows (the whole matrix would take long) */
             const size_t rows = count < 4 ? count : 4;
@@ -248,10 +253,51 @@ static void dtw_tables(FILE *md, ww_ctx *gpu, ww_ctx *cpu, const double *v, cons
                     if (i != j && mc[i * count + j] != 0)
                         worst = fmax(worst, fabs(m[i * count + j] - mc[i * count + j]) / fabs(mc[i * count + j]));
             const double share = band_share(L, (size_t)(0.1 * (double)L));
-            row(md, "| %zu x %zu, length %zu | %s | %.2f ms | %.2f ms | %.3f | %.3f | %.2f | %.1e |\n", count, count, L,
-                k ? "TWED" : "DTW", tf * 1e3, tw * 1e3, share, tw / tf, tw / tf / share, worst);
+            row(md, "| %zu x %zu, length %zu | %s | %.2f ms | %.2f ms | %.3f | %.3f | %.2f | %.1e | %.2f ms | %.2f |\n", count,
+                count, L, k ? "TWED" : "DTW", tf * 1e3, tw * 1e3, share, tw / tf, tw / tf / share, worst, t0 * 1e3,
+                (tw - t0) / (tf - t0) / share);
         }
         free(sv), free(m), free(mc);
+    }
+}
+
+/* Narrow bands of series of one length (issue 15): each strategy forced and the cost model's choice,
+ * DTW and TWED, one call after a warm-up each (the thread only where its buffer holds the band and
+ * the pairs are many). */
+static void band_sweep(FILE *md, ww_ctx *gpu)
+{
+    row(md, "\nNarrow bands of one length: each strategy forced (WW_MATRIX_STRATEGY) and the cost model's choice "
+            "(auto), f64, host in and out, one call after a warm-up:\n\n"
+            "| matrix | measure | radius | auto | thread | warp | block |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+    const struct {
+        size_t count, length, radii[6];
+    } shapes[] = {{1000, 400, {10, 20, 40, 62, 100, 0}}, {256, 2048, {20, 62, 204, 0}}, {48, 8192, {204, 819, 0}}};
+    const char *strategies[] = {NULL, "thread", "warp", "block"};
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+        const size_t count = shapes[sh].count, L = shapes[sh].length;
+        double *sv = malloc(count * L * sizeof(double)), *m = malloc(count * count * sizeof(double));
+        for (size_t i = 0; i < count * L; i++)
+            sv[i] = rand() / (RAND_MAX + 1.0);
+        ww_dataset s = ww_dataset_f64(sv, NULL, NULL, count, L, 1);
+        for (int k = 0; k < 2; k++)
+            for (size_t q = 0; q < 6 && shapes[sh].radii[q]; q++) {
+                ww_measure w = k ? ww_measure_twed(1.0, 1.0, 2) : ww_measure_dtw();
+                ww_measure_set_window(&w, shapes[sh].radii[q]);
+                char cells[4][24];
+                for (int st = 0; st < 4; st++) {
+                    if (st == 1 && (L > 400 || 2 * shapes[sh].radii[q] + 5 > 257)) {
+                        snprintf(cells[st], sizeof cells[st], "-");
+                        continue;
+                    }
+                    if (strategies[st])
+                        setenv("WW_MATRIX_STRATEGY", strategies[st], 1);
+                    snprintf(cells[st], sizeof cells[st], "%.2f ms", time_measure(gpu, &w, &s, NULL, m, NULL, 1) * 1e3);
+                    unsetenv("WW_MATRIX_STRATEGY");
+                }
+                row(md, "| %zu x %zu, length %zu | %s | %zu | %s | %s | %s | %s |\n", count, count, L, k ? "TWED" : "DTW",
+                    shapes[sh].radii[q], cells[0], cells[1], cells[2], cells[3]);
+            }
+        free(sv), free(m);
     }
 }
 
@@ -275,6 +321,8 @@ int main(int argc, char **argv)
             v32[i] = (float)v[i];
         }
         dtw_tables(md, gpu, cpu, v, v32);
+        if (getenv("WW_BENCH_BAND_SWEEP"))
+            band_sweep(md, gpu);
         free(v), free(v32);
         if (md)
             fclose(md);

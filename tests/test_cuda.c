@@ -1483,6 +1483,49 @@ void test_cuda_measures_pairwise(void)
     ww_ctx_destroy(cpu), ww_ctx_destroy(gpu);
 }
 
+/* Long series of one length under narrow windows: one thread per pair whatever the length (its row
+ * buffer follows the band), forced (spans up to 257 columns; past that, forced "thread" gives way to
+ * the model), the warp strategy forced, and the model's choice (these sets have too few pairs for
+ * the thread; the emulation checks the plan's rule), TWED with stamps and DTW, dims 1 to 40, self
+ * and cross, radii and aeon's fraction: the CPU engine's values to 1e-12. */
+void test_cuda_banded_threads(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {0xBA5D};
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
+    const struct {
+        size_t count, length, dim, radius; /* radius SIZE_MAX: a fraction of 0.1 */
+    } cases[] = {{40, 300, 1, 0},  {30, 400, 1, SIZE_MAX}, {20, 333, 3, 17}, {16, 290, 40, 5}, {24, 700, 1, 62},
+                 {12, 520, 2, 126}, {10, 600, 1, 127},      {20, 257, 1, 2},  {25, 1000, 8, 30},
+                 {15, 299, 1, 7}};
+    const char *strategies[] = {NULL, "thread", "warp"};
+    size_t bad = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        random_set xs = make_set(&r, cases[c].count, cases[c].length, cases[c].length, cases[c].dim);
+        random_set ys = make_set(&r, cases[c].count / 2 + 3, cases[c].length, cases[c].length, cases[c].dim);
+        ww_dataset x = ww_dataset_f64(xs.values, xs.stamps, NULL, xs.count, cases[c].length, xs.dim);
+        ww_dataset y = ww_dataset_f64(ys.values, ys.stamps, NULL, ys.count, cases[c].length, ys.dim);
+        for (int dtw = 0; dtw < 2; dtw++) {
+            ww_measure m = dtw ? ww_measure_dtw() : ww_measure_twed(0.05 + ww_rng_uniform(&r), 0.5 + ww_rng_uniform(&r), 2);
+            if (cases[c].radius == SIZE_MAX)
+                ww_measure_set_window_fraction(&m, 0.1);
+            else
+                ww_measure_set_window(&m, cases[c].radius);
+            for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; s++) {
+                if (strategies[s])
+                    setenv("WW_MATRIX_STRATEGY", strategies[s], 1);
+                const char *what = strategies[s] ? strategies[s] : "auto";
+                bad += measure_matrix_mismatches(gpu, cpu, &m, &x, NULL, 1e-12, what);
+                bad += measure_matrix_mismatches(gpu, cpu, &m, &x, &y, 1e-12, what);
+                unsetenv("WW_MATRIX_STRATEGY");
+            }
+        }
+        free_set(&xs), free_set(&ys);
+    }
+    CHECK(bad == 0);
+    ww_ctx_destroy(cpu), ww_ctx_destroy(gpu);
+}
+
 /* Indexes of each measure and window on the GPU (host and device data, mixed lengths) answer as
  * the CPU does, whole and as a block; kNN against them too. */
 void test_cuda_measures_index(void)

@@ -21,7 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-/* Lengths of the thread/warp sweep; the last is the longest the one-thread kernel takes. */
+/* Lengths of the thread/warp sweep; the last is the longest the one-thread kernel takes without a
+ * window. */
 static const size_t sweep_lengths[] = {32, 64, 96, 128, 160, 192, 224, 256};
 #define SWEEP_COUNT (sizeof sweep_lengths / sizeof sweep_lengths[0])
 static const size_t warp_lengths[] = {256, 512, 1024};
@@ -85,7 +86,8 @@ static ww_status measure(calibration_run *run, ww_cuda_model *m)
     const double warps = (double)ww_cuda_warps_in_flight(s, 1024, sizeof(double));
     ww_status st = WW_OK;
 
-    /* one thread against one warp per pair, up to the longest series the thread kernel takes */
+    /* one thread against one warp per pair, up to the longest series the thread kernel takes without
+     * a window */
     double thread_time[SWEEP_COUNT], warp_time[SWEEP_COUNT], cells[SWEEP_COUNT];
     for (size_t k = 0; k < SWEEP_COUNT && st == WW_OK; k++) {
         const double n = (double)sweep_lengths[k];

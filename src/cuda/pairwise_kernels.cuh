@@ -4,17 +4,19 @@
  * how the work is cut is policy (pairwise_plan.cu, pairwise.cu).
  *
  * With a window, a pair's rows sweep only the columns of their window (pair_band): a row's range
- * never moves left from one row to the next, so the row buffers need no reset but one entry per
- * row (the column left of the range, which a later row may read as its diagonal), and the cells of
- * several rows computed together over the union of their ranges are masked to +inf outside each
- * row's own. Kernels on pairs of strips of rows read the row above the strip only inside its
+ * never moves left from one row to the next, so the row buffers need no reset but at most one
+ * entry per row (the column left of the range, which a later row may read as its diagonal), and
+ * the cells of several rows computed together over the union of their ranges are masked to +inf
+ * outside each row's own. Kernels on pairs of strips of rows read the row above the strip only inside its
  * window (+inf outside, where the buffer may hold an older strip's value). */
 #ifndef WW_CUDA_PAIRWISE_KERNELS_CUH
 #define WW_CUDA_PAIRWISE_KERNELS_CUH
 
 #include "cuda_common.cuh"
 
-#define THREAD_MAX_LENGTH 256 /* longest series the one-thread-per-pair kernel takes */
+/* Entries (less one) of a row buffer of the one-thread-per-pair kernel: the longest series it takes,
+ * or, with equal lengths under a window, the widest pass over the band (thread_buffer_span). */
+#define THREAD_MAX_LENGTH 256
 
 /* A dataset on the device in the prepared layout: series i at base[i] (its sentinel sample 0),
  * samples base[i] .. base[i] + length[i], values (dim contiguous), stamps and per-sample terms
@@ -112,14 +114,24 @@ __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<typename M
     const T *bv = ss.values + ss.base[si] * dim, *bt = ss.stamps + ss.base[si], *bdel = ss.delete_cost + ss.base[si];
     const T inf = infinity_of<T>();
     const pair_band band = WIN ? pair_band::make(win, (size_t)na, (size_t)nb) : pair_band{};
+    /* The row above the pass: row_d[k] = D(r - 1, base + k) (and row_m the local terms) for
+     * base + k <= above_hi. Without a window base = 0 and the buffer spans the row. With one, base is
+     * the column left of the pass's first column: the buffer follows the band, so one thread takes
+     * any length whose band fits (thread_buffer_span, pairwise_plan.cu); the pass reads column c at
+     * c - base and writes the row below at c - next_base (the next pass's base, never smaller: each
+     * slot is read before it is written), and columns past above_hi, where the row above has no
+     * cell, as +inf (their slots may hold an older pass's values). */
     T row_d[THREAD_MAX_LENGTH + 1], row_m[M::carries_before ? THREAD_MAX_LENGTH + 1 : 1];
+    int base = 0, above_hi = WIN ? 0 : nb; /* row 0: D(0, 0) = 0 is all a window reads of it */
     row_d[0] = 0;
     if constexpr (M::carries_before)
         row_m[0] = 0;
-    for (int c = 1; c <= nb; c++) {
-        row_d[c] = inf;
-        if constexpr (M::carries_before)
-            row_m[c] = 0; /* local(0, c > 0) only meets D[0][c-1] = inf */
+    if constexpr (!WIN) {
+        for (int c = 1; c <= nb; c++) {
+            row_d[c] = inf;
+            if constexpr (M::carries_before)
+                row_m[c] = 0; /* local(0, c > 0) only meets D[0][c-1] = inf */
+        }
     }
     if (MODE == 1) {
         for (int r0 = 1; r0 <= na; r0 += ROWS_PER_PASS) {
@@ -130,9 +142,15 @@ __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<typename M
             bool valid[ROWS_PER_PASS];
             int lo[ROWS_PER_PASS], hi[ROWS_PER_PASS], unused;
             const int c_lo = WIN ? (band_row<WIN>(band, r0, nb, &lo[0], &unused), lo[0]) : 1;
-            int c_hi = nb;
-            if constexpr (WIN)
+            int c_hi = nb, next_base = 0;
+            if constexpr (WIN) {
                 band_row<WIN>(band, min(r0 + ROWS_PER_PASS - 1, na), nb, &unused, &c_hi);
+                next_base = base;
+                if (r0 + ROWS_PER_PASS <= na) {
+                    band_row<WIN>(band, r0 + ROWS_PER_PASS, nb, &next_base, &unused);
+                    next_base -= 1;
+                }
+            }
 #pragma unroll
             for (int k = 0; k < ROWS_PER_PASS; k++) {
                 valid[k] = r0 + k <= na;
@@ -143,16 +161,20 @@ __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<typename M
                 ta[k] = M::uses_stamps ? at[r] : (T)0;
                 da[k] = M::has_aux ? adel[r] : (T)0;
                 left[k] = inf;                         /* D(r, c_lo - 1) */
-                diag[k] = k == 0 ? row_d[c_lo - 1] : inf;     /* D(r - 1, c_lo - 1) */
-                before[k] = k == 0 && M::carries_before ? row_m[c_lo - 1] : (T)0; /* M(r - 1, c_lo - 1) */
+                diag[k] = k == 0 ? row_d[c_lo - 1 - base] : inf;     /* D(r - 1, c_lo - 1) */
+                before[k] = k == 0 && M::carries_before ? row_m[c_lo - 1 - base] : (T)0; /* M(r - 1, c_lo - 1) */
             }
-            /* D(r0 + 3, c_lo - 1) = inf: where a later pass may read its diagonal */
-            row_d[c_lo - 1] = inf;
-            if constexpr (M::carries_before)
-                row_m[c_lo - 1] = 0;
+            /* D(r0 + 3, c_lo - 1) = inf: where the next pass reads its diagonal when its first
+             * column is this one's (the loop writes it otherwise) */
+            if (next_base == base) {
+                row_d[c_lo - 1 - base] = inf;
+                if constexpr (M::carries_before)
+                    row_m[c_lo - 1 - base] = 0;
+            }
             for (int c = c_lo; c <= c_hi; c++) {
                 const T b = bv[c], tb = M::uses_stamps ? bt[c] : (T)0, db = M::has_aux ? bdel[c] : (T)0;
-                T up = row_d[c], m_up = M::carries_before ? row_m[c] : (T)0;
+                const bool above = !WIN || c <= above_hi;
+                T up = above ? row_d[c - base] : inf, m_up = M::carries_before && above ? row_m[c - base] : (T)0;
 #pragma unroll
                 for (int k = 0; k < ROWS_PER_PASS; k++) {
                     const T here = mf.local(&a[k], &b, 1, ta[k], tb);
@@ -167,10 +189,13 @@ __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<typename M
                     up = v;         /* the row below reads this cell as its up */
                     m_up = m;
                 }
-                row_d[c] = up;
-                if constexpr (M::carries_before)
-                    row_m[c] = m_up;
+                if (!WIN || c >= next_base) {
+                    row_d[c - next_base] = up;
+                    if constexpr (M::carries_before)
+                        row_m[c - next_base] = m_up;
+                }
             }
+            base = next_base, above_hi = c_hi;
         }
     } else {
         T a[MODE == 2 ? WIDE_DIM_MAX : 1];
@@ -183,14 +208,26 @@ __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<typename M
                 for (int k = 0; k < WIDE_DIM_MAX; k++)
                     a[k] = k < (int)dim ? ar[k] : (T)0;
             }
-            int c_lo = 1, c_hi = nb;
+            int c_lo = 1, c_hi = nb, next_base = 0;
             band_row<WIN>(band, r, nb, &c_lo, &c_hi);
-            T diag = row_d[WIN ? c_lo - 1 : 0], left = inf, before = M::carries_before ? row_m[WIN ? c_lo - 1 : 0] : (T)0;
-            row_d[WIN ? c_lo - 1 : 0] = inf;
-            if constexpr (M::carries_before)
-                row_m[WIN ? c_lo - 1 : 0] = 0;
-            for (int c = WIN ? c_lo : 1; c <= (WIN ? c_hi : nb); c++) {
-                const T up = row_d[c], m_up = M::carries_before ? row_m[c] : (T)0;
+            if constexpr (WIN) {
+                next_base = base;
+                if (r < na) {
+                    int unused;
+                    band_row<WIN>(band, r + 1, nb, &next_base, &unused);
+                    next_base -= 1;
+                }
+            }
+            T diag = row_d[c_lo - 1 - base], left = inf,
+              before = M::carries_before ? row_m[c_lo - 1 - base] : (T)0;
+            if (next_base == base) { /* D(r, c_lo - 1) = inf, the next row's diagonal (as above) */
+                row_d[c_lo - 1 - base] = inf;
+                if constexpr (M::carries_before)
+                    row_m[c_lo - 1 - base] = 0;
+            }
+            for (int c = c_lo; c <= c_hi; c++) {
+                const bool above = !WIN || c <= above_hi;
+                const T up = above ? row_d[c - base] : inf, m_up = M::carries_before && above ? row_m[c - base] : (T)0;
                 const T *bc = bv + (size_t)c * dim;
                 T here;
                 if (MODE == 2) {
@@ -229,16 +266,19 @@ __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<typename M
                     here = mf.local(ar, bc, dim, ta, M::uses_stamps ? bt[c] : (T)0);
                 }
                 const T v = M::cell(up, left, diag, da, M::has_aux ? bdel[c] : (T)0, here, before);
-                row_d[c] = v;
-                if constexpr (M::carries_before)
-                    row_m[c] = here;
+                if (!WIN || c >= next_base) {
+                    row_d[c - next_base] = v;
+                    if constexpr (M::carries_before)
+                        row_m[c - next_base] = here;
+                }
                 diag = up;
                 left = v;
                 before = m_up;
             }
+            base = next_base, above_hi = c_hi;
         }
     }
-    *dst = (Tout)M::finish(row_d[nb]);
+    *dst = (Tout)M::finish(row_d[nb - base]);
 }
 
 #define FULL_MASK_PAIRS 0xffffffffu

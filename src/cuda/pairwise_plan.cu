@@ -15,6 +15,7 @@
 #include <string.h>
 
 #define WARP_SCRATCH_BYTES ((size_t)512 << 20)
+#define THREAD_BAND_PAIRS_PER_SM 1024 /* half the threads a multiprocessor holds */
 
 /* Warps of the warp strategy in flight: WARPS_PER_SM per multiprocessor, fewer when their row
  * buffers (two rows of the longest series each) would pass WARP_SCRATCH_BYTES. */
@@ -72,10 +73,25 @@ static double strip_columns(const ww_measure *m, double rows, double cols)
     return width < cols ? width : cols;
 }
 
-/* The strategy for `pairs` pairs of series of at most max_x and max_y samples under measure m;
- * `forced`: a name from forced_strategy_name(), or NULL. */
-static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, const ww_cuda_state *s,
-                                     size_t elem_size, const ww_measure *msr, const char *forced)
+/* Entries of one thread's row buffer that the pairs need (pairs_thread_kernel): a row of the longer
+ * series, or, when every pair has series of one length under a window, the widest pass of
+ * ROWS_PER_PASS rows over the band, 2 r + ROWS_PER_PASS + 1 columns whatever the length (the buffer
+ * follows the band). Lengths that differ keep the row: the band of a pair whose series differ
+ * widens with the ratio of their lengths. */
+static size_t thread_buffer_span(const ww_measure *m, size_t max_x, size_t max_y, bool equal_lengths)
+{
+    const size_t row = (max_x > max_y ? max_x : max_y) + 1;
+    if (!equal_lengths || !ww_measure_windowed(m, max_x, max_y))
+        return row;
+    const size_t band = 2 * ww_measure_radius(m, max_x, max_y) + ROWS_PER_PASS + 1;
+    return band < row ? band : row;
+}
+
+/* The strategy for `pairs` pairs of series of at most max_x and max_y samples under measure m (all of
+ * one length when equal_lengths); `forced`: a name from forced_strategy_name(), or NULL. */
+static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, bool equal_lengths,
+                                     const ww_cuda_state *s, size_t elem_size, const ww_measure *msr,
+                                     const char *forced)
 {
     const size_t longest = max_x > max_y ? max_x : max_y;
     const ww_cuda_model &m = s->model;
@@ -86,10 +102,19 @@ static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, c
         return STRATEGY_GRID;
     if (forced && strcmp(forced, "block") == 0)
         return STRATEGY_BLOCK;
-    if (forced && strcmp(forced, "thread") == 0 && longest <= THREAD_MAX_LENGTH)
+    const size_t span = thread_buffer_span(msr, max_x, max_y, equal_lengths);
+    if (forced && strcmp(forced, "thread") == 0 && span <= THREAD_MAX_LENGTH + 1)
         return STRATEGY_THREAD;
     /* built in: the two are even at 128 samples, the warp twice as fast at 256 */
     if ((double)longest <= m.thread_max_length && longest <= THREAD_MAX_LENGTH)
+        return STRATEGY_THREAD;
+    /* a band of longer series of one length: one thread per pair while its span is at most half the
+     * model's thread length and the pairs fill the GPU (a thread runs its pair's rows one after the
+     * other: 32,640 pairs of 2,048 samples took it 14 times as long as the warp). On an H200 with
+     * 1,000 series of 400 samples, the thread against the warp: 0.56-0.86 of its time at spans of
+     * 25 and 45, 1.17-1.22 at 85 (bench/results/gpu-dtw.md, seventeenth session). */
+        if (span <= longest && span <= THREAD_MAX_LENGTH + 1 && (double)(span - 1) * 2 <= m.thread_max_length &&
+        pairs >= (double)sm_count * THREAD_BAND_PAIRS_PER_SM)
         return STRATEGY_THREAD;
     const double rows = (double)(max_x < max_y ? max_x : max_y), cols = (double)longest;
     const double swept = strip_columns(msr, rows, cols);
@@ -97,8 +122,14 @@ static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, c
     const double t_warp = ceil(pairs / warps) * ceil(rows / 32.0) * (swept + 31.0) * m.warp_step_seconds;
     const double t_grid = pairs * (m.grid_pair_seconds + (rows + cols) * m.grid_step_seconds);
     /* one block per pair: phases of BLOCK_PHASE_STEPS steps, pairs spread over the blocks in flight;
-     * not past BLOCK_PHASES_MAX phases (the longest pair has the most: the count grows with both) */
-    const double t_block = ww_cuda_block_strategy_steps(s, pairs, (size_t)rows, (size_t)swept, elem_size) *
+     * not past BLOCK_PHASES_MAX phases (the longest pair has the most: the count grows with both).
+     * Under a window a strip's steps start and end with its window and its phases on multiples of
+     * BLOCK_PHASE_STEPS (pairs_block_window_kernel): one phase more per strip on average. Without it
+     * the model took the block where the warp was 1.2-1.5 times as fast (H200, 1,000 series of 400
+     * samples with radius 100, 256 of 2,048 with radius 62: bench/results/gpu-dtw.md, seventeenth
+     * session). */
+        const double block_cols = swept < cols ? fmin(swept + BLOCK_PHASE_STEPS, cols) : swept;
+    const double t_block = ww_cuda_block_strategy_steps(s, pairs, (size_t)rows, (size_t)block_cols, elem_size) *
                            m.block_step_seconds;
     const bool block_fits = block_phases((long long)rows, (long long)cols, BLOCK_WARPS) <= BLOCK_PHASES_MAX;
     if (block_fits && t_block < t_warp && t_block < t_grid)
@@ -122,7 +153,7 @@ static unsigned series_kinds(const ww_dataset *d, size_t begin, size_t end, doub
     for (size_t i = begin; i < end; i++) {
         const size_t n = ww_dataset_length(d, i);
         if (n != last) { /* equal lengths in a row are common: one model call for the run */
-            kind = (unsigned char)choose_strategy(pairs, n, n, s, elem_size, m, NULL);
+            kind = (unsigned char)choose_strategy(pairs, n, n, false, s, elem_size, m, NULL);
             last = n;
         }
         (*kinds)[i - begin] = kind;
@@ -160,7 +191,9 @@ ww_status ww_cuda_make_plan(const ww_cuda_state *s, const ww_measure *m, const w
         }
         if ((seen & (seen - 1)) == 0) { /* one strategy (or none computed: equal lengths, forced) */
             sub_block b;
-            b.strategy = choose_strategy(pairs, max_x, max_y, s, elem_size, m, forced);
+            /* series of one length on both sides: a window's band bounds a thread's buffer */
+            const bool equal = !x->offsets && !y->offsets && x->length == y->length;
+            b.strategy = choose_strategy(pairs, max_x, max_y, equal, s, elem_size, m, forced);
             b.whole = true;
             b.col_samples = ww_cuda_samples(y, o->col_begin, o->col_end);
             b.row_count = rows, b.col_count = cols, b.max_row = max_x, b.max_col = max_y;
@@ -194,7 +227,7 @@ ww_status ww_cuda_make_plan(const ww_cuda_state *s, const ww_measure *m, const w
                 return;
             blk.row_count = blk.rows.size(), blk.col_count = blk.cols.size();
             const double block_pairs = (double)blk.row_count * (double)blk.col_count / (self ? 2.0 : 1.0);
-            blk.strategy = choose_strategy(block_pairs, blk.max_row, blk.max_col, s, elem_size, m, NULL);
+            blk.strategy = choose_strategy(block_pairs, blk.max_row, blk.max_col, false, s, elem_size, m, NULL);
             plan->blocks.push_back(std::move(blk));
         };
         for (unsigned a = STRATEGY_THREAD; a <= STRATEGY_GRID; a++)

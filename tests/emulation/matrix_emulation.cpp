@@ -4,11 +4,14 @@
  * every strategy forced in turn and the cost model's choice, TWED and DTW, with and without a
  * window, samples of 1 to 40 components, float and double data and output, sets of one length and
  * of many, a set against itself and against another, blocks of the matrix with strides, two
- * devices, the staged kernel's knobs, cancellation, and a bad value in device data.
+ * devices, the staged kernel's knobs, long series under narrow windows by one thread per pair (and
+ * the plan that picks it), the model's choices for windowed matrices measured on an H200,
+ * cancellation, and a bad value in device data.
  * `tests/gpu_emulation.sh matrix` builds and runs it.
  *
  * The engines' entry points are renamed (emu_cuda_pairwise, ...) by build.sh (see emulated_gpu.h). */
 #include "emulated_gpu.h"
+#include "cuda/pairwise.cuh"
 #include "ww_test.h"
 
 #include <cmath>
@@ -251,6 +254,130 @@ void check_errors(ww_rng &r)
     }
 }
 
+/* Long series of one length under narrow windows: one thread per pair at any length, its row
+ * buffer following the band (pairs_thread_kernel), forced and by the cost model, which takes it
+ * while the band's span (2 r + 5 columns) is at most half the model's thread length plus one (65)
+ * and there are 1,024 pairs per multiprocessor; past the buffer's 257 entries a forced "thread"
+ * gives way to the model. Each matrix against the CPU engine, and the plan's strategy against
+ * those rules. */
+void check_banded_threads(ww_ctx *cpu, ww_rng &r)
+{
+    const struct {
+        size_t count, length, dim;
+        long radius;
+        double fraction;
+    } cases[] = {{9, 300, 1, 0, -1},  {7, 400, 1, -1, 0.1}, {6, 333, 3, 17, -1}, {5, 290, 40, 5, -1},
+                 {6, 700, 1, 62, -1}, {5, 520, 2, 126, -1}, {4, 600, 1, 127, -1}, {5, 257, 1, 2, -1},
+                 {5, 450, 1, 1, -1},  {5, 299, 2, 3, -1}};
+    const char *strategies[] = {NULL, "thread"};
+    for (const auto &k : cases)
+        for (int dtw = 0; dtw <= 1; dtw++)
+            for (const char *strategy : strategies) {
+                matrix_case c{};
+                c.dtw = dtw;
+                c.strategy = strategy;
+                c.radius = k.radius;
+                c.fraction = k.fraction;
+                c.stamps = !dtw && ww_rng_below(&r, 2);
+                c.f32_data = ww_rng_below(&r, 4) == 0;
+                c.f32_out = ww_rng_below(&r, 4) == 0;
+                c.self = ww_rng_below(&r, 2);
+                c.block = ww_rng_below(&r, 3) == 0;
+                c.devices = 1;
+                series_set x, y;
+                x.make(r, k.count, k.length, k.dim, false);
+                y.make(r, k.count / 2 + 2, k.length, k.dim, false);
+                check(cpu, r, c, x, y);
+                /* the plan: thread exactly where the rules above say, for these few pairs and for a
+                 * set of 100 series (4,950 pairs, enough for the 4 multiprocessors) */
+                for (int many = 0; many <= 1; many++) {
+                    const ww_measure m = measure_of(c, r);
+                    const size_t radius = k.radius >= 0 ? (size_t)k.radius : (size_t)(k.fraction * (double)k.length);
+                    const size_t span = 2 * radius + 5;
+                    const bool want_thread = strategy ? span <= 257 : many && span <= 65;
+                    emulated_gpu gpu(4);
+                    gpu.state.model = ww_cuda_model_default();
+                    gpu.state.forced_strategy = strategy;
+                    series_set big;
+                    if (many)
+                        big.make(r, 100, k.length, k.dim, false);
+                    const ww_dataset dx = many ? big.f64(false) : x.f64(false), dy = y.f64(false);
+                    const bool self = many || c.self;
+                    ww_pairwise_options o = ww_pairwise_options_default();
+                    o.row_end = dx.count;
+                    o.col_end = self ? dx.count : dy.count;
+                    pair_plan plan;
+                    const ww_status st =
+                        ww_cuda_make_plan(&gpu.state, &m, &dx, self ? &dx : &dy, &o, self, sizeof(double), &plan);
+                    compared++;
+                    if (st != WW_OK || plan.blocks.size() != 1 ||
+                        (plan.blocks[0].strategy == STRATEGY_THREAD) != want_thread) {
+                        differences++;
+                        printf("DIFFERENT: plan of %zu x %zu (radius %zu, %s): %s, %zu blocks, strategy %d, want "
+                               "thread %d\n",
+                               dx.count, k.length, radius, strategy ? strategy : "auto", ww_strerror(st),
+                               plan.blocks.size(), plan.blocks.empty() ? -1 : (int)plan.blocks[0].strategy,
+                               (int)want_thread);
+                    }
+                }
+            }
+}
+
+/* The cost model's choices on an H200's 132 multiprocessors for the windowed matrices measured in
+ * bench/results/gpu-dtw.md (seventeenth session), where the choice was the fastest of the forced
+ * strategies, or within a few percent of it. */
+void check_window_plans()
+{
+    const struct {
+        size_t count, length, radius;
+        enum strategy want;
+    } cases[] = {{1000, 400, 10, STRATEGY_THREAD}, {1000, 400, 20, STRATEGY_THREAD}, {1000, 400, 40, STRATEGY_WARP},
+                 {1000, 400, 100, STRATEGY_WARP},  {256, 2048, 20, STRATEGY_WARP},    {256, 2048, 62, STRATEGY_WARP},
+                 {256, 2048, 204, STRATEGY_BLOCK}, {48, 8192, 204, STRATEGY_BLOCK},   {48, 8192, 819, STRATEGY_BLOCK}};
+    static const double dummy[1] = {0};
+    for (const auto &k : cases) {
+        emulated_gpu gpu(132);
+        gpu.state.model = ww_cuda_model_default();
+        ww_measure m = ww_measure_dtw();
+        ww_measure_set_window(&m, k.radius);
+        const ww_dataset x = ww_dataset_f64(dummy, NULL, NULL, k.count, k.length, 1); /* the plan reads no values */
+        ww_pairwise_options o = ww_pairwise_options_default();
+        o.row_end = o.col_end = k.count;
+        pair_plan plan;
+        const ww_status st = ww_cuda_make_plan(&gpu.state, &m, &x, &x, &o, 1, sizeof(double), &plan);
+        compared++;
+        if (st != WW_OK || plan.blocks.size() != 1 || plan.blocks[0].strategy != k.want) {
+            differences++;
+            printf("DIFFERENT: plan of %zu x %zu, radius %zu: strategy %d, want %d\n", k.count, k.length, k.radius,
+                   plan.blocks.empty() ? -1 : (int)plan.blocks[0].strategy, (int)k.want);
+        }
+    }
+    /* never a thread for a band wider than its buffer: a calibration file's thread length of 1e9
+     * with a span of 405, and forced "thread" on lengths 400 and 401 (the span of series that
+     * differ is the longer's row, 402) */
+    for (int k = 0; k < 2; k++) {
+        emulated_gpu gpu(132);
+        gpu.state.model = ww_cuda_model_default();
+        if (k == 0)
+            gpu.state.model.thread_max_length = 1e9;
+        else
+            gpu.state.forced_strategy = "thread";
+        ww_measure m = ww_measure_dtw();
+        ww_measure_set_window(&m, k == 0 ? 200 : 10);
+        const ww_dataset x = ww_dataset_f64(dummy, NULL, NULL, 1000, k == 0 ? 2000 : 400, 1);
+        const ww_dataset y = ww_dataset_f64(dummy, NULL, NULL, 1000, k == 0 ? 2000 : 401, 1);
+        ww_pairwise_options o = ww_pairwise_options_default();
+        o.row_end = o.col_end = 1000;
+        pair_plan plan;
+        const ww_status st = ww_cuda_make_plan(&gpu.state, &m, &x, &y, &o, 0, sizeof(double), &plan);
+        compared++;
+        if (st != WW_OK || plan.blocks.size() != 1 || plan.blocks[0].strategy == STRATEGY_THREAD) {
+            differences++;
+            printf("DIFFERENT: a band wider than a thread's buffer (case %d) went to the thread\n", k);
+        }
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -318,6 +445,8 @@ int main(int argc, char **argv)
             ww_measure_set_window(&m, 4);
         check_index(cpu, m, x, q, k == 1);
     }
+    check_banded_threads(cpu, r);
+    check_window_plans();
     check_errors(r);
     printf("matrix_gpu_emulation: %d comparisons, %d differences\n", compared, differences);
     ww_ctx_destroy(cpu);
