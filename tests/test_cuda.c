@@ -1526,6 +1526,79 @@ void test_cuda_banded_threads(void)
     ww_ctx_destroy(cpu), ww_ctx_destroy(gpu);
 }
 
+/* Self matrices completed on the device (a square block in one chunk: mirror_lower_kernel) or on
+ * the host (several chunks, or a block whose rows and columns differ): sizes around the kernel's
+ * tiles of 32, square sub-blocks in wider buffers, f64 and f32 output, each strategy; every entry,
+ * the diagonal and the buffer's padding checked against the CPU engine on poisoned outputs. */
+void test_cuda_self_blocks_mirrored(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {0x5E1F};
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
+    const size_t cases[][2] = {/* count, length: one chunk up to 600 x 60; 300 x 500 takes several */
+                               {1, 9}, {2, 7}, {31, 20}, {32, 20}, {33, 20}, {65, 12}, {600, 60}, {300, 500}};
+    const char *strategies[] = {NULL, "thread", "warp", "block"};
+    size_t bad = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const size_t n = cases[c][0], len = cases[c][1];
+        random_set xs = make_set(&r, n, len, len, 1);
+        ww_dataset x = ww_dataset_f64(xs.values, xs.stamps, NULL, n, len, 1);
+        double *want = malloc(n * n * sizeof(double));
+        for (int dtw = 0; dtw < 2; dtw++) {
+            ww_measure m = dtw ? ww_measure_dtw() : ww_measure_twed(0.5, 1.0, 2);
+            if (c % 2)
+                ww_measure_set_window(&m, len / 10);
+            CHECK_STATUS(ww_pairwise(cpu, &m, &x, NULL, want, NULL), WW_OK);
+            for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; s++) {
+                if (strategies[s] && n * len > 40000)
+                    continue; /* the large cases once, by the model's choice */
+                if (strategies[s])
+                    setenv("WW_MATRIX_STRATEGY", strategies[s], 1);
+                /* blocks: the whole matrix, a square inside it, rows and columns that differ */
+                const size_t blocks[][4] = {{0, n, 0, n}, {n / 5, n - n / 7, n / 5, n - n / 7}, {0, n, n / 3, n}};
+                for (size_t b = 0; b < 3; b++)
+                    for (int f32 = 0; f32 < 2; f32++) {
+                        ww_pairwise_options o = ww_pairwise_options_default();
+                        o.row_begin = blocks[b][0], o.row_end = blocks[b][1];
+                        o.col_begin = blocks[b][2], o.col_end = blocks[b][3];
+                        if (o.row_begin == o.row_end || o.col_begin == o.col_end)
+                            continue;
+                        const size_t rows = o.row_end - o.row_begin, cols = o.col_end - o.col_begin;
+                        o.out_stride = cols + (b ? 3 : 0);
+                        o.out_dtype = f32 ? WW_F32 : WW_F64;
+                        const size_t es = f32 ? sizeof(float) : sizeof(double);
+                        unsigned char *out = malloc(rows * o.out_stride * es);
+                        for (size_t k = 0; k < rows * o.out_stride; k++)
+                            f32 ? (void)(((float *)out)[k] = NAN) : (void)(((double *)out)[k] = NAN);
+                        CHECK_STATUS(ww_pairwise(gpu, &m, &x, NULL, out, &o), WW_OK);
+                        size_t off = 0;
+                        for (size_t i = 0; i < rows; i++)
+                            for (size_t j = 0; j < o.out_stride; j++) {
+                                const double v = f32 ? ((float *)out)[i * o.out_stride + j] : ((double *)out)[i * o.out_stride + j];
+                                if (j >= cols) { /* padding: untouched */
+                                    off += !isnan(v);
+                                    continue;
+                                }
+                                const double w = want[(o.row_begin + i) * n + o.col_begin + j];
+                                off += !(fabs(v - w) <= (f32 ? 1e-6 : 1e-12) * fmax(1.0, fabs(w)));
+                            }
+                        if (off)
+                            fprintf(stderr, "    %s %s n %zu len %zu block %zu %s: %zu entries off\n",
+                                    strategies[s] ? strategies[s] : "auto", dtw ? "DTW" : "TWED", n, len, b,
+                                    f32 ? "f32" : "f64", off);
+                        bad += off;
+                        free(out);
+                    }
+                unsetenv("WW_MATRIX_STRATEGY");
+            }
+        }
+        free(want);
+        free_set(&xs);
+    }
+    CHECK(bad == 0);
+    ww_ctx_destroy(cpu), ww_ctx_destroy(gpu);
+}
+
 /* Indexes of each measure and window on the GPU (host and device data, mixed lengths) answer as
  * the CPU does, whole and as a block; kNN against them too. */
 void test_cuda_measures_index(void)

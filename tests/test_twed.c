@@ -255,3 +255,30 @@ void test_twed_cell_groupings(void)
         CHECK(memcmp(&wantf, &leftf, sizeof wantf) == 0);
     }
 }
+
+/* The parallel copy of a matrix chunk into the caller's matrix: one block and strided rows, small
+ * (one thread) and large (a team), any thread count; every byte lands, nothing past the rows. */
+void test_copy_rows(void)
+{
+    const size_t shapes[][3] = {/* rows, row bytes, padding of dst rows */
+                                {3, 40, 0}, {600, 4800, 0}, {600, 4800, 24}, {1000, 2056, 8}, {1, 3u << 20, 0}};
+    const int threads[] = {0, 1, 4, 16};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+            const size_t rows = shapes[s][0], row = shapes[s][1], stride = row + shapes[s][2];
+            unsigned char *src = malloc(rows * row), *dst = malloc(rows * stride + 1);
+            for (size_t k = 0; k < rows * row; k++)
+                src[k] = (unsigned char)(k * 2654435761u >> 13);
+            memset(dst, 0xA5, rows * stride + 1);
+            ww_copy_rows(dst, stride, src, row, row, rows, threads[t]);
+            size_t off = 0;
+            for (size_t r = 0; r < rows; r++) {
+                off += memcmp(dst + r * stride, src + r * row, row) != 0;
+                for (size_t k = row; k < stride; k++)
+                    off += dst[r * stride + k] != 0xA5;
+            }
+            off += dst[rows * stride] != 0xA5;
+            CHECK(off == 0);
+            free(src), free(dst);
+        }
+}

@@ -179,6 +179,11 @@ static inline size_t ww_dataset_length(const ww_dataset *x, size_t i)
  * (i, j) and (j, i) in the block) and zeroes the diagonal (src/common/matrix.c). */
 void ww_matrix_fill_mirror(const ww_pairwise_options *o, void *out, int threads);
 
+/* Copies `rows` rows of `row_bytes` bytes from src (rows src_stride bytes apart) to dst (dst_stride
+ * apart), on up to `threads` threads when the copy is large (src/common/matrix.c). */
+void ww_copy_rows(void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t row_bytes, size_t rows,
+                  int threads);
+
 /* ---- measures (src/common/measure.c) ---- */
 /* What the host code needs to know of a measure at run time (the engines have the same as
  * compile-time constants, src/measures/). NULL for an unknown kind. */

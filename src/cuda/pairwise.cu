@@ -254,6 +254,8 @@ struct work_share {
     uint64_t reported; /* done_cells when the callback was last called (calling thread only) */
     std::thread::id caller;
     int devices;
+    int copy_threads;          /* the context's threads, for copies into the caller's matrix */
+    std::atomic<int> mirrored; /* the self matrix was completed on the device */
 };
 
 /* On the calling thread: passes the cells done so far to the callback (when they changed); a
@@ -412,6 +414,15 @@ static ww_status run_chunks(ww_cuda_state *s, const pairwise_state *ps, chunk_la
     if (scratch_bytes && (st = ww_device_reserve(&lane->scratch, scratch_bytes)) != WW_OK)
         return st;
     T *scratch = (T *)lane->scratch.ptr;
+    /* A square self block computed in one chunk is completed on the device (mirror_lower_kernel):
+     * its chunk is then copied as it is, and the host mirrors nothing. */
+    const bool device_mirror = self && share->plan->blocks.size() == 1 && share->devices == 1 && sb.whole &&
+                               rows_per_chunk == rows && width == rows && sb.first_row == o->row_begin &&
+                               sb.first_col == o->col_begin && o->row_begin == o->col_begin &&
+                               o->row_end == o->col_end && rows == o->row_end - o->row_begin;
+    /* copies into the caller's matrix on the context's threads, from the calling thread only (a
+     * worker thread of this call would start a team of its own every call) */
+    const int copy_threads = std::this_thread::get_id() == share->caller ? share->copy_threads : 1;
     const bool windowed = window_narrows(msr, longest);
     const M mf = make_functor<typename M::ops, T>(msr);
     /* copies chunk rows [q0, q1) from pinned buffer `buf` to the caller's matrix, counts progress
@@ -422,13 +433,12 @@ static ww_status run_chunks(ww_cuda_state *s, const pairwise_state *ps, chunk_la
         if (bad != WW_OK)
             return bad;
         const Tout *src = pinned + (size_t)buf * chunk_elems;
-        for (size_t q = q0; q < q1; q++) {
+        if (sb.whole)
+            ww_copy_rows((Tout *)out + (q0 - o->row_begin) * o->out_stride, o->out_stride * sizeof(Tout), src,
+                         width * sizeof(Tout), width * sizeof(Tout), q1 - q0, copy_threads);
+        for (size_t q = q0; q < q1 && !sb.whole; q++) {
             const Tout *line = src + (q - q0) * width;
-            Tout *dst = (Tout *)out + ((sb.whole ? q : sb.rows[q]) - o->row_begin) * o->out_stride;
-            if (sb.whole) {
-                memcpy(dst, line, width * sizeof(Tout));
-                continue;
-            }
+            Tout *dst = (Tout *)out + (sb.rows[q] - o->row_begin) * o->out_stride;
             for (size_t c = 0; c < width; c++)
                 dst[sb.cols[c] - o->col_begin] = line[c];
         }
@@ -469,6 +479,8 @@ static ww_status run_chunks(ww_cuda_state *s, const pairwise_state *ps, chunk_la
                                                                shared_count, d)
                           : launch_thread_pairs<M, Tout, false>(lane->stream, dx, dy, k, map, longest, lane_count,
                                                                 shared_count, d);
+        if (st == WW_OK && device_mirror && (st = launch_mirror_lower<Tout>(lane->stream, d, width)) == WW_OK)
+            share->mirrored.store(1);
         if (st != WW_OK)
             break;
         cudaError_t e = cudaGetLastError();
@@ -759,6 +771,8 @@ ww_status ww_cuda_run_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_datase
     share.reported = 0;
     share.caller = std::this_thread::get_id();
     share.devices = all_grid ? 1 : devices; /* long series stay on the first device */
+    share.copy_threads = ctx->num_threads;
+    share.mirrored.store(0);
     st = run_workers(share.devices, &share, o, [&](int d) {
         return run_device_part(ctx, d == 0 ? ctx->cuda : ctx->cuda_devices[d], m, x, y, c32, c64, out, o, &share);
     });
@@ -766,7 +780,7 @@ ww_status ww_cuda_run_pairwise(ww_ctx *ctx, const ww_measure *m, const ww_datase
     if (st == WW_OK && o->progress && share.reported != share.done_cells.load() &&
         o->progress(share.done_cells.load(), plan.total_cells, o->progress_user))
         st = WW_ERR_CANCELLED;
-    if (st == WW_OK && self)
+    if (st == WW_OK && self && !share.mirrored.load())
         ww_matrix_fill_mirror(o, out, ctx->num_threads);
     return st;
 }

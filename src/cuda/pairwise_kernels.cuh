@@ -952,4 +952,28 @@ __global__ void __launch_bounds__(BLOCK_WARPS * 32) pairs_block_window_kernel(de
     }
 }
 
+/* A square self block computed in one chunk (n x n, row stride n): the entries below the diagonal
+ * from their mirrors above it, where the kernels computed them (they wrote 0 below), so that the
+ * host copies the chunk as it is instead of mirroring a matrix of megabytes on its cores. Block
+ * (x, y) of 32 x 8 threads fills tile (y, x) below the diagonal from tile (x, y) through shared
+ * memory, so that reads and writes both run along rows; blocks above the diagonal return. */
+template <typename Tout> __global__ void __launch_bounds__(256) mirror_lower_kernel(Tout *d, size_t n)
+{
+    __shared__ Tout tile[32][33]; /* one more column: the transposed reads hit 32 banks */
+    const size_t tile_row = blockIdx.y, tile_col = blockIdx.x;
+    if (tile_col > tile_row)
+        return;
+    for (unsigned k = threadIdx.y; k < 32; k += 8) { /* tile (tile_col, tile_row), above the diagonal */
+        const size_t r = tile_col * 32 + k, c = tile_row * 32 + threadIdx.x;
+        if (r < n && c < n)
+            tile[k][threadIdx.x] = d[r * n + c];
+    }
+    __syncthreads();
+    for (unsigned k = threadIdx.y; k < 32; k += 8) { /* (i, j) = (j, i), for j < i */
+        const size_t i = tile_row * 32 + k, j = tile_col * 32 + threadIdx.x;
+        if (i < n && j < i)
+            d[i * n + j] = tile[threadIdx.x][k];
+    }
+}
+
 #endif

@@ -159,6 +159,14 @@ ww_status launch_block_pairs(cudaStream_t stream, const device_set<typename M::r
     return ww_cuda_status(cudaGetLastError());
 }
 
+/* The lower triangle of a square self chunk from its upper one (mirror_lower_kernel). */
+template <typename Tout> ww_status launch_mirror_lower(cudaStream_t stream, Tout *d, size_t n)
+{
+    const unsigned tiles = (unsigned)((n + 31) / 32);
+    mirror_lower_kernel<Tout><<<dim3(tiles, tiles), dim3(32, 8), 0, stream>>>(d, n);
+    return ww_cuda_status(cudaGetLastError());
+}
+
 #define WW_PAIRWISE_LAUNCHERS(prefix, M, Tout, WIN)                                                          \
     prefix template ww_status launch_thread_pairs<M, Tout, WIN>(cudaStream_t, const device_set<typename M::real> &,          \
                                                                 const device_set<typename M::real> &, const chunk_args<M> &, \
