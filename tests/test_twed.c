@@ -279,6 +279,10 @@ void test_copy_rows(void)
             }
             off += dst[rows * stride] != 0xA5;
             CHECK(off == 0);
+            /* evicting the source from the caches leaves it as it was, aligned or not */
+            ww_evict_from_caches(src + 1, rows * row - 1, threads[t]);
+            ww_evict_from_caches(src, 0, threads[t]);
+            CHECK(memcmp(dst, src, row) == 0);
             free(src), free(dst);
         }
 }

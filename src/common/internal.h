@@ -184,6 +184,10 @@ void ww_matrix_fill_mirror(const ww_pairwise_options *o, void *out, int threads)
 void ww_copy_rows(void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t row_bytes, size_t rows,
                   int threads);
 
+/* Evicts [p, p + bytes) from the CPU's caches, on up to `threads` threads: a GPU's copy into pinned
+ * memory that the host's cores have just read runs at half speed (src/common/matrix.c). */
+void ww_evict_from_caches(const void *p, size_t bytes, int threads);
+
 /* ---- measures (src/common/measure.c) ---- */
 /* What the host code needs to know of a measure at run time (the engines have the same as
  * compile-time constants, src/measures/). NULL for an unknown kind. */

@@ -86,11 +86,9 @@ void ww_cuda_index_destroy(ww_index *ix)
     if (ci == NULL)
         return;
     ww_cuda_device_guard guard = ww_cuda_enter(ix->ctx->cuda);
-    ww_device_buffer *all[] = {&ci->buffers.raw,    &ci->buffers.meta,
-                               &ci->buffers.prepared, &ci->raw};
-    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
-        if (all[k]->ptr)
-            cudaFree(all[k]->ptr);
+    ww_cuda_release_set(&ci->buffers);
+    if (ci->raw.ptr)
+        cudaFree(ci->raw.ptr);
     free(ci);
     ix->device = NULL;
     ww_cuda_leave(guard);

@@ -68,7 +68,14 @@ static inline uint64_t ww_cuda_samples(const ww_dataset *d, size_t begin, size_t
 /* Device copies of one dataset, prepared. Buffers are grow-only. */
 struct set_buffers {
     ww_device_buffer raw, meta, prepared; /* meta: the offsets, bases and lengths of the series */
+    /* a small host set is staged here (pinned) for its upload; `staged` follows the last copy out */
+    void *staging;
+    size_t staging_bytes;
+    cudaEvent_t staged;
 };
+
+/* Frees a set's device and staging buffers. */
+void ww_cuda_release_set(set_buffers *b);
 
 /* The columns' series already on the device (an index): the prepared set as the kernels see it
  * (device_set<T>, pairwise_kernels.cuh, by its fields) and the longest series. */
