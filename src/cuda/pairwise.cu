@@ -36,9 +36,10 @@
  * cost; larger sets would pay a host memcpy that costs more than the copy it saves (TWED's 600 x 60
  * matrix, 576 KB with stamps: 2-3% slower packed, on an H200 host) */
 #define UPLOAD_PACK_BYTES ((size_t)64 << 10)
-/* ... unless the host copies them into pinned memory on several threads: then the GPU fetches them
- * while the host goes on (288 KB: 36-48 us of the host's time pageable, 10 us staged on 4 threads,
- * H200 host). Up to this size a set is staged so (a pinned buffer kept per set). */
+/* Larger host sets up to this size are copied into pinned memory on several threads: the GPU then
+ * fetches them while the host goes on (288 KB: 36-48 us of the host's time pageable, 10 us staged
+ * on 4 threads, H200 host); a pinned buffer is kept per set. (Staging a query of 6 KB too made an
+ * index query 3-5% slower: an event more to wait for and record.) */
 #define UPLOAD_STAGE_BYTES ((size_t)8 << 20)
 
 
@@ -167,7 +168,8 @@ static ww_status upload_set(ww_cuda_state *s, const M &m, const ww_dataset *d, s
     const size_t words = 2 * (count + 1), meta_bytes = (words * sizeof(size_t) + count * sizeof(int) + 255) & ~(size_t)255;
     const size_t vbytes = samples * dim * es, tbytes = d->stamps ? samples * es : 0;
     const bool host_data = d->memory == WW_HOST;
-    const bool staged = host_data && threads > 0 && meta_bytes + vbytes + tbytes <= UPLOAD_STAGE_BYTES;
+    const bool staged = host_data && threads > 0 && vbytes + tbytes > UPLOAD_PACK_BYTES &&
+                        meta_bytes + vbytes + tbytes <= UPLOAD_STAGE_BYTES;
     const bool packed = staged || (host_data && vbytes + tbytes <= UPLOAD_PACK_BYTES);
     char *host = NULL;
     if (staged) { /* the staging buffer, once the last copy out of it is done */
