@@ -82,12 +82,10 @@ void ww_copy_rows(void *dst, size_t dst_stride, const void *src, size_t src_stri
 {
     const size_t total = row_bytes * rows;
     const int team = copy_team(total, threads);
-    (void)team;
-    if (dst_stride == row_bytes && src_stride == row_bytes) { /* one block: pieces of equal size */
-        const int pieces = team;
-        const size_t piece = (total + (size_t)pieces - 1) / (size_t)pieces;
-        _Pragma("omp parallel for schedule(static) num_threads(pieces) if (pieces > 1)")
-        for (int p = 0; p < pieces; p++) {
+    if (dst_stride == row_bytes && src_stride == row_bytes) { /* one block: a piece per thread */
+        const size_t piece = (total + (size_t)team - 1) / (size_t)team;
+        _Pragma("omp parallel for schedule(static) num_threads(team) if (team > 1)")
+        for (int p = 0; p < team; p++) {
             const size_t begin = (size_t)p * piece, end = begin + piece < total ? begin + piece : total;
             if (begin < end)
                 memcpy((char *)dst + begin, (const char *)src + begin, end - begin);
