@@ -434,6 +434,22 @@ int main(int argc, char **argv)
             check(cpu, r, c, x, y);
             unsetenv(knob[0]);
         }
+    /* sets above 64 KB (staged in pinned memory for their upload) and a square self block in one
+     * chunk (completed on the device), self and cross, whole and as a block */
+    for (int k = 0; k < 4; k++) {
+        matrix_case c{};
+        c.dtw = k % 2;
+        c.radius = 6;
+        c.fraction = -1;
+        c.stamps = !c.dtw;
+        c.self = k < 2;
+        c.block = k == 1 || k == 3;
+        c.devices = 1;
+        series_set x, y;
+        x.make(r, 150, 60, 1, k == 3); /* 72 KB of values */
+        y.make(r, 160, 60, 1, false);  /* 77 KB */
+        check(cpu, r, c, x, y);
+    }
     /* the index: one query and several, f64 and f32, both measures */
     for (int k = 0; k < 4; k++) {
         series_set x, q;
