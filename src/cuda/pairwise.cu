@@ -473,12 +473,13 @@ static ww_status run_chunks(ww_cuda_state *s, const pairwise_state *ps, chunk_la
         if (sb.whole)
             ww_copy_rows((Tout *)out + (q0 - o->row_begin) * o->out_stride, o->out_stride * sizeof(Tout), src,
                          width * sizeof(Tout), width * sizeof(Tout), q1 - q0, copy_threads);
-        for (size_t q = q0; q < q1 && !sb.whole; q++) {
-            const Tout *line = src + (q - q0) * width;
-            Tout *dst = (Tout *)out + (sb.rows[q] - o->row_begin) * o->out_stride;
-            for (size_t c = 0; c < width; c++)
-                dst[sb.cols[c] - o->col_begin] = line[c];
-        }
+        else
+            for (size_t q = q0; q < q1; q++) {
+                const Tout *line = src + (q - q0) * width;
+                Tout *dst = (Tout *)out + (sb.rows[q] - o->row_begin) * o->out_stride;
+                for (size_t c = 0; c < width; c++)
+                    dst[sb.cols[c] - o->col_begin] = line[c];
+            }
         const uint64_t row_samples =
             sb.whole ? ww_cuda_samples(hx, q0, q1) : sb.row_samples[q1] - sb.row_samples[q0];
         return count_progress(share, row_samples * sb.col_samples, o);
@@ -696,7 +697,7 @@ static ww_status run_device_typed(ww_ctx *ctx, ww_cuda_state *s, const ww_measur
     WW_CUDA_TRY(cudaMemsetAsync(dflags, 0, sizeof(int), s->stream));
     const M mf = make_functor<typename M::ops, T>(msr);
     prepared_columns<T> px, py;
-    /* small host sets staged on the context's threads, from the calling thread (see run_chunks) */
+    /* host sets of 64 KB to 8 MB staged on the context's threads, from the calling thread (see run_chunks) */
     const int threads = std::this_thread::get_id() == share->caller ? share->copy_threads : 1;
     st = upload_set(s, mf, x, &ps->x, dflags, &px, threads);
     if (st == WW_OK && !self && cols == NULL)
