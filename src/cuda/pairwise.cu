@@ -295,6 +295,14 @@ struct work_share {
     std::atomic<int> mirrored; /* the self matrix was completed on the device */
 };
 
+/* Threads for host copies (staging, copies into the caller's matrix, evictions): the context's on
+ * the calling thread, one elsewhere (a worker thread of this call would start an OpenMP team of
+ * its own every call). */
+static int copy_threads_here(const work_share *share)
+{
+    return std::this_thread::get_id() == share->caller ? share->copy_threads : 1;
+}
+
 /* On the calling thread: passes the cells done so far to the callback (when they changed); a
  * nonzero answer stops all. */
 static void report_progress(work_share *share, const ww_pairwise_options *o)
@@ -457,9 +465,7 @@ static ww_status run_chunks(ww_cuda_state *s, const pairwise_state *ps, chunk_la
                                rows_per_chunk == rows && width == rows && sb.first_row == o->row_begin &&
                                sb.first_col == o->col_begin && o->row_begin == o->col_begin &&
                                o->row_end == o->col_end && rows == o->row_end - o->row_begin;
-    /* copies into the caller's matrix on the context's threads, from the calling thread only (a
-     * worker thread of this call would start a team of its own every call) */
-    const int copy_threads = std::this_thread::get_id() == share->caller ? share->copy_threads : 1;
+    const int copy_threads = copy_threads_here(share);
     const bool windowed = window_narrows(msr, longest);
     const M mf = make_functor<typename M::ops, T>(msr);
     /* copies chunk rows [q0, q1) from pinned buffer `buf` to the caller's matrix, counts progress
@@ -697,8 +703,7 @@ static ww_status run_device_typed(ww_ctx *ctx, ww_cuda_state *s, const ww_measur
     WW_CUDA_TRY(cudaMemsetAsync(dflags, 0, sizeof(int), s->stream));
     const M mf = make_functor<typename M::ops, T>(msr);
     prepared_columns<T> px, py;
-    /* host sets of 64 KB to 8 MB staged on the context's threads, from the calling thread (see run_chunks) */
-    const int threads = std::this_thread::get_id() == share->caller ? share->copy_threads : 1;
+    const int threads = copy_threads_here(share); /* host sets of 64 KB to 8 MB are staged on them */
     st = upload_set(s, mf, x, &ps->x, dflags, &px, threads);
     if (st == WW_OK && !self && cols == NULL)
         st = upload_set(s, mf, y, &ps->y, dflags, &py, threads);
