@@ -298,26 +298,129 @@ __device__ __forceinline__ void row_above(const typename M::real *top_d, const t
     *m = first_strip || !inside || !M::carries_before ? (T)0 : top_m[cc];
 }
 
-/* One warp per pair (X-TED's warp strategy), for series too long for one thread. The pair's DP is
- * swept in strips of 32 rows: lane l owns row r0 + l and at step s computes column s - l + 1, so
- * the warp advances along an anti-diagonal; a lane takes the cell above from the lane above by a
- * shuffle, lane 0 from the strip above through a row buffer in global memory (written by lane 31
- * of the previous strip, in the same warp). Rows are the shorter series (fewer strips). Warps
- * loop over the chunk's pairs; each has its own row buffer in `scratch`. With a window, a strip's
- * steps start where lane 0's window starts and end where lane 31's ends. */
-template <class M, typename Tout, bool DIM1, bool WIN>
+/* The operands of one pair of a warp or block kernel: rows are the shorter series (fewer strips). */
+template <typename T> struct pair_view {
+    const T *av, *at, *adel, *bv, *bt, *bdel; /* rows' (a) and columns' (b) values, stamps, per-sample terms */
+    int na, nb;
+};
+
+/* Pair (i, j) of sets x and y with the rows the shorter series. */
+template <typename T>
+__device__ __forceinline__ pair_view<T> rows_shorter(const device_set<T> &x, const device_set<T> &y, size_t i, size_t j)
+{
+    const bool x_rows = x.length[i] <= y.length[j];
+    const device_set<T> &rs = x_rows ? x : y, &cs = x_rows ? y : x;
+    const size_t ri = x_rows ? i : j, ci = x_rows ? j : i, dim = x.dim;
+    pair_view<T> p;
+    p.na = rs.length[ri], p.nb = cs.length[ci];
+    p.av = rs.values + rs.base[ri] * dim, p.at = rs.stamps + rs.base[ri], p.adel = rs.delete_cost + rs.base[ri];
+    p.bv = cs.values + cs.base[ci] * dim, p.bt = cs.stamps + cs.base[ci], p.bdel = cs.delete_cost + cs.base[ci];
+    return p;
+}
+
+/* One pair by one warp in strips of 32 rows (X-TED's warp strategy): lane l owns row r0 + l and at
+ * step s computes column s - l + 1, so the warp advances along an anti-diagonal; a lane takes the
+ * cell above from the lane above by a shuffle, lane 0 from the strip above through a row buffer in
+ * global memory (top_d, top_m: written by lane 31 of the previous strip, in the same warp). With a
+ * window, a strip's steps start where lane 0's window starts and end where lane 31's ends: 2 r + 63
+ * steps for the 2 r + 1 cells of a row of one length (pairs_band_warp_kernel does better). Returns
+ * D(na, nb) in every lane. */
+template <class M, bool DIM1, bool WIN>
+__device__ __forceinline__ typename M::real warp_pair_in_strips(const M &mf, const pair_view<typename M::real> &p,
+                                                                 const pair_band &band, size_t dim, int lane,
+                                                                 typename M::real *top_d, typename M::real *top_m)
+{
+    typedef typename M::real T;
+    const T inf = infinity_of<T>();
+    const int na = p.na, nb = p.nb;
+    const T *av = p.av, *at = p.at, *adel = p.adel, *bv = p.bv, *bt = p.bt, *bdel = p.bdel;
+    if constexpr (!WIN) {
+        for (int c = lane; c <= nb; c += 32) { /* row 0 */
+            top_d[c] = c == 0 ? (T)0 : inf;
+            if constexpr (M::carries_before)
+                top_m[c] = 0;
+        }
+    }
+    __syncwarp();
+    T result = 0;
+    for (int r0 = 1; r0 <= na; r0 += 32) {
+        const int r = r0 + lane <= na ? r0 + lane : na; /* lanes past na repeat row na, unused */
+        const T a = DIM1 ? av[r] : (T)0, ta = M::uses_stamps ? at[r] : (T)0, da = M::has_aux ? adel[r] : (T)0;
+        T d1 = inf, m1 = 0;                                   /* D(r, 0), M(r, 0) */
+        /* D(r - 1, 0): 0 only above the first row (D[0][0]); column 0 is never in the row buffer */
+        T above_prev_d = lane == 0 && r0 == 1 ? (T)0 : inf, above_prev_m = 0;
+        /* the strip's steps; the window of this lane's row and of the row above the strip */
+        int s_begin = 0, s_end = nb + 31, lo = 1, hi = nb, above_lo = 1, above_hi = nb;
+        if constexpr (WIN) {
+            int unused;
+            band.row(r, &lo, &hi);
+            band.row(r0, &s_begin, &unused);
+            band.row(min(r0 + 31, na), &unused, &s_end);
+            s_begin -= 1, s_end += 31;
+            if (r0 > 1)
+                band.row(r0 - 1, &above_lo, &above_hi);
+            /* lane 0's first diagonal: D(r0 - 1, s_begin) (column s_begin is lane 0's first
+             * minus one) */
+            if (lane == 0 && s_begin > 0)
+                row_above<M, WIN>(top_d, top_m, s_begin, s_begin, r0 == 1, above_lo, above_hi, &above_prev_d,
+                                  &above_prev_m);
+        }
+        for (int s = s_begin; s < s_end; s++) {
+            const int c = s - lane + 1;
+            const bool active = c >= 1 && c <= nb;
+            const int cc = active ? c : (c < 1 ? 1 : nb);
+            T above_d = __shfl_up_sync(FULL_MASK_PAIRS, d1, 1), above_m = __shfl_up_sync(FULL_MASK_PAIRS, m1, 1);
+            if (lane == 0) {
+                if constexpr (WIN) {
+                    row_above<M, WIN>(top_d, top_m, c, cc, r0 == 1, above_lo, above_hi, &above_d, &above_m);
+                } else {
+                    above_d = top_d[cc];
+                    above_m = M::carries_before ? top_m[cc] : (T)0;
+                }
+            }
+            T here;
+            if (DIM1)
+                here = mf.local(&a, bv + cc, 1, ta, M::uses_stamps ? bt[cc] : (T)0);
+            else
+                here = mf.local(av + (size_t)r * dim, bv + (size_t)cc * dim, dim, ta, M::uses_stamps ? bt[cc] : (T)0);
+            T v = M::cell(above_d, d1, above_prev_d, da, M::has_aux ? bdel[cc] : (T)0, here, above_prev_m);
+            if constexpr (WIN)
+                v = c >= lo && c <= hi ? v : inf;
+            if (active) {
+                d1 = v;
+                m1 = here;
+            }
+            above_prev_d = above_d;
+            above_prev_m = above_m;
+            if (lane == 31 && active) { /* the strip's last row, for the next strip */
+                top_d[c] = v;
+                if constexpr (M::carries_before)
+                    top_m[c] = here;
+            }
+        }
+        __syncwarp();
+        if (r0 + 31 >= na)
+            result = __shfl_sync(FULL_MASK_PAIRS, d1, na - r0);
+    }
+    return result;
+}
+
+/* One warp per pair without a window, for series too long for one thread (warp_pair_in_strips).
+ * Warps loop over the chunk's pairs; each has its own row buffer in `scratch`. (`win` is unused: the
+ * parameters are pairs_band_warp_kernel's.) */
+template <class M, typename Tout, bool DIM1>
 __global__ void __launch_bounds__(128) pairs_warp_kernel(device_set<typename M::real> x, device_set<typename M::real> y,
                                                          block_geometry g, M mf, window_spec win,
                                                          typename M::real *scratch, size_t scratch_stride, Tout *out)
 {
     typedef typename M::real T;
     static_assert(M::symmetric, "rows are the shorter series of the pair");
+    (void)win;
     const int lane = threadIdx.x & 31;
     const size_t warp_id = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
     const size_t nwarps = (gridDim.x * (size_t)blockDim.x) >> 5;
     T *top_d = scratch + warp_id * scratch_stride, *top_m = top_d + scratch_stride / 2;
-    const T inf = infinity_of<T>();
-    const size_t dim = x.dim, npairs = (g.row_end - g.row_begin) * g.width;
+    const size_t npairs = (g.row_end - g.row_begin) * g.width;
     for (size_t pair = warp_id; pair < npairs; pair += nwarps) {
         const size_t i = g.row_begin + pair / g.width, j = g.col_begin + pair % g.width;
         if (!entry_needed(g, i, j)) {
@@ -325,82 +428,186 @@ __global__ void __launch_bounds__(128) pairs_warp_kernel(device_set<typename M::
                 out[pair] = 0; /* diagonal, or filled from its mirror by the host afterwards */
             continue;
         }
-        /* rows: the shorter series */
-        const bool x_rows = x.length[i] <= y.length[j];
-        const device_set<T> &rs = x_rows ? x : y, &cs = x_rows ? y : x;
-        const size_t ri = x_rows ? i : j, ci = x_rows ? j : i;
-        const int na = rs.length[ri], nb = cs.length[ci];
-        const T *av = rs.values + rs.base[ri] * dim, *at = rs.stamps + rs.base[ri], *adel = rs.delete_cost + rs.base[ri];
-        const T *bv = cs.values + cs.base[ci] * dim, *bt = cs.stamps + cs.base[ci], *bdel = cs.delete_cost + cs.base[ci];
-        const pair_band band = WIN ? pair_band::make(win, (size_t)na, (size_t)nb) : pair_band{};
-        if constexpr (!WIN) {
-            for (int c = lane; c <= nb; c += 32) { /* row 0 */
-                top_d[c] = c == 0 ? (T)0 : inf;
-                if constexpr (M::carries_before)
-                    top_m[c] = 0;
-            }
-        }
+        const pair_view<T> p = rows_shorter(x, y, i, j);
+        const T result = warp_pair_in_strips<M, DIM1, false>(mf, p, pair_band{}, x.dim, lane, top_d, top_m);
+        if (lane == 0)
+            out[pair] = (Tout)M::finish(result);
         __syncwarp();
-        T result = 0;
-        for (int r0 = 1; r0 <= na; r0 += 32) {
-            const int r = r0 + lane <= na ? r0 + lane : na; /* lanes past na repeat row na, unused */
-            const T a = DIM1 ? av[r] : (T)0, ta = M::uses_stamps ? at[r] : (T)0, da = M::has_aux ? adel[r] : (T)0;
-            T d1 = inf, m1 = 0;                                   /* D(r, 0), M(r, 0) */
-            /* D(r - 1, 0): 0 only above the first row (D[0][0]); column 0 is never in the row buffer */
-            T above_prev_d = lane == 0 && r0 == 1 ? (T)0 : inf, above_prev_m = 0;
-            /* the strip's steps; the window of this lane's row and of the row above the strip */
-            int s_begin = 0, s_end = nb + 31, lo = 1, hi = nb, above_lo = 1, above_hi = nb;
-            if constexpr (WIN) {
-                int unused;
-                band.row(r, &lo, &hi);
-                band.row(r0, &s_begin, &unused);
-                band.row(min(r0 + 31, na), &unused, &s_end);
-                s_begin -= 1, s_end += 31;
-                if (r0 > 1)
-                    band.row(r0 - 1, &above_lo, &above_hi);
-                /* lane 0's first diagonal: D(r0 - 1, s_begin) (column s_begin is lane 0's first
-                 * minus one) */
-                if (lane == 0 && s_begin > 0)
-                    row_above<M, WIN>(top_d, top_m, s_begin, s_begin, r0 == 1, above_lo, above_hi, &above_prev_d,
-                                      &above_prev_m);
-            }
-            for (int s = s_begin; s < s_end; s++) {
-                const int c = s - lane + 1;
-                const bool active = c >= 1 && c <= nb;
-                const int cc = active ? c : (c < 1 ? 1 : nb);
-                T above_d = __shfl_up_sync(FULL_MASK_PAIRS, d1, 1), above_m = __shfl_up_sync(FULL_MASK_PAIRS, m1, 1);
-                if (lane == 0) {
-                    if constexpr (WIN) {
-                        row_above<M, WIN>(top_d, top_m, c, cc, r0 == 1, above_lo, above_hi, &above_d, &above_m);
-                    } else {
-                        above_d = top_d[cc];
-                        above_m = M::carries_before ? top_m[cc] : (T)0;
-                    }
-                }
-                T here;
-                if (DIM1)
-                    here = mf.local(&a, bv + cc, 1, ta, M::uses_stamps ? bt[cc] : (T)0);
-                else
-                    here = mf.local(av + (size_t)r * dim, bv + (size_t)cc * dim, dim, ta, M::uses_stamps ? bt[cc] : (T)0);
-                T v = M::cell(above_d, d1, above_prev_d, da, M::has_aux ? bdel[cc] : (T)0, here, above_prev_m);
-                if constexpr (WIN)
-                    v = c >= lo && c <= hi ? v : inf;
-                if (active) {
-                    d1 = v;
-                    m1 = here;
-                }
-                above_prev_d = above_d;
-                above_prev_m = above_m;
-                if (lane == 31 && active) { /* the strip's last row, for the next strip */
-                    top_d[c] = v;
-                    if constexpr (M::carries_before)
-                        top_m[c] = here;
-                }
-            }
-            __syncwarp();
-            if (r0 + 31 >= na)
-                result = __shfl_sync(FULL_MASK_PAIRS, d1, na - r0);
+    }
+}
+
+/* A window's pair by one warp with its rows rolling over the lanes: lane l computes rows l + 1,
+ * l + 33, ... one after the other, each over its own window only, and starts a row as soon as the
+ * row above is far enough ahead and the lane has finished its previous row, instead of waiting for
+ * a strip of 32 rows to sweep the union of their windows (2 r + 63 steps for 2 r + 1 cells).
+ *
+ * Row i (window [lo(i), hi(i)]) starts at step T(i) = lo(i) - 1 + floor((i - 1) P / 32) and computes
+ * column lo(i) + t - T(i) at step t. Cell (i, c) reads (i - 1, c), which row i - 1 computed lag(i) =
+ * floor((i - 1) P / 32) - floor((i - 2) P / 32) >= 1 steps before (P >= 32), and (i - 1, c - 1) one
+ * step before that. Row i + 32 takes over the lane at T(i) + lo(i + 32) - lo(i) + P, after row i's
+ * last step when P >= hi(i) - lo(i + 32) + 1 (band_period). Each step a lane posts its cell in a
+ * ring of ROLL_SLOTS steps in shared memory and reads the lane above's from lag steps before: a pair
+ * of one length with radius r takes n + n P / 32 steps, P = max(32, 2 r - 31), for n (2 r + 1) / 32
+ * cells per lane. Pairs whose band does not roll (band_rolls), or whose steps an int cannot count,
+ * run warp_pair_in_strips. */
+#define ROLL_SLOTS 16
+#define ROLL_PERIOD_MAX (32 * (ROLL_SLOTS - 2)) /* a lag and its diagonal's step stay in the ring */
+
+/* P for a pair under a window (rows the shorter series): at least 32 and at least
+ * hi(i) - lo(i + 32) + 1 for every row i. One length: 2 r - 31 exactly bounds it. Rows shorter (s
+ * rows, l columns): hi(i) < (i + r) l / s and lo(i + 32) > (i + 31 - r) l / s - 1 (window.h's
+ * formulas), so hi(i) - lo(i + 32) + 1 < (2 r - 31) l / s + 2. 0: no window (use the strips). */
+__host__ __device__ __forceinline__ long long band_period(const pair_band &b)
+{
+    if (!b.windowed())
+        return 0;
+    const long long s = b.n < b.m ? b.n : b.m, l = b.n < b.m ? b.m : b.n, span = 2 * (long long)b.r - 31;
+    long long x = 1;
+    if (span > 0)
+        x = b.mode == 1 ? span : (span * l + s - 1) / s + 1;
+    return x > 32 ? x : 32;
+}
+
+/* Whether a pair's band rolls rather than takes the strips: its lag and its diagonal's step fit the
+ * ring, and the columns that the lanes read at once stay in L1. The lanes are lag columns apart, so
+ * a warp reads from P columns (of column_bytes each: the sample and any per-sample stamp and term)
+ * where the strips read from 32: rolls while P is 32 or the P columns take ROLL_LIVE_BYTES at most.
+ * On an H200 (bench/results/gpu-dtw.md, nineteenth session), TWED in double (24 bytes a column) took
+ * 0.6 of the strips' time at P = 93 and 1.4 times at P = 169; DTW (8 bytes) 0.76 at P = 377. */
+#define ROLL_LIVE_BYTES 3072
+__host__ __device__ __forceinline__ bool band_rolls(long long period, long long bytes_per_column)
+{
+    return period != 0 && period <= ROLL_PERIOD_MAX && (period == 32 || period * bytes_per_column <= ROLL_LIVE_BYTES);
+}
+
+/* The bytes of a column that a step reads (band_rolls). */
+template <class M> __host__ __device__ __forceinline__ long long column_bytes(size_t dim)
+{
+    return (long long)sizeof(typename M::real) * ((long long)dim + M::uses_stamps + M::has_aux);
+}
+
+template <class M, bool DIM1>
+__device__ __forceinline__ typename M::real warp_pair_rolling(const M &mf, const pair_view<typename M::real> &p,
+                                                              const pair_band &band, size_t dim, int period, int lane,
+                                                              typename M::real (*ring_d)[32],
+                                                              typename M::real (*ring_m)[32])
+{
+    typedef typename M::real T;
+    const T inf = infinity_of<T>();
+    const int na = p.na, nb = p.nb, from = (lane + 31) & 31;
+    const T *av = p.av, *at = p.at, *adel = p.adel, *bv = p.bv, *bt = p.bt, *bdel = p.bdel;
+    /* the lane's next row, ready before it starts: its number, window, start, lag, the window of
+     * the row above (+inf outside it), and its sample; start INT_MAX: none */
+    int next = lane + 1, next_lo = 1, next_hi = 0, next_start = INT_MAX, next_lag = 1, next_above_lo = 1,
+        next_above_hi = 0;
+    T next_a = 0, next_ta = 0, next_da = 0;
+    auto prepare = [&](int i) {
+        next = i;
+        if (i > na) {
+            next_start = INT_MAX;
+            return;
         }
+        band.row(i, &next_lo, &next_hi);
+        const long long q = ((long long)(i - 1) * period) >> 5;
+        next_start = next_lo - 1 + (int)q;
+        next_lag = i > 1 ? (int)(q - (((long long)(i - 2) * period) >> 5)) : 1;
+        next_above_lo = 1, next_above_hi = 0; /* row 0: no cell (D(0, 0) is the first diagonal) */
+        if (i > 1)
+            band.row(i - 1, &next_above_lo, &next_above_hi);
+        next_a = DIM1 ? av[i] : (T)0;
+        next_ta = M::uses_stamps ? at[i] : (T)0;
+        next_da = M::has_aux ? adel[i] : (T)0;
+    };
+    prepare(lane + 1);
+    bool prepared = true;
+    /* the current row: steps [start, end], column t + shift at step t */
+    int row = 0, start = 0, end = -1, shift = 0, lag = 1, above_hi = 0;
+    T a = 0, ta = 0, da = 0, d1 = inf, diag_d = inf, diag_m = 0;
+    const int steps = nb + (int)(((long long)(na - 1) * period) >> 5); /* row na's last cell is the last */
+    for (int t0 = 0; t0 < steps; t0 += 32) {
+        /* a lane changes rows at most once in 32 steps (P >= 32): the next row's data, computed
+         * by the lanes that need it together, is ready when the row starts */
+        if (!prepared) {
+            prepare(row + 32);
+            prepared = true;
+        }
+        const int t1 = min(t0 + 32, steps);
+        for (int t = t0; t < t1; t++) {
+            if (t == next_start) {
+                row = next, start = t, end = t + next_hi - next_lo, shift = next_lo - t, lag = next_lag;
+                above_hi = next_above_hi;
+                a = next_a, ta = next_ta, da = next_da;
+                d1 = inf; /* D(row, lo - 1): outside the window, or column 0 */
+                /* D(row - 1, lo - 1): in the ring if inside the row above's window, else D(0, 0) = 0
+                 * above the first row, +inf elsewhere */
+                const int c0 = next_lo - 1;
+                const bool inside = c0 >= next_above_lo && c0 <= above_hi;
+                const int slot = (t - lag - 1) & (ROLL_SLOTS - 1);
+                diag_d = inside ? ring_d[slot][from] : row == 1 ? (T)0 : inf;
+                diag_m = inside && M::carries_before ? ring_m[slot][from] : (T)0;
+                prepared = false;
+            }
+            const int c = t + shift;
+            const bool active = t >= start && t <= end;
+            const int cc = active ? c : 1;
+            const int slot = (t - lag) & (ROLL_SLOTS - 1);
+            const bool above_in = c <= above_hi; /* and c >= lo(row) >= lo(row - 1) */
+            const T above_d = above_in ? ring_d[slot][from] : inf;
+            const T above_m = above_in && M::carries_before ? ring_m[slot][from] : (T)0;
+            T here;
+            if (DIM1)
+                here = mf.local(&a, bv + cc, 1, ta, M::uses_stamps ? bt[cc] : (T)0);
+            else
+                here = mf.local(av + (size_t)(row > 0 ? row : 1) * dim, bv + (size_t)cc * dim, dim, ta,
+                                M::uses_stamps ? bt[cc] : (T)0);
+            const T v = M::cell(above_d, d1, diag_d, da, M::has_aux ? bdel[cc] : (T)0, here, diag_m);
+            d1 = v;
+            diag_d = above_d, diag_m = above_m;
+            ring_d[t & (ROLL_SLOTS - 1)][lane] = v;
+            if constexpr (M::carries_before)
+                ring_m[t & (ROLL_SLOTS - 1)][lane] = here;
+            __syncwarp();
+        }
+    }
+    /* the last step was row na's cell (na, nb) */
+    return __shfl_sync(FULL_MASK_PAIRS, d1, (na - 1) & 31);
+}
+
+/* The warp strategy under a window: each pair by warp_pair_rolling, or by warp_pair_in_strips
+ * where its band does not roll (or the window covers the pair). */
+#define ROLL_WARPS 4 /* per block (the launch's 128 threads) */
+template <class M, typename Tout, bool DIM1>
+__global__ void __launch_bounds__(ROLL_WARPS * 32) pairs_band_warp_kernel(device_set<typename M::real> x,
+                                                                          device_set<typename M::real> y,
+                                                                          block_geometry g, M mf, window_spec win,
+                                                                          typename M::real *scratch,
+                                                                          size_t scratch_stride, Tout *out)
+{
+    typedef typename M::real T;
+    static_assert(M::symmetric, "rows are the shorter series of the pair");
+    __shared__ T ring_d_all[ROLL_WARPS][ROLL_SLOTS][32];
+    __shared__ T ring_m_all[M::carries_before ? ROLL_WARPS : 1][ROLL_SLOTS][32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    T(*ring_d)[32] = ring_d_all[w];
+    T(*ring_m)[32] = ring_m_all[M::carries_before ? w : 0];
+    const size_t warp_id = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
+    const size_t nwarps = (gridDim.x * (size_t)blockDim.x) >> 5;
+    T *top_d = scratch + warp_id * scratch_stride, *top_m = top_d + scratch_stride / 2;
+    const size_t npairs = (g.row_end - g.row_begin) * g.width;
+    for (size_t pair = warp_id; pair < npairs; pair += nwarps) {
+        const size_t i = g.row_begin + pair / g.width, j = g.col_begin + pair % g.width;
+        if (!entry_needed(g, i, j)) {
+            if (lane == 0)
+                out[pair] = 0; /* diagonal, or filled from its mirror by the host afterwards */
+            continue;
+        }
+        const pair_view<T> p = rows_shorter(x, y, i, j);
+        const pair_band band = pair_band::make(win, (size_t)p.na, (size_t)p.nb);
+        const long long period = band_period(band);
+        const bool rolls =
+            band_rolls(period, column_bytes<M>(x.dim)) && p.nb + (((long long)(p.na - 1) * period) >> 5) < INT_MAX;
+        const T result = rolls ? warp_pair_rolling<M, DIM1>(mf, p, band, x.dim, (int)period, lane, ring_d, ring_m)
+                               : warp_pair_in_strips<M, DIM1, true>(mf, p, band, x.dim, lane, top_d, top_m);
         if (lane == 0)
             out[pair] = (Tout)M::finish(result);
         __syncwarp();
@@ -766,7 +973,7 @@ __global__ void __launch_bounds__(BLOCK_WARPS * 32) pairs_block_kernel(device_se
                 const T *in_d = buffers + ((k + 1) & 1) * 2 * L, *in_m = in_d + L;
                 T *out_d = buffers + (k & 1) * 2 * L, *out_m = out_d + L;
                 const int s_end = (u + 1) * BLOCK_PHASE_STEPS < nb + 31 ? (u + 1) * BLOCK_PHASE_STEPS : nb + 31;
-                /* The step is pairs_warp_kernel's (edge from the row buffer or row 0). Folded into
+                /* The step is warp_pair_in_strips's (edge from the row buffer or row 0). Folded into
                  * one device function shared by the two kernels, on an H200 (same run, A/B), the
                  * block kernel ran 4-7% slower (the warp kernel the same), so each keeps its copy:
                  * a change to one is a change to both. */

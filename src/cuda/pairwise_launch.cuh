@@ -123,15 +123,37 @@ ww_status launch_thread_pairs(cudaStream_t stream, const device_set<typename M::
     return ww_cuda_status(cudaGetLastError());
 }
 
+/* At most the blocks of `kernel` that the GPU holds at once (its occupancy on each multiprocessor):
+ * the warp and block kernels deal out their pairs by a fixed stride, so a block beyond those would
+ * start only when a resident one had done all of its pairs, and run its own pairs as a tail on an
+ * almost idle GPU (a kernel of 72 registers fits 7 blocks of 128 threads per multiprocessor, of
+ * the 8 that the strategies' WARPS_PER_SM asks for). */
+template <typename K> static unsigned resident_blocks(K kernel, unsigned threads, unsigned wanted)
+{
+    int device = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, (int)threads, 0) != cudaSuccess || per_sm < 1) {
+        cudaGetLastError();
+        return wanted;
+    }
+    const unsigned resident = (unsigned)sms * (unsigned)per_sm;
+    return wanted < resident ? wanted : resident;
+}
+
 template <class M, typename Tout, bool WIN>
 ww_status launch_warp_pairs(cudaStream_t stream, const device_set<typename M::real> &dx,
                                    const device_set<typename M::real> &dy, const chunk_args<M> &k, unsigned blocks,
                                    typename M::real *scratch, size_t stride, Tout *d)
 {
-    if (dx.dim == 1)
-        pairs_warp_kernel<M, Tout, true, WIN><<<blocks, 128, 0, stream>>>(dx, dy, k.g, k.m, k.win, scratch, stride, d);
-    else
-        pairs_warp_kernel<M, Tout, false, WIN><<<blocks, 128, 0, stream>>>(dx, dy, k.g, k.m, k.win, scratch, stride, d);
+    static_assert(ROLL_WARPS * 32 == 128, "the warp kernels' blocks");
+    if constexpr (WIN) {
+        auto kernel = dx.dim == 1 ? pairs_band_warp_kernel<M, Tout, true> : pairs_band_warp_kernel<M, Tout, false>;
+        kernel<<<resident_blocks(kernel, 128, blocks), 128, 0, stream>>>(dx, dy, k.g, k.m, k.win, scratch, stride, d);
+    } else {
+        auto kernel = dx.dim == 1 ? pairs_warp_kernel<M, Tout, true> : pairs_warp_kernel<M, Tout, false>;
+        kernel<<<resident_blocks(kernel, 128, blocks), 128, 0, stream>>>(dx, dy, k.g, k.m, k.win, scratch, stride, d);
+    }
     return ww_cuda_status(cudaGetLastError());
 }
 
@@ -141,20 +163,13 @@ ww_status launch_block_pairs(cudaStream_t stream, const device_set<typename M::r
                                     const device_set<typename M::real> &dy, const chunk_args<M> &k, unsigned blocks,
                                     typename M::real *scratch, size_t stride, Tout *d)
 {
+    const unsigned threads = BLOCK_WARPS * 32;
     if constexpr (WIN) {
-        if (dx.dim == 1)
-            pairs_block_window_kernel<M, Tout, true><<<blocks, BLOCK_WARPS * 32, 0, stream>>>(dx, dy, k.g, k.m, k.win,
-                                                                                             scratch, stride, d);
-        else
-            pairs_block_window_kernel<M, Tout, false><<<blocks, BLOCK_WARPS * 32, 0, stream>>>(dx, dy, k.g, k.m, k.win,
-                                                                                              scratch, stride, d);
+        auto kernel = dx.dim == 1 ? pairs_block_window_kernel<M, Tout, true> : pairs_block_window_kernel<M, Tout, false>;
+        kernel<<<resident_blocks(kernel, threads, blocks), threads, 0, stream>>>(dx, dy, k.g, k.m, k.win, scratch, stride, d);
     } else {
-        if (dx.dim == 1)
-            pairs_block_kernel<M, Tout, true><<<blocks, BLOCK_WARPS * 32, 0, stream>>>(dx, dy, k.g, k.m, scratch, stride,
-                                                                                      d);
-        else
-            pairs_block_kernel<M, Tout, false><<<blocks, BLOCK_WARPS * 32, 0, stream>>>(dx, dy, k.g, k.m, scratch,
-                                                                                       stride, d);
+        auto kernel = dx.dim == 1 ? pairs_block_kernel<M, Tout, true> : pairs_block_kernel<M, Tout, false>;
+        kernel<<<resident_blocks(kernel, threads, blocks), threads, 0, stream>>>(dx, dy, k.g, k.m, scratch, stride, d);
     }
     return ww_cuda_status(cudaGetLastError());
 }

@@ -16,6 +16,7 @@
 
 #define WARP_SCRATCH_BYTES ((size_t)512 << 20)
 #define THREAD_BAND_PAIRS_PER_SM 1024 /* half the threads a multiprocessor holds */
+#define BLOCK_WINDOW_STEP_COST 1.2    /* a step of pairs_block_window_kernel, in the fixed schedule's */
 
 /* Warps of the warp strategy in flight: WARPS_PER_SM per multiprocessor, fewer when their row
  * buffers (two rows of the longest series each) would pass WARP_SCRATCH_BYTES. */
@@ -73,6 +74,29 @@ static double strip_columns(const ww_measure *m, double rows, double cols)
     return width < cols ? width : cols;
 }
 
+/* Whether the pairs of rows x cols roll under m's window (band_rolls: pairs_band_warp_kernel). */
+static bool pairs_roll(const ww_measure *m, double rows, double cols, size_t elem_size, size_t dim, long long *period)
+{
+    if (!ww_measure_windowed(m, (size_t)rows, (size_t)cols))
+        return false;
+    const ww_measure_traits *t = ww_measure_traits_of(m->kind);
+    const long long bytes = (long long)elem_size * ((long long)dim + (t->uses_stamps ? 1 : 0) + (t->has_aux ? 1 : 0));
+    *period = band_period(pair_band::make(window_of(m), (size_t)rows, (size_t)cols));
+    return band_rolls(*period, bytes);
+}
+
+/* Steps of one pair of the warp strategy: strips of 32 rows, each sweeping its columns plus a
+ * pipeline of 31 steps, or, under a window whose band rolls, its rows rolling over the lanes:
+ * cols + (rows - 1) P / 32 steps. A rolling step took 0.88-1.08 of a strip's (H200, nineteenth
+ * session), so the model counts them alike. */
+static double warp_pair_steps(const ww_measure *m, double rows, double cols, size_t elem_size, size_t dim)
+{
+    long long period = 0;
+    if (pairs_roll(m, rows, cols, elem_size, dim, &period))
+        return cols + (rows - 1) * (double)period / 32;
+    return ceil(rows / 32.0) * (strip_columns(m, rows, cols) + 31.0);
+}
+
 /* Entries of one thread's row buffer that the pairs need (pairs_thread_kernel): a row of the longer
  * series, or, when every pair has series of one length under a window, the widest pass of
  * ROWS_PER_PASS rows over the band, 2 r + ROWS_PER_PASS + 1 columns whatever the length (the buffer
@@ -90,7 +114,7 @@ static size_t thread_buffer_span(const ww_measure *m, size_t max_x, size_t max_y
 /* The strategy for `pairs` pairs of series of at most max_x and max_y samples under measure m (all of
  * one length when equal_lengths); `forced`: a name from forced_strategy_name(), or NULL. */
 static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, bool equal_lengths,
-                                     const ww_cuda_state *s, size_t elem_size, const ww_measure *msr,
+                                     const ww_cuda_state *s, size_t elem_size, size_t dim, const ww_measure *msr,
                                      const char *forced)
 {
     const size_t longest = max_x > max_y ? max_x : max_y;
@@ -109,17 +133,21 @@ static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, b
     if ((double)longest <= m.thread_max_length && longest <= THREAD_MAX_LENGTH)
         return STRATEGY_THREAD;
     /* a band of longer series of one length: one thread per pair while its span is at most half the
-     * model's thread length and the pairs fill the GPU (a thread runs its pair's rows one after the
-     * other: 32,640 pairs of 2,048 samples took it 14 times as long as the warp). On an H200 with
-     * 1,000 series of 400 samples, the thread against the warp: 0.56-0.86 of its time at spans of
-     * 25 and 45, 1.17-1.22 at 85 (bench/results/gpu-dtw.md, seventeenth session). */
-        if (span <= longest && span <= THREAD_MAX_LENGTH + 1 && (double)(span - 1) * 2 <= m.thread_max_length &&
+     * model's thread length (a quarter for a measure that carries a second row buffer) and the pairs
+     * fill the GPU (a thread runs its pair's rows one after the other: 32,640 pairs of 2,048 samples
+     * took it 14 times as long as the warp). On an H200 with 1,000 series of 400 samples, the thread
+     * against the warp's rolling rows (nineteenth session): DTW 0.80-0.84 of its time at a span of
+     * 25, 0.92-1.30 at 45, 1.8-2.0 at 85; TWED 0.80-0.87 at 25, 1.55-1.58 at 45 (bench/results/
+     * gpu-dtw.md). */
+    const double thread_span_share = ww_measure_traits_of(msr->kind)->carries_before ? 4 : 2;
+    if (span <= longest && span <= THREAD_MAX_LENGTH + 1 &&
+        (double)(span - 1) * thread_span_share <= m.thread_max_length &&
         pairs >= (double)sm_count * THREAD_BAND_PAIRS_PER_SM)
         return STRATEGY_THREAD;
     const double rows = (double)(max_x < max_y ? max_x : max_y), cols = (double)longest;
     const double swept = strip_columns(msr, rows, cols);
     const double warps = (double)ww_cuda_warp_strategy_warps(sm_count, longest, elem_size);
-    const double t_warp = ceil(pairs / warps) * ceil(rows / 32.0) * (swept + 31.0) * m.warp_step_seconds;
+    const double t_warp = ceil(pairs / warps) * warp_pair_steps(msr, rows, cols, elem_size, dim) * m.warp_step_seconds;
     const double t_grid = pairs * (m.grid_pair_seconds + (rows + cols) * m.grid_step_seconds);
     /* one block per pair: phases of BLOCK_PHASE_STEPS steps, pairs spread over the blocks in flight;
      * not past BLOCK_PHASES_MAX phases (the longest pair has the most: the count grows with both).
@@ -127,10 +155,14 @@ static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, b
      * BLOCK_PHASE_STEPS (pairs_block_window_kernel): one phase more per strip on average. Without it
      * the model took the block where the warp was 1.2-1.5 times as fast (H200, 1,000 series of 400
      * samples with radius 100, 256 of 2,048 with radius 62: bench/results/gpu-dtw.md, seventeenth
-     * session). */
-        const double block_cols = swept < cols ? fmin(swept + BLOCK_PHASE_STEPS, cols) : swept;
+     * session). Its posted schedule's step costs more than the fixed one's (BLOCK_WINDOW_STEP_COST):
+     * 256 series of 2,048 samples with radius 204 took the block 99-101 ms, the strips of the warp
+     * 100-107 ms and its rolling rows 76-79 ms (nineteenth session), which the model had the other
+     * way round without it. */
+    const bool windowed = swept < cols;
+    const double block_cols = windowed ? fmin(swept + BLOCK_PHASE_STEPS, cols) : swept;
     const double t_block = ww_cuda_block_strategy_steps(s, pairs, (size_t)rows, (size_t)block_cols, elem_size) *
-                           m.block_step_seconds;
+                           m.block_step_seconds * (windowed ? BLOCK_WINDOW_STEP_COST : 1.0);
     const bool block_fits = block_phases((long long)rows, (long long)cols, BLOCK_WARPS) <= BLOCK_PHASES_MAX;
     if (block_fits && t_block < t_warp && t_block < t_grid)
         return STRATEGY_BLOCK;
@@ -153,7 +185,7 @@ static unsigned series_kinds(const ww_dataset *d, size_t begin, size_t end, doub
     for (size_t i = begin; i < end; i++) {
         const size_t n = ww_dataset_length(d, i);
         if (n != last) { /* equal lengths in a row are common: one model call for the run */
-            kind = (unsigned char)choose_strategy(pairs, n, n, false, s, elem_size, m, NULL);
+            kind = (unsigned char)choose_strategy(pairs, n, n, false, s, elem_size, d->dim, m, NULL);
             last = n;
         }
         (*kinds)[i - begin] = kind;
@@ -193,7 +225,7 @@ ww_status ww_cuda_make_plan(const ww_cuda_state *s, const ww_measure *m, const w
             sub_block b;
             /* series of one length on both sides: a window's band bounds a thread's buffer */
             const bool equal = !x->offsets && !y->offsets && x->length == y->length;
-            b.strategy = choose_strategy(pairs, max_x, max_y, equal, s, elem_size, m, forced);
+            b.strategy = choose_strategy(pairs, max_x, max_y, equal, s, elem_size, x->dim, m, forced);
             b.whole = true;
             b.col_samples = ww_cuda_samples(y, o->col_begin, o->col_end);
             b.row_count = rows, b.col_count = cols, b.max_row = max_x, b.max_col = max_y;
@@ -227,7 +259,8 @@ ww_status ww_cuda_make_plan(const ww_cuda_state *s, const ww_measure *m, const w
                 return;
             blk.row_count = blk.rows.size(), blk.col_count = blk.cols.size();
             const double block_pairs = (double)blk.row_count * (double)blk.col_count / (self ? 2.0 : 1.0);
-            blk.strategy = choose_strategy(block_pairs, blk.max_row, blk.max_col, false, s, elem_size, m, NULL);
+            blk.strategy =
+                choose_strategy(block_pairs, blk.max_row, blk.max_col, false, s, elem_size, x->dim, m, NULL);
             plan->blocks.push_back(std::move(blk));
         };
         for (unsigned a = STRATEGY_THREAD; a <= STRATEGY_GRID; a++)

@@ -5,8 +5,8 @@
  * window, samples of 1 to 40 components, float and double data and output, sets of one length and
  * of many, a set against itself and against another, blocks of the matrix with strides, two
  * devices, the staged kernel's knobs, long series under narrow windows by one thread per pair (and
- * the plan that picks it), the model's choices for windowed matrices measured on an H200,
- * cancellation, and a bad value in device data.
+ * the plan that picks it), the warp's rows rolling over its lanes under windows, the model's choices
+ * for windowed matrices measured on an H200, cancellation, and a bad value in device data.
  * `tests/gpu_emulation.sh matrix` builds and runs it.
  *
  * The engines' entry points are renamed (emu_cuda_pairwise, ...) by build.sh (see emulated_gpu.h). */
@@ -256,8 +256,8 @@ void check_errors(ww_rng &r)
 
 /* Long series of one length under narrow windows: one thread per pair at any length, its row
  * buffer following the band (pairs_thread_kernel), forced and by the cost model, which takes it
- * while the band's span (2 r + 5 columns) is at most half the model's thread length plus one (65)
- * and there are 1,024 pairs per multiprocessor; past the buffer's 257 entries a forced "thread"
+ * while the band's span (2 r + 5 columns) is at most half the model's thread length plus one (65;
+ * a quarter plus one, 33, for TWED's two row buffers) and there are 1,024 pairs per multiprocessor; past the buffer's 257 entries a forced "thread"
  * gives way to the model. Each matrix against the CPU engine, and the plan's strategy against
  * those rules. */
 void check_banded_threads(ww_ctx *cpu, ww_rng &r)
@@ -294,7 +294,7 @@ void check_banded_threads(ww_ctx *cpu, ww_rng &r)
                     const ww_measure m = measure_of(c, r);
                     const size_t radius = k.radius >= 0 ? (size_t)k.radius : (size_t)(k.fraction * (double)k.length);
                     const size_t span = 2 * radius + 5;
-                    const bool want_thread = strategy ? span <= 257 : many && span <= 65;
+                    const bool want_thread = strategy ? span <= 257 : many && span <= (dtw ? 65 : 33);
                     emulated_gpu gpu(4);
                     gpu.state.model = ww_cuda_model_default();
                     gpu.state.forced_strategy = strategy;
@@ -323,9 +323,46 @@ void check_banded_threads(ww_ctx *cpu, ww_rng &r)
             }
 }
 
+/* The warp strategy under windows (pairs_band_warp_kernel): rows rolling over the lanes with the
+ * lag between rows at its extremes (P = 32, the least, up to ROLL_PERIOD_MAX, where the lag and the
+ * diagonal's step fill the ring), series of one length and of two (a band that widens with their
+ * ratio, band_period's bound), lengths of 1 to 400 samples, and the bands too wide for the ring,
+ * which take the strips (warp_pair_in_strips). Each matrix against the CPU engine. */
+void check_rolling_warps(ww_ctx *cpu, ww_rng &r)
+{
+    const struct {
+        size_t x_count, x_length, y_count, y_length, dim;
+        bool ragged;
+        long radius;
+        double fraction;
+    } cases[] = {{4, 300, 3, 300, 1, false, 40, -1},  {3, 300, 3, 420, 1, false, 40, -1},
+                 {3, 500, 2, 500, 2, false, 239, -1}, {3, 500, 2, 500, 1, false, 240, -1},
+                 {3, 260, 3, 500, 1, false, 100, -1}, {3, 200, 2, 700, 1, false, 120, -1},
+                 {5, 100, 4, 130, 3, false, 16, -1},  {4, 333, 4, 333, 1, false, 0, -1},
+                 {6, 400, 5, 350, 1, true, -1, 0.2},  {5, 90, 4, 90, 1, false, 47, -1}};
+    for (const auto &k : cases)
+        for (int dtw = 0; dtw <= 1; dtw++) {
+            matrix_case c{};
+            c.dtw = dtw;
+            c.strategy = "warp";
+            c.radius = k.radius;
+            c.fraction = k.fraction;
+            c.stamps = !dtw && ww_rng_below(&r, 2);
+            c.f32_data = ww_rng_below(&r, 4) == 0;
+            c.f32_out = ww_rng_below(&r, 4) == 0;
+            c.self = k.x_length == k.y_length && ww_rng_below(&r, 2);
+            c.block = ww_rng_below(&r, 3) == 0;
+            c.devices = 1;
+            series_set x, y;
+            x.make(r, k.x_count, k.x_length, k.dim, k.ragged);
+            y.make(r, k.y_count, k.y_length, k.dim, k.ragged);
+            check(cpu, r, c, x, y);
+        }
+}
+
 /* The cost model's choices on an H200's 132 multiprocessors for the windowed matrices measured in
- * bench/results/gpu-dtw.md (seventeenth session), where the choice was the fastest of the forced
- * strategies, or within a few percent of it. */
+ * bench/results/gpu-dtw.md (seventeenth session; nineteenth since the warp's rows roll), where the
+ * choice was the fastest of the forced strategies, or within a few percent of it. */
 void check_window_plans()
 {
     const struct {
@@ -333,7 +370,7 @@ void check_window_plans()
         enum strategy want;
     } cases[] = {{1000, 400, 10, STRATEGY_THREAD}, {1000, 400, 20, STRATEGY_THREAD}, {1000, 400, 40, STRATEGY_WARP},
                  {1000, 400, 100, STRATEGY_WARP},  {256, 2048, 20, STRATEGY_WARP},    {256, 2048, 62, STRATEGY_WARP},
-                 {256, 2048, 204, STRATEGY_BLOCK}, {48, 8192, 204, STRATEGY_BLOCK},   {48, 8192, 819, STRATEGY_BLOCK}};
+                 {256, 2048, 204, STRATEGY_WARP}, {48, 8192, 204, STRATEGY_BLOCK},   {48, 8192, 819, STRATEGY_BLOCK}};
     static const double dummy[1] = {0};
     for (const auto &k : cases) {
         emulated_gpu gpu(132);
@@ -462,6 +499,7 @@ int main(int argc, char **argv)
         check_index(cpu, m, x, q, k == 1);
     }
     check_banded_threads(cpu, r);
+    check_rolling_warps(cpu, r);
     check_window_plans();
     check_errors(r);
     printf("matrix_gpu_emulation: %d comparisons, %d differences\n", compared, differences);
