@@ -132,16 +132,13 @@ static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, b
     /* built in: the two are even at 128 samples, the warp twice as fast at 256 */
     if ((double)longest <= m.thread_max_length && longest <= THREAD_MAX_LENGTH)
         return STRATEGY_THREAD;
-    /* a band of longer series of one length: one thread per pair while its span is at most half the
-     * model's thread length (a quarter for a measure that carries a second row buffer) and the pairs
-     * fill the GPU (a thread runs its pair's rows one after the other: 32,640 pairs of 2,048 samples
-     * took it 14 times as long as the warp). On an H200 with 1,000 series of 400 samples, the thread
-     * against the warp's rolling rows (nineteenth session): DTW 0.80-0.84 of its time at a span of
-     * 25, 0.92-1.30 at 45, 1.8-2.0 at 85; TWED 0.80-0.87 at 25, 1.55-1.58 at 45 (bench/results/
-     * gpu-dtw.md). */
-    const double thread_span_share = ww_measure_traits_of(msr->kind)->carries_before ? 4 : 2;
-    if (span <= longest && span <= THREAD_MAX_LENGTH + 1 &&
-        (double)(span - 1) * thread_span_share <= m.thread_max_length &&
+    /* a band of longer series of one length: one thread per pair while its span is at most a quarter
+     * of the model's thread length and the pairs fill the GPU (a thread runs its pair's rows one
+     * after the other: 32,640 pairs of 2,048 samples took it 14 times as long as the warp). On an
+     * H200 with 1,000 series of 400 samples, the thread against the warp's rolling rows (nineteenth
+     * session): 0.80-0.87 of its time at a span of 25 (DTW and TWED), 0.92-1.30 (DTW, three runs)
+     * and 1.55-1.58 (TWED) at 45, 1.8-2.0 at 85 (bench/results/gpu-dtw.md). */
+    if (span <= longest && span <= THREAD_MAX_LENGTH + 1 && (double)(span - 1) * 4 <= m.thread_max_length &&
         pairs >= (double)sm_count * THREAD_BAND_PAIRS_PER_SM)
         return STRATEGY_THREAD;
     const double rows = (double)(max_x < max_y ? max_x : max_y), cols = (double)longest;

@@ -256,8 +256,8 @@ void check_errors(ww_rng &r)
 
 /* Long series of one length under narrow windows: one thread per pair at any length, its row
  * buffer following the band (pairs_thread_kernel), forced and by the cost model, which takes it
- * while the band's span (2 r + 5 columns) is at most half the model's thread length plus one (65;
- * a quarter plus one, 33, for TWED's two row buffers) and there are 1,024 pairs per multiprocessor; past the buffer's 257 entries a forced "thread"
+ * while the band's span (2 r + 5 columns) is at most a quarter of the model's thread length plus
+ * one (33) and there are 1,024 pairs per multiprocessor; past the buffer's 257 entries a forced "thread"
  * gives way to the model. Each matrix against the CPU engine, and the plan's strategy against
  * those rules. */
 void check_banded_threads(ww_ctx *cpu, ww_rng &r)
@@ -294,7 +294,7 @@ void check_banded_threads(ww_ctx *cpu, ww_rng &r)
                     const ww_measure m = measure_of(c, r);
                     const size_t radius = k.radius >= 0 ? (size_t)k.radius : (size_t)(k.fraction * (double)k.length);
                     const size_t span = 2 * radius + 5;
-                    const bool want_thread = strategy ? span <= 257 : many && span <= (dtw ? 65 : 33);
+                    const bool want_thread = strategy ? span <= 257 : many && span <= 33;
                     emulated_gpu gpu(4);
                     gpu.state.model = ww_cuda_model_default();
                     gpu.state.forced_strategy = strategy;
@@ -368,7 +368,7 @@ void check_window_plans()
     const struct {
         size_t count, length, radius;
         enum strategy want;
-    } cases[] = {{1000, 400, 10, STRATEGY_THREAD}, {1000, 400, 20, STRATEGY_THREAD}, {1000, 400, 40, STRATEGY_WARP},
+    } cases[] = {{1000, 400, 10, STRATEGY_THREAD}, {1000, 400, 20, STRATEGY_WARP}, {1000, 400, 40, STRATEGY_WARP},
                  {1000, 400, 100, STRATEGY_WARP},  {256, 2048, 20, STRATEGY_WARP},    {256, 2048, 62, STRATEGY_WARP},
                  {256, 2048, 204, STRATEGY_WARP}, {48, 8192, 204, STRATEGY_BLOCK},   {48, 8192, 819, STRATEGY_BLOCK}};
     static const double dummy[1] = {0};
