@@ -1526,10 +1526,11 @@ void test_cuda_banded_threads(void)
     ww_ctx_destroy(cpu), ww_ctx_destroy(gpu);
 }
 
-/* The warp strategy under windows (pairs_band_warp_kernel): rows rolling over the lanes with the
- * lag between rows from its least (P = 32) to the ring's most (P = 447 of 448), series of one length
- * and of two (a band that widens with their ratio), ragged sets, samples of 1 to 3 components, and
- * bands too wide to roll (the strips), forced and by the model, against the CPU engine on poisoned
+/* The warp strategy under windows (warp_pair_rolling): rows rolling over the lanes with the
+ * lag between rows from its least (P = 32) to the most that double data rolls (P = 377 for DTW, 93
+ * for TWED) and that float data does (P = 447 of the ring's 448, DTW), series of one length and of
+ * two (a band that widens with their ratio), ragged sets, samples of 1 to 3 components, and bands
+ * that do not roll (the strips), forced and by the model, against the CPU engine on poisoned
  * outputs. */
 void test_cuda_rolling_warps(void)
 {
@@ -1538,19 +1539,25 @@ void test_cuda_rolling_warps(void)
     ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
     const struct {
         size_t x_count, x_min, x_max, y_count, y_min, y_max, dim, radius; /* radius SIZE_MAX: a fraction of 0.2 */
-    } cases[] = {{20, 300, 300, 12, 300, 300, 1, 40},       {12, 300, 300, 10, 420, 420, 1, 40},
-                 {8, 500, 500, 6, 500, 500, 2, 239},        {8, 500, 500, 6, 500, 500, 1, 240},
-                 {10, 260, 260, 8, 500, 500, 1, 100},       {8, 200, 200, 6, 700, 700, 1, 120},
-                 {30, 100, 100, 20, 130, 130, 3, 16},       {16, 333, 333, 12, 333, 333, 1, 0},
-                 {24, 300, 400, 16, 250, 350, 1, SIZE_MAX}, {40, 90, 90, 30, 90, 90, 1, 47}};
+        int f32;                                                          /* float data */
+    } cases[] = {{20, 300, 300, 12, 300, 300, 1, 40, 0},       {12, 300, 300, 10, 420, 420, 1, 40, 0},
+                 {8, 500, 500, 6, 500, 500, 2, 239, 0},        {8, 500, 500, 6, 500, 500, 1, 239, 1},
+                 {8, 500, 500, 6, 500, 500, 1, 240, 1},        {10, 260, 260, 8, 500, 500, 1, 100, 0},
+                 {8, 2048, 2048, 6, 2048, 2048, 1, 204, 0},    {8, 200, 200, 6, 700, 700, 1, 120, 0},
+                 {30, 100, 100, 20, 130, 130, 3, 16, 0},       {16, 333, 333, 12, 333, 333, 1, 0, 0},
+                 {24, 300, 400, 16, 250, 350, 1, SIZE_MAX, 0}, {40, 90, 90, 30, 90, 90, 1, 47, 0}};
     const char *strategies[] = {NULL, "warp"};
     size_t bad = 0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         random_set xs = make_set(&r, cases[c].x_count, cases[c].x_min, cases[c].x_max, cases[c].dim);
         random_set ys = make_set(&r, cases[c].y_count, cases[c].y_min, cases[c].y_max, cases[c].dim);
         const int ragged = cases[c].x_min != cases[c].x_max;
-        ww_dataset x = ww_dataset_f64(xs.values, xs.stamps, ragged ? xs.offsets : NULL, xs.count, cases[c].x_max, xs.dim);
-        ww_dataset y = ww_dataset_f64(ys.values, ys.stamps, ragged ? ys.offsets : NULL, ys.count, cases[c].y_max, ys.dim);
+        const size_t *xo = ragged ? xs.offsets : NULL, *yo = ragged ? ys.offsets : NULL;
+        ww_dataset x = cases[c].f32 ? ww_dataset_f32(xs.values32, xs.stamps32, xo, xs.count, cases[c].x_max, xs.dim)
+                                    : ww_dataset_f64(xs.values, xs.stamps, xo, xs.count, cases[c].x_max, xs.dim);
+        ww_dataset y = cases[c].f32 ? ww_dataset_f32(ys.values32, ys.stamps32, yo, ys.count, cases[c].y_max, ys.dim)
+                                    : ww_dataset_f64(ys.values, ys.stamps, yo, ys.count, cases[c].y_max, ys.dim);
+        const double tol = cases[c].f32 ? 2e-5 : 1e-12; /* float data is computed in float on the GPU */
         for (int dtw = 0; dtw < 2; dtw++) {
             ww_measure m = dtw ? ww_measure_dtw() : ww_measure_twed(0.05 + ww_rng_uniform(&r), 0.5 + ww_rng_uniform(&r), 2);
             if (cases[c].radius == SIZE_MAX)
@@ -1562,8 +1569,8 @@ void test_cuda_rolling_warps(void)
                     setenv("WW_MATRIX_STRATEGY", strategies[s], 1);
                 const char *what = strategies[s] ? strategies[s] : "auto";
                 if (cases[c].x_max == cases[c].y_max && !ragged)
-                    bad += measure_matrix_mismatches(gpu, cpu, &m, &x, NULL, 1e-12, what);
-                bad += measure_matrix_mismatches(gpu, cpu, &m, &x, &y, 1e-12, what);
+                    bad += measure_matrix_mismatches(gpu, cpu, &m, &x, NULL, tol, what);
+                bad += measure_matrix_mismatches(gpu, cpu, &m, &x, &y, tol, what);
                 unsetenv("WW_MATRIX_STRATEGY");
             }
         }

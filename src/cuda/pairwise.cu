@@ -467,6 +467,7 @@ static ww_status run_chunks(ww_cuda_state *s, const pairwise_state *ps, chunk_la
                                o->row_end == o->col_end && rows == o->row_end - o->row_begin;
     const int copy_threads = copy_threads_here(share);
     const bool windowed = window_narrows(msr, longest);
+    const bool roll = windowed && ww_cuda_pairs_roll(msr, sb.max_row, sb.max_col, sizeof(T), dx.dim);
     const M mf = make_functor<typename M::ops, T>(msr);
     /* copies chunk rows [q0, q1) from pinned buffer `buf` to the caller's matrix, counts progress
      * in DP cells as the CPU engine does (sum over rows of len(i) * sum of len(j)) */
@@ -511,8 +512,9 @@ static ww_status run_chunks(ww_cuda_state *s, const pairwise_state *ps, chunk_la
         const size_t lane_count = map.lanes_are_rows ? r1 - r0 : width, shared_count = map.lanes_are_rows ? width : r1 - r0;
         Tout *d = dout + (size_t)buf * chunk_elems;
         if (strategy == STRATEGY_WARP)
-            st = windowed ? launch_warp_pairs<M, Tout, true>(lane->stream, dx, dy, k, warp_blocks, scratch, stride, d)
-                          : launch_warp_pairs<M, Tout, false>(lane->stream, dx, dy, k, warp_blocks, scratch, stride, d);
+            st = windowed ? launch_warp_pairs<M, Tout, true>(lane->stream, dx, dy, k, warp_blocks, scratch, stride, roll, d)
+                          : launch_warp_pairs<M, Tout, false>(lane->stream, dx, dy, k, warp_blocks, scratch, stride, false,
+                                                              d);
         else if (strategy == STRATEGY_BLOCK)
             st = windowed ? launch_block_pairs<M, Tout, true>(lane->stream, dx, dy, k, block_count, scratch,
                                                               ww_cuda_block_scratch_stride(longest), d)

@@ -37,6 +37,11 @@ struct pair_plan {
     uint64_t total_cells; /* the progress total: sum over rows of len(i) times sum over columns of len(j) */
 };
 
+/* Whether the warp strategy's pairs of at most max_x by max_y samples (elem_size bytes, dim
+ * components) roll over its lanes under m's window: their rows take pairs_warp_kernel's ring when
+ * the longest pairs would (shorter ones of a ragged set roll where their own band allows). */
+bool ww_cuda_pairs_roll(const ww_measure *m, size_t max_x, size_t max_y, size_t elem_size, size_t dim);
+
 /* The plan of block o of x against y (y == x for the self matrix) under measure m (its window
  * narrows the strips' work). */
 ww_status ww_cuda_make_plan(const ww_cuda_state *s, const ww_measure *m, const ww_dataset *x, const ww_dataset *y,

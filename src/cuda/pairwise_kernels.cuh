@@ -323,7 +323,7 @@ __device__ __forceinline__ pair_view<T> rows_shorter(const device_set<T> &x, con
  * cell above from the lane above by a shuffle, lane 0 from the strip above through a row buffer in
  * global memory (top_d, top_m: written by lane 31 of the previous strip, in the same warp). With a
  * window, a strip's steps start where lane 0's window starts and end where lane 31's ends: 2 r + 63
- * steps for the 2 r + 1 cells of a row of one length (pairs_band_warp_kernel does better). Returns
+ * steps for the 2 r + 1 cells of a row of one length (warp_pair_rolling does better). Returns
  * D(na, nb) in every lane. */
 template <class M, bool DIM1, bool WIN>
 __device__ __forceinline__ typename M::real warp_pair_in_strips(const M &mf, const pair_view<typename M::real> &p,
@@ -405,38 +405,7 @@ __device__ __forceinline__ typename M::real warp_pair_in_strips(const M &mf, con
     return result;
 }
 
-/* One warp per pair without a window, for series too long for one thread (warp_pair_in_strips).
- * Warps loop over the chunk's pairs; each has its own row buffer in `scratch`. (`win` is unused: the
- * parameters are pairs_band_warp_kernel's.) */
-template <class M, typename Tout, bool DIM1>
-__global__ void __launch_bounds__(128) pairs_warp_kernel(device_set<typename M::real> x, device_set<typename M::real> y,
-                                                         block_geometry g, M mf, window_spec win,
-                                                         typename M::real *scratch, size_t scratch_stride, Tout *out)
-{
-    typedef typename M::real T;
-    static_assert(M::symmetric, "rows are the shorter series of the pair");
-    (void)win;
-    const int lane = threadIdx.x & 31;
-    const size_t warp_id = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
-    const size_t nwarps = (gridDim.x * (size_t)blockDim.x) >> 5;
-    T *top_d = scratch + warp_id * scratch_stride, *top_m = top_d + scratch_stride / 2;
-    const size_t npairs = (g.row_end - g.row_begin) * g.width;
-    for (size_t pair = warp_id; pair < npairs; pair += nwarps) {
-        const size_t i = g.row_begin + pair / g.width, j = g.col_begin + pair % g.width;
-        if (!entry_needed(g, i, j)) {
-            if (lane == 0)
-                out[pair] = 0; /* diagonal, or filled from its mirror by the host afterwards */
-            continue;
-        }
-        const pair_view<T> p = rows_shorter(x, y, i, j);
-        const T result = warp_pair_in_strips<M, DIM1, false>(mf, p, pair_band{}, x.dim, lane, top_d, top_m);
-        if (lane == 0)
-            out[pair] = (Tout)M::finish(result);
-        __syncwarp();
-    }
-}
-
-/* A window's pair by one warp with its rows rolling over the lanes: lane l computes rows l + 1,
+/* A window's pair by one warp with its rows rolling over the lanes (pairs_warp_kernel): lane l computes rows l + 1,
  * l + 33, ... one after the other, each over its own window only, and starts a row as soon as the
  * row above is far enough ahead and the lane has finished its previous row, instead of waiting for
  * a strip of 32 rows to sweep the union of their windows (2 r + 63 steps for 2 r + 1 cells).
@@ -447,16 +416,17 @@ __global__ void __launch_bounds__(128) pairs_warp_kernel(device_set<typename M::
  * step before that. Row i + 32 takes over the lane at T(i) + lo(i + 32) - lo(i) + P, after row i's
  * last step when P >= hi(i) - lo(i + 32) + 1 (band_period). Each step a lane posts its cell in a
  * ring of ROLL_SLOTS steps in shared memory and reads the lane above's from lag steps before: a pair
- * of one length with radius r takes n + n P / 32 steps, P = max(32, 2 r - 31), for n (2 r + 1) / 32
- * cells per lane. Pairs whose band does not roll (band_rolls), or whose steps an int cannot count,
+ * of one length n with radius r takes n + (n - 1) P / 32 steps, P = max(32, 2 r - 31), for
+ * n (2 r + 1) / 32 cells per lane. Pairs whose band does not roll (band_rolls), or whose steps an int cannot count,
  * run warp_pair_in_strips. */
 #define ROLL_SLOTS 16
 #define ROLL_PERIOD_MAX (32 * (ROLL_SLOTS - 2)) /* a lag and its diagonal's step stay in the ring */
 
 /* P for a pair under a window (rows the shorter series): at least 32 and at least
  * hi(i) - lo(i + 32) + 1 for every row i. One length: 2 r - 31 exactly bounds it. Rows shorter (s
- * rows, l columns): hi(i) < (i + r) l / s and lo(i + 32) > (i + 31 - r) l / s - 1 (window.h's
- * formulas), so hi(i) - lo(i + 32) + 1 < (2 r - 31) l / s + 2. 0: no window (use the strips). */
+ * rows, l columns): hi(i) < (i + r) l / s + 1 and lo(i + 32) > (i + 31 - r) l / s (window.h's
+ * formulas), so hi(i) - lo(i + 32) + 1 < (2 r - 31) l / s + 2 (checked exhaustively up to 300
+ * samples and on random lengths up to 2,000: never exceeded, and P - 1 fails). 0: no window. */
 __host__ __device__ __forceinline__ long long band_period(const pair_band &b)
 {
     if (!b.windowed())
@@ -494,7 +464,7 @@ __device__ __forceinline__ typename M::real warp_pair_rolling(const M &mf, const
 {
     typedef typename M::real T;
     const T inf = infinity_of<T>();
-    const int na = p.na, nb = p.nb, from = (lane + 31) & 31;
+    const int na = p.na, nb = p.nb, above_lane = (lane + 31) & 31;
     const T *av = p.av, *at = p.at, *adel = p.adel, *bv = p.bv, *bt = p.bt, *bdel = p.bdel;
     /* the lane's next row, ready before it starts: its number, window, start, lag, the window of
      * the row above (+inf outside it), and its sample; start INT_MAX: none */
@@ -508,9 +478,9 @@ __device__ __forceinline__ typename M::real warp_pair_rolling(const M &mf, const
             return;
         }
         band.row(i, &next_lo, &next_hi);
-        const long long q = ((long long)(i - 1) * period) >> 5;
-        next_start = next_lo - 1 + (int)q;
-        next_lag = i > 1 ? (int)(q - (((long long)(i - 2) * period) >> 5)) : 1;
+        const long long delay = ((long long)(i - 1) * period) >> 5; /* floor((i - 1) P / 32) */
+        next_start = next_lo - 1 + (int)delay;
+        next_lag = i > 1 ? (int)(delay - (((long long)(i - 2) * period) >> 5)) : 1;
         next_above_lo = 1, next_above_hi = 0; /* row 0: no cell (D(0, 0) is the first diagonal) */
         if (i > 1)
             band.row(i - 1, &next_above_lo, &next_above_hi);
@@ -543,8 +513,8 @@ __device__ __forceinline__ typename M::real warp_pair_rolling(const M &mf, const
                 const int c0 = next_lo - 1;
                 const bool inside = c0 >= next_above_lo && c0 <= above_hi;
                 const int slot = (t - lag - 1) & (ROLL_SLOTS - 1);
-                diag_d = inside ? ring_d[slot][from] : row == 1 ? (T)0 : inf;
-                diag_m = inside && M::carries_before ? ring_m[slot][from] : (T)0;
+                diag_d = inside ? ring_d[slot][above_lane] : row == 1 ? (T)0 : inf;
+                diag_m = inside && M::carries_before ? ring_m[slot][above_lane] : (T)0;
                 prepared = false;
             }
             const int c = t + shift;
@@ -552,8 +522,8 @@ __device__ __forceinline__ typename M::real warp_pair_rolling(const M &mf, const
             const int cc = active ? c : 1;
             const int slot = (t - lag) & (ROLL_SLOTS - 1);
             const bool above_in = c <= above_hi; /* and c >= lo(row) >= lo(row - 1) */
-            const T above_d = above_in ? ring_d[slot][from] : inf;
-            const T above_m = above_in && M::carries_before ? ring_m[slot][from] : (T)0;
+            const T above_d = above_in ? ring_d[slot][above_lane] : inf;
+            const T above_m = above_in && M::carries_before ? ring_m[slot][above_lane] : (T)0;
             T here;
             if (DIM1)
                 here = mf.local(&a, bv + cc, 1, ta, M::uses_stamps ? bt[cc] : (T)0);
@@ -573,23 +543,25 @@ __device__ __forceinline__ typename M::real warp_pair_rolling(const M &mf, const
     return __shfl_sync(FULL_MASK_PAIRS, d1, (na - 1) & 31);
 }
 
-/* The warp strategy under a window: each pair by warp_pair_rolling, or by warp_pair_in_strips
- * where its band does not roll (or the window covers the pair). */
+/* One warp per pair, for series too long for one thread. Without a window (or with one, ROLL
+ * false) each pair in strips (warp_pair_in_strips); with ROLL, its rows rolling over the lanes
+ * (warp_pair_rolling), or in strips where its band does not roll (or the window covers the pair).
+ * Warps loop over the chunk's pairs; each has its own row buffer in `scratch` for the strips, and
+ * with ROLL a ring in shared memory for the rolling rows (which costs the strips occupancy: the
+ * plan takes ROLL only when the chunk's longest pairs roll, ww_cuda_pairs_roll). */
 #define ROLL_WARPS 4 /* per block (the launch's 128 threads) */
-template <class M, typename Tout, bool DIM1>
-__global__ void __launch_bounds__(ROLL_WARPS * 32) pairs_band_warp_kernel(device_set<typename M::real> x,
-                                                                          device_set<typename M::real> y,
-                                                                          block_geometry g, M mf, window_spec win,
-                                                                          typename M::real *scratch,
-                                                                          size_t scratch_stride, Tout *out)
+template <class M, typename Tout, bool DIM1, bool WIN, bool ROLL>
+__global__ void __launch_bounds__(ROLL_WARPS * 32) pairs_warp_kernel(device_set<typename M::real> x,
+                                                                     device_set<typename M::real> y, block_geometry g,
+                                                                     M mf, window_spec win, typename M::real *scratch,
+                                                                     size_t scratch_stride, Tout *out)
 {
     typedef typename M::real T;
     static_assert(M::symmetric, "rows are the shorter series of the pair");
-    __shared__ T ring_d_all[ROLL_WARPS][ROLL_SLOTS][32];
-    __shared__ T ring_m_all[M::carries_before ? ROLL_WARPS : 1][ROLL_SLOTS][32];
+    static_assert(WIN || !ROLL, "rows roll under a window only");
+    __shared__ T ring_d_all[ROLL ? ROLL_WARPS : 1][ROLL_SLOTS][32];
+    __shared__ T ring_m_all[ROLL && M::carries_before ? ROLL_WARPS : 1][ROLL_SLOTS][32];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    T(*ring_d)[32] = ring_d_all[w];
-    T(*ring_m)[32] = ring_m_all[M::carries_before ? w : 0];
     const size_t warp_id = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5;
     const size_t nwarps = (gridDim.x * (size_t)blockDim.x) >> 5;
     T *top_d = scratch + warp_id * scratch_stride, *top_m = top_d + scratch_stride / 2;
@@ -602,12 +574,21 @@ __global__ void __launch_bounds__(ROLL_WARPS * 32) pairs_band_warp_kernel(device
             continue;
         }
         const pair_view<T> p = rows_shorter(x, y, i, j);
-        const pair_band band = pair_band::make(win, (size_t)p.na, (size_t)p.nb);
-        const long long period = band_period(band);
-        const bool rolls =
-            band_rolls(period, column_bytes<M>(x.dim)) && p.nb + (((long long)(p.na - 1) * period) >> 5) < INT_MAX;
-        const T result = rolls ? warp_pair_rolling<M, DIM1>(mf, p, band, x.dim, (int)period, lane, ring_d, ring_m)
-                               : warp_pair_in_strips<M, DIM1, true>(mf, p, band, x.dim, lane, top_d, top_m);
+        T result;
+        if constexpr (ROLL) {
+            const pair_band band = pair_band::make(win, (size_t)p.na, (size_t)p.nb);
+            const long long period = band_period(band);
+            /* (the steps' count and the step loop's t0 + 32 stay within an int) */
+            const bool rolls = band_rolls(period, column_bytes<M>(x.dim)) &&
+                               p.nb + (((long long)(p.na - 1) * period) >> 5) <= (long long)INT_MAX - 32;
+            result = rolls ? warp_pair_rolling<M, DIM1>(mf, p, band, x.dim, (int)period, lane, ring_d_all[w],
+                                                        ring_m_all[M::carries_before ? w : 0])
+                           : warp_pair_in_strips<M, DIM1, true>(mf, p, band, x.dim, lane, top_d, top_m);
+        } else {
+            (void)w;
+            const pair_band band = WIN ? pair_band::make(win, (size_t)p.na, (size_t)p.nb) : pair_band{};
+            result = warp_pair_in_strips<M, DIM1, WIN>(mf, p, band, x.dim, lane, top_d, top_m);
+        }
         if (lane == 0)
             out[pair] = (Tout)M::finish(result);
         __syncwarp();

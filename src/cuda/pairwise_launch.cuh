@@ -144,16 +144,17 @@ template <typename K> static unsigned resident_blocks(K kernel, unsigned threads
 template <class M, typename Tout, bool WIN>
 ww_status launch_warp_pairs(cudaStream_t stream, const device_set<typename M::real> &dx,
                                    const device_set<typename M::real> &dy, const chunk_args<M> &k, unsigned blocks,
-                                   typename M::real *scratch, size_t stride, Tout *d)
+                                   typename M::real *scratch, size_t stride, bool roll, Tout *d)
 {
-    static_assert(ROLL_WARPS * 32 == 128, "the warp kernels' blocks");
+    static_assert(ROLL_WARPS * 32 == 128, "the warp kernel's blocks");
+    auto kernel = dx.dim == 1 ? pairs_warp_kernel<M, Tout, true, WIN, false> : pairs_warp_kernel<M, Tout, false, WIN, false>;
     if constexpr (WIN) {
-        auto kernel = dx.dim == 1 ? pairs_band_warp_kernel<M, Tout, true> : pairs_band_warp_kernel<M, Tout, false>;
-        kernel<<<resident_blocks(kernel, 128, blocks), 128, 0, stream>>>(dx, dy, k.g, k.m, k.win, scratch, stride, d);
+        if (roll)
+            kernel = dx.dim == 1 ? pairs_warp_kernel<M, Tout, true, true, true> : pairs_warp_kernel<M, Tout, false, true, true>;
     } else {
-        auto kernel = dx.dim == 1 ? pairs_warp_kernel<M, Tout, true> : pairs_warp_kernel<M, Tout, false>;
-        kernel<<<resident_blocks(kernel, 128, blocks), 128, 0, stream>>>(dx, dy, k.g, k.m, k.win, scratch, stride, d);
+        (void)roll;
     }
+    kernel<<<resident_blocks(kernel, 128, blocks), 128, 0, stream>>>(dx, dy, k.g, k.m, k.win, scratch, stride, d);
     return ww_cuda_status(cudaGetLastError());
 }
 
@@ -188,7 +189,7 @@ template <typename Tout> ww_status launch_mirror_lower(cudaStream_t stream, Tout
                                                                 pair_map, size_t, size_t, size_t, Tout *);          \
     prefix template ww_status launch_warp_pairs<M, Tout, WIN>(cudaStream_t, const device_set<typename M::real> &,            \
                                                               const device_set<typename M::real> &, const chunk_args<M> &,   \
-                                                              unsigned, typename M::real *, size_t, Tout *);                \
+                                                              unsigned, typename M::real *, size_t, bool, Tout *);          \
     prefix template ww_status launch_block_pairs<M, Tout, WIN>(cudaStream_t, const device_set<typename M::real> &,           \
                                                                const device_set<typename M::real> &, const chunk_args<M> &,  \
                                                                unsigned, typename M::real *, size_t, Tout *);

@@ -74,15 +74,26 @@ static double strip_columns(const ww_measure *m, double rows, double cols)
     return width < cols ? width : cols;
 }
 
-/* Whether the pairs of rows x cols roll under m's window (band_rolls: pairs_band_warp_kernel). */
+/* Whether pairs of rows x cols samples roll under m's window (band_rolls: warp_pair_rolling), and
+ * their P. */
 static bool pairs_roll(const ww_measure *m, double rows, double cols, size_t elem_size, size_t dim, long long *period)
 {
+    if (rows > cols) {
+        const double shorter = cols;
+        cols = rows, rows = shorter;
+    }
     if (!ww_measure_windowed(m, (size_t)rows, (size_t)cols))
         return false;
     const ww_measure_traits *t = ww_measure_traits_of(m->kind);
     const long long bytes = (long long)elem_size * ((long long)dim + (t->uses_stamps ? 1 : 0) + (t->has_aux ? 1 : 0));
     *period = band_period(pair_band::make(window_of(m), (size_t)rows, (size_t)cols));
     return band_rolls(*period, bytes);
+}
+
+bool ww_cuda_pairs_roll(const ww_measure *m, size_t max_x, size_t max_y, size_t elem_size, size_t dim)
+{
+    long long period = 0;
+    return pairs_roll(m, (double)max_x, (double)max_y, elem_size, dim, &period);
 }
 
 /* Steps of one pair of the warp strategy: strips of 32 rows, each sweeping its columns plus a

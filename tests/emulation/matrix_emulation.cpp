@@ -323,23 +323,24 @@ void check_banded_threads(ww_ctx *cpu, ww_rng &r)
             }
 }
 
-/* The warp strategy under windows (pairs_band_warp_kernel): rows rolling over the lanes with the
+/* The warp strategy under windows (warp_pair_rolling): rows rolling over the lanes with the
  * lag between rows at its extremes (P = 32, the least, up to ROLL_PERIOD_MAX, where the lag and the
- * diagonal's step fill the ring), series of one length and of two (a band that widens with their
+ * diagonal's step fill the ring, with float data), series of one length and of two (a band that widens with their
  * ratio, band_period's bound), lengths of 1 to 400 samples, and the bands too wide for the ring,
  * which take the strips (warp_pair_in_strips). Each matrix against the CPU engine. */
 void check_rolling_warps(ww_ctx *cpu, ww_rng &r)
 {
     const struct {
         size_t x_count, x_length, y_count, y_length, dim;
-        bool ragged;
+        bool ragged, f32; /* f32: float data (4-byte columns: DTW rolls up to the ring's P = 448) */
         long radius;
         double fraction;
-    } cases[] = {{4, 300, 3, 300, 1, false, 40, -1},  {3, 300, 3, 420, 1, false, 40, -1},
-                 {3, 500, 2, 500, 2, false, 239, -1}, {3, 500, 2, 500, 1, false, 240, -1},
-                 {3, 260, 3, 500, 1, false, 100, -1}, {3, 200, 2, 700, 1, false, 120, -1},
-                 {5, 100, 4, 130, 3, false, 16, -1},  {4, 333, 4, 333, 1, false, 0, -1},
-                 {6, 400, 5, 350, 1, true, -1, 0.2},  {5, 90, 4, 90, 1, false, 47, -1}};
+    } cases[] = {{4, 300, 3, 300, 1, false, false, 40, -1},  {3, 300, 3, 420, 1, false, false, 40, -1},
+                 {3, 500, 2, 500, 2, false, false, 239, -1}, {3, 500, 2, 500, 1, false, true, 239, -1},
+                 {3, 500, 2, 500, 1, false, true, 240, -1},  {3, 260, 3, 500, 1, false, false, 100, -1},
+                 {3, 200, 2, 700, 1, false, false, 120, -1}, {5, 100, 4, 130, 3, false, false, 16, -1},
+                 {4, 333, 4, 333, 1, false, false, 0, -1},   {6, 400, 5, 350, 1, true, false, -1, 0.2},
+                 {5, 90, 4, 90, 1, false, false, 47, -1}};
     for (const auto &k : cases)
         for (int dtw = 0; dtw <= 1; dtw++) {
             matrix_case c{};
@@ -348,7 +349,7 @@ void check_rolling_warps(ww_ctx *cpu, ww_rng &r)
             c.radius = k.radius;
             c.fraction = k.fraction;
             c.stamps = !dtw && ww_rng_below(&r, 2);
-            c.f32_data = ww_rng_below(&r, 4) == 0;
+            c.f32_data = k.f32 || ww_rng_below(&r, 4) == 0;
             c.f32_out = ww_rng_below(&r, 4) == 0;
             c.self = k.x_length == k.y_length && ww_rng_below(&r, 2);
             c.block = ww_rng_below(&r, 3) == 0;
