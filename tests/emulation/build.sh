@@ -23,12 +23,21 @@ if [ $# -eq 0 ]; then
 fi
 shift
 sources=("$@" tests/emulation/backend.cpp)
+# A library older than the sources links CPU engines (and library symbols) that the sources no
+# longer match: a function added to a CUDA file links here only when it is renamed below, which a
+# stale library hides (it has no such function yet).
+stale=$(find src include -newer "$build/libwavewarp.a" \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) | head -1)
+if [ -n "$stale" ]; then
+  echo "tests/emulation/build.sh: $build/libwavewarp.a is older than $stale: rebuild $build first" >&2
+  exit 1
+fi
 # (every source includes the fake runtime first, as nvcc includes cuda_runtime.h in every .cu file)
 flags=(-std=c++17 -O2 -g -fno-strict-aliasing -Wall -Werror -Wno-unused-function -Wno-unknown-pragmas
   -I"$PWD/tests/emulation" -I"$PWD/tests" -I"$PWD/src/cuda" -I"$PWD/src" -I"$PWD/include"
   -include "$PWD/tests/emulation/cuda_runtime.h")
 for f in ww_cuda_pair ww_cuda_distance ww_cuda_ted ww_cuda_ted_pairwise ww_cuda_pairwise ww_cuda_pairwise_release \
   ww_cuda_run_pairwise ww_cuda_check_set ww_cuda_upload_set ww_cuda_release_set ww_cuda_make_plan ww_cuda_describe_plan \
+  ww_cuda_pairs_roll \
   ww_cuda_warps_in_flight ww_cuda_warp_strategy_warps ww_cuda_block_strategy_steps ww_cuda_block_strategy_blocks \
   ww_cuda_index_create ww_cuda_index_destroy ww_cuda_index_pairwise ww_cuda_softdtw_batch ww_cuda_softdtw_gradient \
   ww_cuda_image_pairwise \
