@@ -233,7 +233,7 @@ static void dtw_tables(FILE *md, ww_ctx *gpu, ww_ctx *cpu, const double *v, cons
         for (size_t i = 0; i < count * L; i++)
             sv[i] = rand() / (RAND_MAX + 1.0);
         ww_dataset s = ww_dataset_f64(sv, NULL, NULL, count, L, 1);
-        const int reps = L * count >= 2048 * 256 ? 1 : 3;
+        const int reps = L * count >= 2048 * 256 ? 1 : L * count <= 600 * 60 ? 21 : 3; /* small calls vary most */
         for (int k = 0; k < 2; k++) {
             const ww_measure full = k ? ww_measure_twed(1.0, 1.0, 2) : dtw;
             ww_measure win = full, thin = full;
@@ -568,7 +568,7 @@ int main(int argc, char **argv)
         for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
             const size_t L = shapes[sh][0], count = shapes[sh][1];
             const double pairs = (double)count * (count - 1) / 2;
-            const int reps = L * count >= 2048 * 256 ? 1 : 3;
+            const int reps = L * count >= 2048 * 256 ? 1 : L * count <= 600 * 60 ? 21 : 3; /* small calls vary most */
             double *sv = malloc(count * L * sizeof(double));
             double *m = malloc(count * count * sizeof(double));
             for (size_t i = 0; i < count * L; i++)

@@ -1312,6 +1312,58 @@ void test_cuda_measures_pair(void)
     ww_ctx_destroy(cpu), ww_ctx_destroy(wave), ww_ctx_destroy(diag);
 }
 
+
+/* Pairs of more bands than multiprocessors, where a multiprocessor's later blocks wait for the first
+ * bands to spread (wavefront_kernel): windowed pairs of 150,000 samples (one length and two) by
+ * every tile shape against the CPU engine, and a full pair, whose value must not change with the
+ * blocks per multiprocessor (one block each: no block waits), on poisoned outputs. */
+void test_cuda_spread_bands(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {0x5B8EAD};
+    const size_t n = 150000, m = 149000;
+    double *va = malloc(n * sizeof(double)), *vb = malloc(n * sizeof(double));
+    fill_random(&r, va, n, NULL, 0, 0);
+    fill_random(&r, vb, n, NULL, 0, 0);
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_WAVEFRONT, 0);
+    const char *tiles[] = {NULL, "3x1s16", "4x1s16", "8x1s16", "8x2s8"};
+    for (int dtw = 0; dtw <= 1; dtw++)
+        for (int two = 0; two <= 1; two++) {
+            ww_measure ms = dtw ? ww_measure_dtw() : ww_measure_twed(0.001, 1.0, 2);
+            ww_measure_set_window(&ms, 30);
+            ww_series a = ww_series_f64(va, NULL, n, 1), b = ww_series_f64(vb, NULL, two ? m : n, 1);
+            double want = NAN;
+            CHECK_STATUS(ww_distance(cpu, &ms, &a, &b, &want), WW_OK);
+            for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
+                if (tiles[t])
+                    setenv("WW_WAVEFRONT_TILE", tiles[t], 1);
+                double got = NAN;
+                CHECK_STATUS(ww_distance(gpu, &ms, &a, &b, &got), WW_OK);
+                CHECK_CLOSE(got, want, 1e-12);
+                if (!(fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want))))
+                    fprintf(stderr, "    %s tile %s m=%zu: %.17g, CPU %.17g\n", dtw ? "dtw" : "twed",
+                            tiles[t] ? tiles[t] : "auto", two ? m : n, got, want);
+                unsetenv("WW_WAVEFRONT_TILE");
+            }
+        }
+    /* the full pair: 150,000 x 2,000, the rows in bands of 3 to 8 x 128 */
+    for (int dtw = 0; dtw <= 1; dtw++) {
+        const ww_measure ms = dtw ? ww_measure_dtw() : ww_measure_twed(0.001, 1.0, 2);
+        ww_series a = ww_series_f64(va, NULL, n, 1), b = ww_series_f64(vb, NULL, 2000, 1);
+        double want = NAN, spread = NAN, alone = NAN;
+        CHECK_STATUS(ww_distance(cpu, &ms, &a, &b, &want), WW_OK);
+        CHECK_STATUS(ww_distance(gpu, &ms, &a, &b, &spread), WW_OK);
+        setenv("WW_WAVEFRONT_RESIDENT", "1", 1);
+        CHECK_STATUS(ww_distance(gpu, &ms, &a, &b, &alone), WW_OK);
+        unsetenv("WW_WAVEFRONT_RESIDENT");
+        CHECK_CLOSE(spread, want, 1e-12);
+        CHECK(spread == alone);
+    }
+    ww_ctx_destroy(gpu);
+    ww_ctx_destroy(cpu);
+    free(va), free(vb);
+}
 /* A tile setting that names no shape for the call's samples is an error, not a warning. */
 void test_cuda_tile_setting(void)
 {

@@ -108,6 +108,17 @@ template <typename T> __device__ __forceinline__ T infinity_of();
 template <> __device__ __forceinline__ double infinity_of<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
 template <> __device__ __forceinline__ float infinity_of<float>() { return __int_as_float(0x7f800000); }
 
+/* The multiprocessor the calling thread runs on (%smid, which may exceed the count of them). The
+ * emulation's runtime (tests/emulation/cuda_runtime.h) has its own: the host thread of the block. */
+#if defined(__CUDACC__)
+__device__ __forceinline__ unsigned multiprocessor_id()
+{
+    unsigned id;
+    asm("mov.u32 %0, %%smid;" : "=r"(id)); /* a block never moves */
+    return id;
+}
+#endif
+
 /* A series on the device in compute type T, time order, sentinel sample 0 in front (the same
  * layout as ww_prepared on the CPU). */
 template <typename T> struct device_series {

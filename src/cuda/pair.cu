@@ -101,16 +101,24 @@ static ww_status wavefront_pick(size_t width, int norm_p, size_t rows, int sm_co
         const wavefront_shape<M> &candidate = shapes[k];
         if (!wavefront_kernel_for(candidate, width, norm_p))
             continue;
-        /* windowed pairs skip 3 x 1: with a 10% window TWED's 4 x 1 took 0.60-0.68 of its time from
-         * 2^10 to 2^15 on an H100, DTW's within 4% of it (bench/results/gpu-dtw.md) */
-        if (WIN && candidate.rows == 3)
+        /* Windowed pairs take 4 x 1 at every size. Only the bands across the window are busy at
+         * once, so the wider tiles that pay once full bands fill the GPU do not: with a 10% window
+         * and the bands spread over the multiprocessors (wavefront_kernel), 4 x 1 ran 2^17 to 2^20
+         * in 0.79-0.84 of 8 x 2's time for DTW and 0.58-0.74 for TWED; 3 x 1 ran DTW 3-9% faster,
+         * but TWED's 4 x 1 takes 0.60-0.80 of 3 x 1's time from 2^10 to 2^20 (H100 and H200;
+         * bench/results/gpu-dtw.md). */
+        if (WIN && !(candidate.rows == 4 && candidate.cols == 1))
             continue;
         last = &candidate;
+        if (WIN)
+            break;
         const size_t band_rows = (size_t)WAVEFRONT_THREADS * candidate.rows;
         const size_t fit = candidate.rows == 8 ? 2 * sms : sms;
         if ((rows + band_rows - 1) / band_rows <= fit)
             break;
     }
+    if (last == NULL) /* (4 x 1 reads any samples: unreachable) */
+        return WW_ERR_BACKEND;
     *shape = last;
     *launch = wavefront_kernel_for(*last, width, norm_p);
     return WW_OK;
@@ -167,6 +175,7 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
     w.call = next_wavefront_call();
     w.next_band = &result->next_band;
     w.nbands = (unsigned)nbands;
+    w.spread = 0; /* (the launch sets it) */
     w.result = result;
     w.band = band;
     /* D(na, nb): shifted row na - 1 + shift (0-based), column nb - 1 (in the last block); or the
@@ -211,7 +220,7 @@ static ww_status run_pair(ww_ctx *ctx, ww_engine engine, const ww_measure *msr, 
             host_bytes += (in[k]->length * sizeof(Tin) + 255) & ~(size_t)255;
     }
     /* pinned: the inputs, the result's initial state, the result read back */
-    const size_t result_at = host_bytes, readback_at = host_bytes + 256;
+    const size_t result_at = host_bytes, readback_at = host_bytes + ((sizeof(pair_result) + 255) & ~(size_t)255);
     ww_status st = ww_pinned_reserve(&s->pinned, &s->pinned_bytes, readback_at + sizeof(pair_result));
     if (st == WW_OK)
         st = ww_device_reserve(&s->input, result_at + sizeof(pair_result));
@@ -246,6 +255,7 @@ static ww_status run_pair(ww_ctx *ctx, ww_engine engine, const ww_measure *msr, 
     init->value = NAN;
     init->flags = 0;
     init->next_band = 0;
+    memset(init->sm_blocks, 0, sizeof init->sm_blocks);
     /* one copy: the host series (if any) and the result's initial state behind them */
     WW_CUDA_TRY(cudaMemcpyAsync(s->input.ptr, pinned, result_at + sizeof(pair_result), cudaMemcpyHostToDevice,
                                 s->stream));
@@ -292,7 +302,7 @@ static ww_status run_pair(ww_ctx *ctx, ww_engine engine, const ww_measure *msr, 
     if (st != WW_OK)
         return st;
     pair_result *hres = (pair_result *)(pinned + readback_at);
-    WW_CUDA_TRY(cudaMemcpyAsync(hres, dres, sizeof(pair_result), cudaMemcpyDeviceToHost, s->stream));
+    WW_CUDA_TRY(cudaMemcpyAsync(hres, dres, offsetof(pair_result, sm_blocks), cudaMemcpyDeviceToHost, s->stream));
     WW_CUDA_TRY(cudaStreamSynchronize(s->stream));
     if ((st = ww_flags_status(hres->flags)) != WW_OK)
         return st;

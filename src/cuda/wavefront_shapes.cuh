@@ -35,7 +35,10 @@ ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args<M> &w)
         if (grid > (size_t)per_sm * s->sm_count)
             grid = (size_t)per_sm * s->sm_count;
     }
-    wavefront_kernel<M, R, C, SYNC, VD, DEG, WIN><<<(unsigned)grid, WAVEFRONT_THREADS, 0, s->stream>>>(w);
+    wavefront_args<M> args = w;
+    /* several blocks per multiprocessor: their first bands spread over the multiprocessors */
+    args.spread = grid > (size_t)s->sm_count ? (unsigned)s->sm_count : 0;
+    wavefront_kernel<M, R, C, SYNC, VD, DEG, WIN><<<(unsigned)grid, WAVEFRONT_THREADS, 0, s->stream>>>(args);
     WW_CUDA_TRY(cudaGetLastError());
     return WW_OK;
 }

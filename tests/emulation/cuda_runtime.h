@@ -120,6 +120,8 @@ inline std::atomic<long> launches{0};
 /* Barriers passed, blocks started and ended, launches, by any host thread: the deadlock watch's
  * sign of life (wait_a_moment). */
 inline std::atomic<unsigned long long> progress{0};
+/* The host thread that runs the current block, 0 .. concurrent_blocks - 1: its multiprocessor. */
+inline thread_local unsigned block_host = 0;
 /* Waits in spinning loops (__nanosleep) so far: a block that waited for another. */
 inline std::atomic<unsigned long long> waits{0};
 
@@ -447,7 +449,8 @@ template <class F> inline void launch(const F &kernel, dim3 grid, dim3 block_dim
     progress.fetch_add(1, std::memory_order_relaxed);
     const std::function<void()> body = kernel;
     std::atomic<size_t> next{0};
-    auto worker = [&] {
+    auto worker = [&](unsigned host) {
+        block_host = host;
         gridDim = grid;
         blockDim = block_dim;
         for (size_t k; (k = next.fetch_add(1)) < blocks;) {
@@ -462,12 +465,12 @@ template <class F> inline void launch(const F &kernel, dim3 grid, dim3 block_dim
     };
     const size_t hosts = std::min(blocks, (size_t)std::max(concurrent_blocks, 1));
     if (hosts == 1) {
-        worker();
+        worker(0);
         return;
     }
     std::vector<std::thread> pool;
     for (size_t h = 0; h < hosts; h++)
-        pool.emplace_back(worker);
+        pool.emplace_back(worker, (unsigned)h);
     for (std::thread &t : pool)
         t.join();
 }
@@ -540,6 +543,7 @@ static inline int __all_sync(unsigned mask, int pred)
     return votes == voters;
 }
 static inline void __nanosleep(unsigned) { emu::wait_a_moment(); }
+static inline unsigned multiprocessor_id() { return emu::block_host % (unsigned)emu::multiprocessors; }
 static inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 static inline long long clock64() { return emu::now_ns(); }
 

@@ -3,7 +3,8 @@
  * file, against the CPU engine: every tile shape forced in turn, TWED and DTW, with and without a
  * window, samples of 1 to 9 components, lengths around the bands' and the warps' edges (where the
  * result's cell moves between threads and lanes), the bands on one block and on several at once
- * (handing their bottom rows over through global memory while both run). Each pair gets fresh
+ * (handing their bottom rows over through global memory while both run), several blocks per
+ * multiprocessor (the later ones wait for the first bands to spread). Each pair gets fresh
  * device buffers of its exact size, poisoned (backend.cpp), so with AddressSanitizer a read past
  * the padded series is caught. `tests/gpu_emulation.sh pair` builds and runs it.
  *
@@ -30,15 +31,19 @@ struct pair_case {
     bool stamps, f32, on_device;
     int degree, sm_count;
     ww_engine engine;
+    int per_sm; /* > 1: blocks per multiprocessor, all running at once (the later ones of each wait
+                 * for the first bands to spread: wavefront_kernel) */
 };
 
 int compared = 0, differences = 0, identical = 0;
 
 void describe(const pair_case &c, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s n=%zu m=%zu dim=%zu radius=%ld fraction=%g tile=%s stamps=%d f32=%d device=%d degree=%d sms=%d engine=%d",
+    snprintf(buf, size,
+             "%s n=%zu m=%zu dim=%zu radius=%ld fraction=%g tile=%s stamps=%d f32=%d device=%d degree=%d sms=%d "
+             "per sm=%d engine=%d",
              c.dtw ? "dtw" : "twed", c.n, c.m, c.dim, c.radius, c.fraction, c.tile ? c.tile : "auto", c.stamps,
-             c.f32, c.on_device, c.degree, c.sm_count, (int)c.engine);
+             c.f32, c.on_device, c.degree, c.sm_count, c.per_sm, (int)c.engine);
 }
 
 ww_measure measure_of(const pair_case &c)
@@ -94,6 +99,12 @@ void check(ww_ctx *cpu, ww_rng &r, const pair_case &c)
     if (c.tile)
         setenv("WW_WAVEFRONT_TILE", c.tile, 1);
     emulated_gpu gpu(c.sm_count);
+    const int had_per_sm = emu::blocks_per_sm, had_blocks = emu::concurrent_blocks, had_sms = emu::multiprocessors;
+    if (c.per_sm > 1) {
+        emu::blocks_per_sm = c.per_sm;
+        emu::concurrent_blocks = c.per_sm * c.sm_count;
+        emu::multiprocessors = c.sm_count;
+    }
     double got = NAN, again = NAN;
     ww_status st = ww_cuda_pair(&gpu.ctx, c.engine, &m, &ga, &gb, &got);
     if (st == WW_OK && compared % 4 == 0) {
@@ -108,6 +119,7 @@ void check(ww_ctx *cpu, ww_rng &r, const pair_case &c)
         }
     }
     unsetenv("WW_WAVEFRONT_TILE");
+    emu::blocks_per_sm = had_per_sm, emu::concurrent_blocks = had_blocks, emu::multiprocessors = had_sms;
     compared++;
     const bool same = std::isinf(want) ? got == want : std::fabs(got - want) <= 1e-12 * std::fmax(1.0, std::fabs(want));
     if (st != WW_OK || !same) {
@@ -189,6 +201,7 @@ int main(int argc, char **argv)
                     c.degree = 2;
                     c.sm_count = 1 + (int)ww_rng_below(&r, 3);
                     c.engine = WW_ENGINE_CUDA_WAVEFRONT;
+                    c.per_sm = k == 2 ? 2 + (int)ww_rng_below(&r, 2) : 1;
                     check(cpu, r, c);
                 }
             }
