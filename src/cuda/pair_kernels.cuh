@@ -23,11 +23,11 @@
 
 #define FULL_MASK 0xffffffffu
 
-/* A call's result and its state on the device. It travels to the device with the input series, in
- * the same copy: value NaN (the poison: an engine that fails to write it is caught), no flags, the
- * band dispenser at 0. */
 #define WAVEFRONT_SM_SLOTS 256 /* counters of a call's blocks per multiprocessor (%smid, folded) */
 
+/* A call's result and its state on the device. It travels to the device with the input series, in
+ * the same copy: value NaN (the poison: an engine that fails to write it is caught), no flags, the
+ * band dispenser at 0, no blocks counted. */
 struct pair_result {
     double value;
     int flags;
