@@ -124,6 +124,30 @@ static ww_status wavefront_pick(size_t width, int norm_p, size_t rows, int sm_co
     return WW_OK;
 }
 
+/* Bands per multiprocessor at once, at most. Past 4, blocks spend their issue slots waiting for the
+ * bands above (DTW, 8 x 2 at n = 2^20 on an H200: 1.01 s with the 5 that fit, 0.69 s with 4, 0.75 s
+ * with 3). Under a window, only the bands across its width are busy at once: a band sweeps its
+ * rows' windows, and starts a band's drift along the diagonal plus its skew after the band above
+ * (windowed_sweep, WAVEFRONT_LAST_SKEW). Blocks beyond those busy bands only share the
+ * multiprocessors' schedulers with them, and the steps on the critical path slow down: with a 10%
+ * window and 4 x 1 tiles on an H200, DTW at 2^19 took 82 ms with 1 per multiprocessor against 89 ms
+ * with 4 (TWED 92 against 122 ms), at 2^20 187 ms with 2 against 206 ms, and at 2^21 520 ms with 4
+ * against 556 ms with 3 (bench/results/gpu-dtw.md). So a windowed pair takes the busy bands per
+ * multiprocessor, rounded down. */
+static int wavefront_resident(const pair_band &band, bool windowed, size_t na, size_t shift, int rows, int cols,
+                              int sync, size_t nbands, int sm_count)
+{
+    if (!windowed || nbands < 3 || sm_count < 1)
+        return WAVEFRONT_MAX_RESIDENT;
+    const unsigned mid = (unsigned)(nbands / 2);
+    const band_sweep here = windowed_sweep(band, mid, (int)na, (int)shift, rows, cols);
+    const band_sweep next = windowed_sweep(band, mid + 1, (int)na, (int)shift, rows, cols);
+    const long long skew = WAVEFRONT_LAST_SKEW(sync);
+    const long long busy = (here.last - here.start + 1 + skew) / (next.start - here.start + skew);
+    const long long per_sm = busy / sm_count;
+    return per_sm < 1 ? 1 : per_sm > WAVEFRONT_MAX_RESIDENT ? WAVEFRONT_MAX_RESIDENT : (int)per_sm;
+}
+
 /* Numbers the calls of the whole process (not of a context: buffers move between contexts
  * through the allocator), starting from a value that differs between processes, so that a
  * hand-over pair left in memory by any earlier call never carries the id a band waits for. 40
@@ -184,7 +208,8 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
     w.at.thread = exact ? (int)(last_row % band_rows / R) : WAVEFRONT_THREADS - 1;
     w.at.c = exact ? (int)((b.length - 1) % (size_t)shape->cols) : shape->cols - 1;
     w.at.row_shift = (int)shift;
-    return launch(s, w);
+    return launch(s, w,
+                  wavefront_resident(band, WIN, a.length, shift, shape->rows, shape->cols, shape->sync, nbands, s->sm_count));
 }
 
 /* ------------------------------------------------------------------------------------------ */

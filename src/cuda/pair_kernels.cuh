@@ -21,6 +21,8 @@
 
 #include "prepare.cuh"
 
+#include <type_traits>
+
 #define FULL_MASK 0xffffffffu
 
 #define WAVEFRONT_SM_SLOTS 256 /* counters of a call's blocks per multiprocessor (%smid, folded) */
@@ -84,6 +86,8 @@ template <typename T> __global__ void diagonal_finish_kernel(const T *z, size_t 
  * a ring of 2 * SYNC steps: lane 0 of the warp below reads lane 31's SYNC steps after they were
  * written, and the slot is written again SYNC steps after that, past a barrier. */
 #define XFER_SLOTS(sync) (2 * (sync))
+/* steps from a band's top thread to its bottom one (see WARP_SKEW) */
+#define WAVEFRONT_LAST_SKEW(sync) ((WAVEFRONT_WARPS - 1) * (31 + (sync)) + 31)
 /* blocks of the row above the band fetched at a time: a stage of 16 is fetched a stage ahead and
  * checked half a stage later (SYNC < 16), or fetched an interval ahead and checked just before use
  * (SYNC = 16) */
@@ -177,12 +181,12 @@ struct band_sweep {
     int start, last, above_last;
 };
 
-template <int R, int C>
-__device__ __forceinline__ band_sweep windowed_sweep(const pair_band &pb, unsigned band, int na, int shift)
+__host__ __device__ __forceinline__ band_sweep windowed_sweep(const pair_band &pb, unsigned band, int na, int shift,
+                                                              int R, int C)
 {
     const int band_first = (int)band * (WAVEFRONT_THREADS * R) + 1 - shift; /* rows of the dynamic program */
-    const int first_row = max(band_first, 1);
-    const int last_row = min(band_first + WAVEFRONT_THREADS * R - 1, na);
+    const int first_row = band_first > 1 ? band_first : 1;
+    const int last_row = band_first + WAVEFRONT_THREADS * R - 1 < na ? band_first + WAVEFRONT_THREADS * R - 1 : na;
     int lo, hi, unused;
     pb.row(first_row, &lo, &unused);
     pb.row(last_row, &unused, &hi);
@@ -239,7 +243,8 @@ __device__ __forceinline__ band_sweep windowed_sweep(const pair_band &pb, unsign
  * With a window (WIN), band b sweeps the blocks from the one before its first row's first column
  * (whose cells are outside every row's window: +inf, and they bring the row above's value left of
  * the window in as the next tile's corner) to its last row's last column; a thread masks the cells
- * of each of its rows outside that row's window to +inf, and the band reads the row above only
+ * of each of its rows outside that row's window to +inf (DTW: a warp's groups of steps wholly inside
+ * its rows' windows skip the masks), and the band reads the row above only
  * where the band above published it (beyond its last block, the row above is outside its window:
  * +inf). */
 template <class M, int R, int C, int SYNC, int VD, int DEG, bool WIN>
@@ -253,7 +258,12 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
     constexpr int AHEAD = VD == 1 && R <= 4 ? SYNC : 1;
     static_assert(SYNC % AHEAD == 0, "a step's ring slot is its index in the group modulo AHEAD");
     constexpr bool MASK_BY_BITS = WIN && M::carries_before && AHEAD > 1; /* TWED's, see above */
-    constexpr int LAST_SKEW = (WAVEFRONT_WARPS - 1) * WARP_SKEW + 31; /* of the band's bottom thread */
+    /* groups inside the window run unmasked (see the step loop), except for a measure that carries
+     * the diagonal's term: ptxas scheduled TWED's split kernels worse (4 x 1: 1.6x the stall cycles
+     * per step, 1.45x slower at 2^16; vectors of 4: 5% slower) */
+    constexpr bool SPLIT_INTERIOR = WIN && !M::carries_before;
+    constexpr int LAST_SKEW = WAVEFRONT_LAST_SKEW(SYNC); /* of the band's bottom thread */
+    static_assert(LAST_SKEW == (WAVEFRONT_WARPS - 1) * WARP_SKEW + 31, "the skews agree");
     static_assert((LAST_SKEW + SYNC + AHEAD) * C <= WAVEFRONT_COLUMN_PAD, "the column padding covers every block read");
     /* the result is read at its exact cell unless the padding repeats it past the end */
     constexpr bool EXACT_RESULT = WIN || !M::pad_repeats_last;
@@ -299,7 +309,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         /* the rows are shifted down by `shift` padding rows (0 for TWED without a window) */
         const int shift = EXACT_RESULT ? w.at.row_shift : 0;
         /* the blocks this band sweeps, [start, last], and the last one the band above published */
-        const band_sweep sweep = WIN ? windowed_sweep<R, C>(w.band, band, na, shift) : band_sweep{0, blocks - 1, blocks - 1};
+        const band_sweep sweep = WIN ? windowed_sweep(w.band, band, na, shift, R, C) : band_sweep{0, blocks - 1, blocks - 1};
         const int start = WIN ? sweep.start : 0, last = WIN ? sweep.last : blocks - 1;
         const int above_last = WIN ? sweep.above_last : blocks - 1;
         const int steps = (WIN ? last - start + 1 : blocks) + LAST_SKEW;
@@ -329,6 +339,13 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                 if (row0 + k >= 1 && row0 + k <= na)
                     w.band.row(row0 + k, &row_lo[k], &row_hi[k]);
             }
+        }
+        int rows_lo = 1, rows_hi = 0; /* the columns inside every row's window (SPLIT_INTERIOR) */
+        if constexpr (SPLIT_INTERIOR) {
+            rows_lo = row_lo[0], rows_hi = row_hi[0];
+#pragma unroll
+            for (int k = 1; k < R; k++)
+                rows_lo = max(rows_lo, row_lo[k]), rows_hi = min(rows_hi, row_hi[k]);
         }
         /* carried from the previous tile: its last column of D and of local terms, and D of the
          * row above at that column */
@@ -445,107 +462,124 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
             const int slot0 = s0 & (SLOTS - 1);
             const double *edge = warp == 0 ? top[s0 & (TOP_SLOTS - 1)] : xfer[warp - 1][(s0 - SYNC) & (SLOTS - 1)];
             double *mine = at_thread ? at_row[slot0] : xfer[warp][slot0];
+            /* a group whose cells are all inside their rows' windows, for every lane of the warp,
+             * runs without the masks: most of a band's groups, and the masks were a third of a DTW
+             * step's instructions and on its dependent chain (2^20, 10% window: 237 -> 205 ms) */
+            auto run_group = [&](auto masked_tag) {
+                constexpr bool MASKED = decltype(masked_tag)::value;
 #pragma unroll
-            for (int i = 0; i < SYNC; i++) {
-                const int s = s0 + i;
-                const int col0 = 1 + (start + s - skew) * C; /* of the tile; masks of windows */
-                double b_val[C][VW], b_t[C], b_del[C];
-                const int slot = i % AHEAD;
-#pragma unroll
-                for (int c = 0; c < C; c++) {
-#pragma unroll
-                    for (int k = 0; k < VW; k++)
-                        b_val[c][k] = ring_val[slot][c][k];
-                    b_t[c] = M::uses_stamps ? ring_t[slot][c] : 0.0;
-                    b_del[c] = M::has_aux ? ring_del[slot][c] : 0.0;
-                }
-                { /* 64-bit offsets: the address of a step is the group's plus a constant (unless
-                   * clamped) */
-                    const ptrdiff_t next =
-                        CLAMP_BLOCKS ? (ptrdiff_t)load_step(s + AHEAD) * C : ((ptrdiff_t)s0 + i + AHEAD) * C;
-                    load_values<C, VD>(b_values, load_step(s + AHEAD) * C, ring_val[slot]);
-                    if constexpr (M::uses_stamps)
-                        load_block<C>(b_stamps + next, ring_t[slot]);
-                    if constexpr (M::has_aux)
-                        load_block<C>(b_delete + next, ring_del[slot]);
-                }
-
-                double above[C]; /* D of the row above this tile */
-#pragma unroll
-                for (int c = 0; c < C; c++)
-                    above[c] = __shfl_up_sync(FULL_MASK, d_bottom[c], 1);
-                /* lane 0: from shared memory (every lane reads the same address: a broadcast, and no
-                 * branch, which would split the unrolled steps' basic block) */
-#pragma unroll
-                for (int c = 0; c < C; c++) {
-                    const double e = edge[i * C + c];
-                    above[c] = lane == 0 ? e : above[c];
-                }
-
-                /* local terms of rows row0 - 1 .. row0 + R - 1 against the tile's columns (the
-                 * row above only for a measure that carries the diagonal's term) */
-                double mm[R + 1][C];
-#pragma unroll
-                for (int r = M::carries_before ? 0 : 1; r <= R; r++)
+                for (int i = 0; i < SYNC; i++) {
+                    const int s = s0 + i;
+                    const int col0 = 1 + (start + s - skew) * C; /* of the tile; masks of windows */
+                    double b_val[C][VW], b_t[C], b_del[C];
+                    const int slot = i % AHEAD;
 #pragma unroll
                     for (int c = 0; c < C; c++) {
-                        if constexpr (VD == 1) /* the shared formula, on registers */
-                            mm[r][c] = m.local(a_val[r], b_val[c], 1, a_t[r], b_t[c]);
-                        else if constexpr (VD > 1) /* unrolled over registers, the norm's p fixed */
-                            mm[r][c] = m.template local_p<DEG>(a_val[r], b_val[c], (size_t)VD, a_t[r], b_t[c]);
-                        else
-                            mm[r][c] = m.local(w.a.values + (size_t)a_row[r] * dim,
-                                               w.b.values + (ptrdiff_t)(1 + (start - skew + load_step(s)) * C + c) *
-                                                                (ptrdiff_t)dim,
-                                               dim, a_t[r], b_t[c]);
+#pragma unroll
+                        for (int k = 0; k < VW; k++)
+                            b_val[c][k] = ring_val[slot][c][k];
+                        b_t[c] = M::uses_stamps ? ring_t[slot][c] : 0.0;
+                        b_del[c] = M::has_aux ? ring_del[slot][c] : 0.0;
                     }
-                double d[R][C];
-#pragma unroll
-                for (int k = 0; k < R; k++)
-#pragma unroll
-                    for (int c = 0; c < C; c++) {
-                        const double up = k == 0 ? above[c] : d[k - 1][c];
-                        const double left = c == 0 ? d_left[k] : d[k][c - 1];
-                        const double diag = k == 0 ? (c == 0 ? corner : above[c - 1]) : (c == 0 ? d_left[k - 1] : d[k - 1][c - 1]);
-                        const double before = !M::carries_before ? 0.0 : c == 0 ? m_left[k] : mm[k][c - 1];
-                        /* the input computed last is taken last: `up` in the first column (from
-                         * the lane above, or the row above in this tile), `left` in the rest of
-                         * the first row; inside the tile both come from the same level */
-                        double v;
-                        if (c == 0)
-                            v = M::cell_up_last(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
-                        else if (k == 0)
-                            v = M::cell_left_last(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
-                        else
-                            v = M::cell(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
-                        if constexpr (WIN) {
-                            const int col = col0 + c;
-                            if constexpr (MASK_BY_BITS) { /* all ones outside [lo, hi] */
-                                const long long out = (long long)(((col - row_lo[k]) | (row_hi[k] - col)) >> 31);
-                                v = __longlong_as_double((__double_as_longlong(v) & ~out) | (0x7ff0000000000000ll & out));
-                            } else {
-                                v = col >= row_lo[k] && col <= row_hi[k] ? v : inf;
-                            }
-                        }
-                        d[k][c] = v;
+                    { /* 64-bit offsets: the address of a step is the group's plus a constant (unless
+                       * clamped) */
+                        const ptrdiff_t next =
+                            CLAMP_BLOCKS ? (ptrdiff_t)load_step(s + AHEAD) * C : ((ptrdiff_t)s0 + i + AHEAD) * C;
+                        load_values<C, VD>(b_values, load_step(s + AHEAD) * C, ring_val[slot]);
+                        if constexpr (M::uses_stamps)
+                            load_block<C>(b_stamps + next, ring_t[slot]);
+                        if constexpr (M::has_aux)
+                            load_block<C>(b_delete + next, ring_del[slot]);
                     }
-#pragma unroll
-                for (int k = 0; k < R; k++)
-                    d_left[k] = d[k][C - 1];
-                if constexpr (M::carries_before) {
-#pragma unroll
-                    for (int r = 0; r <= R; r++)
-                        m_left[r] = mm[r][C - 1];
-                }
-                corner = above[C - 1];
-#pragma unroll
-                for (int c = 0; c < C; c++)
-                    d_bottom[c] = d[R - 1][c];
-                if (keeps_row) { /* one predicated store: no branch in the unrolled steps */
+
+                    double above[C]; /* D of the row above this tile */
 #pragma unroll
                     for (int c = 0; c < C; c++)
-                        mine[i * C + c] = d[R - 1][c];
+                        above[c] = __shfl_up_sync(FULL_MASK, d_bottom[c], 1);
+                    /* lane 0: from shared memory (every lane reads the same address: a broadcast, and no
+                     * branch, which would split the unrolled steps' basic block) */
+#pragma unroll
+                    for (int c = 0; c < C; c++) {
+                        const double e = edge[i * C + c];
+                        above[c] = lane == 0 ? e : above[c];
+                    }
+
+                    /* local terms of rows row0 - 1 .. row0 + R - 1 against the tile's columns (the
+                     * row above only for a measure that carries the diagonal's term) */
+                    double mm[R + 1][C];
+#pragma unroll
+                    for (int r = M::carries_before ? 0 : 1; r <= R; r++)
+#pragma unroll
+                        for (int c = 0; c < C; c++) {
+                            if constexpr (VD == 1) /* the shared formula, on registers */
+                                mm[r][c] = m.local(a_val[r], b_val[c], 1, a_t[r], b_t[c]);
+                            else if constexpr (VD > 1) /* unrolled over registers, the norm's p fixed */
+                                mm[r][c] = m.template local_p<DEG>(a_val[r], b_val[c], (size_t)VD, a_t[r], b_t[c]);
+                            else
+                                mm[r][c] = m.local(w.a.values + (size_t)a_row[r] * dim,
+                                                   w.b.values + (ptrdiff_t)(1 + (start - skew + load_step(s)) * C + c) *
+                                                                    (ptrdiff_t)dim,
+                                                   dim, a_t[r], b_t[c]);
+                        }
+                    double d[R][C];
+#pragma unroll
+                    for (int k = 0; k < R; k++)
+#pragma unroll
+                        for (int c = 0; c < C; c++) {
+                            const double up = k == 0 ? above[c] : d[k - 1][c];
+                            const double left = c == 0 ? d_left[k] : d[k][c - 1];
+                            const double diag = k == 0 ? (c == 0 ? corner : above[c - 1])
+                                                       : (c == 0 ? d_left[k - 1] : d[k - 1][c - 1]);
+                            const double before = !M::carries_before ? 0.0 : c == 0 ? m_left[k] : mm[k][c - 1];
+                            /* the input computed last is taken last: `up` in the first column (from
+                             * the lane above, or the row above in this tile), `left` in the rest of
+                             * the first row; inside the tile both come from the same level */
+                            double v;
+                            if (c == 0)
+                                v = M::cell_up_last(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
+                            else if (k == 0)
+                                v = M::cell_left_last(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
+                            else
+                                v = M::cell(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
+                            if constexpr (WIN && MASKED) {
+                                const int col = col0 + c;
+                                if constexpr (MASK_BY_BITS) { /* all ones outside [lo, hi] */
+                                    const long long out = (long long)(((col - row_lo[k]) | (row_hi[k] - col)) >> 31);
+                                    v = __longlong_as_double((__double_as_longlong(v) & ~out) |
+                                                             (0x7ff0000000000000ll & out));
+                                } else {
+                                    v = col >= row_lo[k] && col <= row_hi[k] ? v : inf;
+                                }
+                            }
+                            d[k][c] = v;
+                        }
+#pragma unroll
+                    for (int k = 0; k < R; k++)
+                        d_left[k] = d[k][C - 1];
+                    if constexpr (M::carries_before) {
+#pragma unroll
+                        for (int r = 0; r <= R; r++)
+                            m_left[r] = mm[r][C - 1];
+                    }
+                    corner = above[C - 1];
+#pragma unroll
+                    for (int c = 0; c < C; c++)
+                        d_bottom[c] = d[R - 1][c];
+                    if (keeps_row) { /* one predicated store: no branch in the unrolled steps */
+#pragma unroll
+                        for (int c = 0; c < C; c++)
+                            mine[i * C + c] = d[R - 1][c];
+                    }
                 }
+            };
+            if constexpr (SPLIT_INTERIOR) {
+                const int first_col = 1 + (start + s0 - skew) * C, last_col = first_col + SYNC * C - 1;
+                if (__all_sync(FULL_MASK, first_col >= rows_lo && last_col <= rows_hi))
+                    run_group(std::false_type());
+                else
+                    run_group(std::true_type());
+            } else {
+                run_group(std::bool_constant<WIN>());
             }
             /* the band's bottom row of this group to global memory for the band below, by the last
              * warp, one block per lane; and the result, from its thread's slots in the last band */

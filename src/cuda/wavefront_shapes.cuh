@@ -11,24 +11,23 @@
 
 #define WAVEFRONT_MAX_RESIDENT 4 /* bands per multiprocessor at once, at most */
 
-template <class M> using wavefront_launcher = ww_status (*)(ww_cuda_state *s, const wavefront_args<M> &w);
+/* A launch of a shape's kernel with at most `max_per_sm` bands per multiprocessor at once (pair.cu's
+ * choice, at most WAVEFRONT_MAX_RESIDENT), fewer if fewer fit. */
+template <class M>
+using wavefront_launcher = ww_status (*)(ww_cuda_state *s, const wavefront_args<M> &w, int max_per_sm);
 
 template <class M, int R, int C, int SYNC, int VD, int DEG, bool WIN>
-ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args<M> &w)
+ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args<M> &w, int max_per_sm)
 {
     size_t grid = w.nbands;
     if (grid > (size_t)s->sm_count) { /* more bands than multiprocessors: as many as fit at once */
         int per_sm = 0;
         WW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             &per_sm, wavefront_kernel<M, R, C, SYNC, VD, DEG, WIN>, WAVEFRONT_THREADS, 0));
+        if (per_sm > max_per_sm)
+            per_sm = max_per_sm;
         if (per_sm < 1)
             per_sm = 1;
-        /* at most 4 bands per multiprocessor: more spend their issue slots waiting for the bands
-         * above (DTW, 8 x 2 at n = 2^20 on an H200: 1.01 s with the 5 that fit, 0.69 s with 4,
-         * 0.75 s with 3; bench/results/gpu-dtw.md). TWED's kernels hold 122 registers or more, so
-         * at most 4 of theirs fit anyway: their launches are unchanged. */
-        if (per_sm > WAVEFRONT_MAX_RESIDENT)
-            per_sm = WAVEFRONT_MAX_RESIDENT;
         const char *resident = ww_setting_value(WW_SETTING_WAVEFRONT_RESIDENT); /* benchmarks */
         if (resident && atoi(resident) > 0 && atoi(resident) < per_sm)
             per_sm = atoi(resident);

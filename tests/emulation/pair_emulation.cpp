@@ -205,6 +205,27 @@ int main(int argc, char **argv)
                     check(cpu, r, c);
                 }
             }
+    /* windows wide enough that whole groups of steps run unmasked (groups inside every row's
+     * window, wavefront_kernel), on equal and unequal lengths */
+    for (const tile &t : tiles)
+        for (int dtw = 0; dtw <= 1; dtw++)
+            for (int k = 0; k < 2; k++) {
+                if (t.name[0] == '4' && t.name[2] == '4') /* 4 x 4: TWED without a window */
+                    continue;
+                pair_case c{};
+                c.n = 128 * t.rows + 300 + ww_rng_below(&r, 200);
+                c.m = k == 0 ? c.n - 20 + ww_rng_below(&r, 41) : c.n * 3 / 5;
+                c.dim = 1;
+                c.dtw = dtw;
+                c.radius = k == 0 ? 150 + (long)ww_rng_below(&r, 100) : -1;
+                c.fraction = k == 0 ? -1 : 0.4;
+                c.tile = t.name;
+                c.stamps = !dtw && k == 1;
+                c.degree = 2;
+                c.sm_count = 2;
+                c.engine = WW_ENGINE_CUDA_WAVEFRONT;
+                check(cpu, r, c);
+            }
     /* vectors: in registers (2, 4, 8 components after padding, p 1 or 2) or read per cell (9, or
      * p = 3), float input converted on the device, device memory */
     const size_t dims[] = {2, 3, 4, 5, 8, 9};
