@@ -450,10 +450,11 @@ __host__ __device__ __forceinline__ bool band_rolls(long long period, long long 
     return period != 0 && period <= ROLL_PERIOD_MAX && (period == 32 || period * bytes_per_column <= ROLL_LIVE_BYTES);
 }
 
-/* The bytes of a column that a step reads (band_rolls). */
-template <class M> __host__ __device__ __forceinline__ long long column_bytes(size_t dim)
+/* The bytes of a column that a step reads (band_rolls): its sample of `dim` values and any stamp
+ * and per-sample term, of `real_size` bytes each (the kernel's and the plan's, pairs_roll). */
+__host__ __device__ __forceinline__ long long column_bytes(size_t real_size, size_t dim, bool stamps, bool aux)
 {
-    return (long long)sizeof(typename M::real) * ((long long)dim + M::uses_stamps + M::has_aux);
+    return (long long)real_size * ((long long)dim + (stamps ? 1 : 0) + (aux ? 1 : 0));
 }
 
 template <class M, bool DIM1>
@@ -579,7 +580,7 @@ __global__ void __launch_bounds__(ROLL_WARPS * 32) pairs_warp_kernel(device_set<
             const pair_band band = pair_band::make(win, (size_t)p.na, (size_t)p.nb);
             const long long period = band_period(band);
             /* (the steps' count and the step loop's t0 + 32 stay within an int) */
-            const bool rolls = band_rolls(period, column_bytes<M>(x.dim)) &&
+            const bool rolls = band_rolls(period, column_bytes(sizeof(T), x.dim, M::uses_stamps, M::has_aux)) &&
                                p.nb + (((long long)(p.na - 1) * period) >> 5) <= (long long)INT_MAX - 32;
             result = rolls ? warp_pair_rolling<M, DIM1>(mf, p, band, x.dim, (int)period, lane, ring_d_all[w],
                                                         ring_m_all[M::carries_before ? w : 0])

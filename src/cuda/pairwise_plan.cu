@@ -85,9 +85,8 @@ static bool pairs_roll(const ww_measure *m, double rows, double cols, size_t ele
     if (!ww_measure_windowed(m, (size_t)rows, (size_t)cols))
         return false;
     const ww_measure_traits *t = ww_measure_traits_of(m->kind);
-    const long long bytes = (long long)elem_size * ((long long)dim + (t->uses_stamps ? 1 : 0) + (t->has_aux ? 1 : 0));
     *period = band_period(pair_band::make(window_of(m), (size_t)rows, (size_t)cols));
-    return band_rolls(*period, bytes);
+    return band_rolls(*period, column_bytes(elem_size, dim, t->uses_stamps, t->has_aux));
 }
 
 bool ww_cuda_pairs_roll(const ww_measure *m, size_t max_x, size_t max_y, size_t elem_size, size_t dim)
