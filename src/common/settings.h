@@ -16,8 +16,9 @@ typedef enum ww_setting {
                                  * that names no shape built for the call's samples, measure and window
                                  * makes GPU pair calls fail with WW_ERR_BACKEND (the library never
                                  * prints, and a benchmark must not time another shape unawares) */
-    WW_SETTING_WAVEFRONT_RESIDENT, /* WW_WAVEFRONT_RESIDENT=N: at most N bands of the GPU pair engine
-                                    * per multiprocessor at once (default: as many as fit), benchmarks */
+    WW_SETTING_WAVEFRONT_RESIDENT, /* WW_WAVEFRONT_RESIDENT=N: N bands of the GPU pair engine per
+                                    * multiprocessor at once (at most as many as fit) instead of pair.cu's
+                                    * choice, more or fewer: benchmarks */
     WW_SETTING_MATRIX_STRATEGY, /* WW_MATRIX_STRATEGY=thread|warp|block|grid: the GPU matrix strategy */
     WW_SETTING_MATRIX_GROUPS,   /* WW_MATRIX_GROUPS=0: keep a mixed-length matrix whole on the GPU */
     WW_SETTING_STAGED,          /* WW_STAGED=0: no shared-memory staging in the GPU thread strategy */

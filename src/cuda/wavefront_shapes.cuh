@@ -12,7 +12,7 @@
 #define WAVEFRONT_MAX_RESIDENT 4 /* bands per multiprocessor at once, at most */
 
 /* A launch of a shape's kernel with at most `max_per_sm` bands per multiprocessor at once (pair.cu's
- * choice, at most WAVEFRONT_MAX_RESIDENT), fewer if fewer fit. */
+ * choice, at most WAVEFRONT_MAX_RESIDENT, or WW_WAVEFRONT_RESIDENT's), fewer if fewer fit. */
 template <class M>
 using wavefront_launcher = ww_status (*)(ww_cuda_state *s, const wavefront_args<M> &w, int max_per_sm);
 
@@ -24,13 +24,13 @@ ww_status launch_wavefront(ww_cuda_state *s, const wavefront_args<M> &w, int max
         int per_sm = 0;
         WW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             &per_sm, wavefront_kernel<M, R, C, SYNC, VD, DEG, WIN>, WAVEFRONT_THREADS, 0));
+        const char *resident = ww_setting_value(WW_SETTING_WAVEFRONT_RESIDENT); /* benchmarks: replaces */
+        if (resident && atoi(resident) > 0)                                     /* the choice, up or down */
+            max_per_sm = atoi(resident);
         if (per_sm > max_per_sm)
             per_sm = max_per_sm;
         if (per_sm < 1)
             per_sm = 1;
-        const char *resident = ww_setting_value(WW_SETTING_WAVEFRONT_RESIDENT); /* benchmarks */
-        if (resident && atoi(resident) > 0 && atoi(resident) < per_sm)
-            per_sm = atoi(resident);
         if (grid > (size_t)per_sm * s->sm_count)
             grid = (size_t)per_sm * s->sm_count;
     }
