@@ -41,7 +41,8 @@ typedef enum ww_status {
     WW_ERR_SHAPE = 3,          /* dim == 0, inconsistent offsets, block outside the matrix, k too big */
     WW_ERR_NONFINITE = 4,      /* a value is NaN or infinite */
     WW_ERR_STAMPS = 5,         /* stamps not finite, decreasing or beyond half the type's range */
-    WW_ERR_PARAM = 6,          /* nu < 0, lambda < 0, degree < 1, or a non-finite parameter */
+    WW_ERR_PARAM = 6,          /* nu < 0, lambda < 0, degree < 1, a window fraction outside [0, 1], or a
+                                * non-finite parameter */
     WW_ERR_DTYPE = 7,          /* unknown dtype, or mixed dtypes where one is required */
     WW_ERR_MEMORY = 8,         /* host out of memory */
     WW_ERR_DEVICE_MEMORY = 9,  /* GPU out of memory */
@@ -293,7 +294,8 @@ WW_API ww_status ww_measure_set_window_fraction(ww_measure *m, double fraction);
 /* The radius the measure uses for a pair of lengths n and m (WW_NO_WINDOW: none). */
 WW_API size_t ww_measure_radius(const ww_measure *m, size_t n, size_t m_length);
 /* The cells of the dynamic program the measure computes for a pair of lengths n and m: n m, or
- * its window's band. Progress callbacks count these. */
+ * its window's band. Progress callbacks count these. Saturates at UINT64_MAX; lengths of 2^32 or
+ * more under a window (which the computing calls refuse, WW_ERR_OVERFLOW) count n m. */
 WW_API uint64_t ww_measure_cells(const ww_measure *m, size_t n, size_t m_length);
 /* WW_OK for a known kind with valid parameters; WW_ERR_MEASURE for an unknown kind, WW_ERR_PARAM
  * for bad parameters, WW_ERR_NULL_POINTER for NULL. */

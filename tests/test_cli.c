@@ -1806,7 +1806,7 @@ void test_cli_measure_usage_errors(void)
         {"pairwise ok.tsv -o o.npy --lambda 1 --measure dtw", "--lambda is a TWED parameter"},
         {"pairwise ok.tsv -o o.npy --measure dtw --degree 2", "--degree is a TWED parameter"},
         {"pairwise ok.tsv -o o.npy --degree 2 --nu 0 --measure dtw", "--degree is a TWED parameter"},
-        {"pairwise ok.tsv -o o.npy --nu 0.1 --measure twed --measure dtw", "--nu is a TWED parameter"},
+        {"pairwise ok.tsv -o o.npy --nu 0.1 --measure twed --measure dtw", "--measure given twice ('twed', then 'dtw')"},
         {"distance ok.tsv ok.tsv --row 0 --row-b 1 --measure dtw --nu 1", "--nu is a TWED parameter"},
         {"knn ok.tsv ok.tsv -o o.csv --measure dtw --lambda 2", "--lambda is a TWED parameter"},
         {"classify ok.tsv ok.tsv -o o.csv --measure dtw --degree 1", "--degree is a TWED parameter"},
@@ -1819,7 +1819,7 @@ void test_cli_measure_usage_errors(void)
         {"pairwise ok.tsv -o o.npy --measure softdtw --gamma -1", "--gamma must be greater than 0 (got -1)"},
         {"pairwise ok.tsv -o o.npy --measure softdtw --gamma nan", "--gamma: 'nan' is not a finite number"},
         {"demo --measure softdtw --gamma", "option '--gamma' needs a value"},
-        {"pairwise ok.tsv -o o.npy --measure DTW", "unknown measure 'DTW'"},
+        {"pairwise ok.tsv -o o.npy --measure Euclid", "unknown measure 'Euclid'"}, /* any case, but a measure */
         {"pairwise ok.tsv -o o.npy --measure ''", "unknown measure ''"},
         {"demo --measure", "option '--measure' needs a value"},
         {"pairwise ok.tsv -o o.npy --window -1", "--window must be at least 0"},
@@ -1908,6 +1908,207 @@ void test_cli_measure_usage_errors(void)
         path_in(&b, "o.csv", out, sizeof out);
         unlink(out);
     }
+    sandbox_close(&b);
+}
+
+/* ---------------------------------------------------------------- label notes, output paths, option values */
+
+/* Auto-detection of a text file's label column says on stderr what it decided, either way, and how
+ * to decide otherwise: an integer first column was once dropped as labels by pairwise, knn and
+ * distance without a word, and a one-column file of integers was said to hold non-integers. */
+void test_cli_label_column_notes(void)
+{
+    sandbox b;
+    if (sandbox_open(&b) != 0)
+        SKIP("cannot create a temporary directory");
+    write_text(&b, "ints.tsv", "1 2 3 4\n5 6 7 8\n");
+    write_text(&b, "reals.csv", "0.5,1,2\n1.5,3,4\n");
+    write_text(&b, "one.tsv", "1\n");
+    write_text(&b, "a.txt", "1 2 3\n");
+    ww_ctx *ctx = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    ww_measure dtw = ww_measure_dtw();
+    const double first[] = {1, 2, 3, 4}, second[] = {5, 6, 7, 8};
+    ww_series whole_a = ww_series_f64(first, NULL, 4, 1), whole_b = ww_series_f64(second, NULL, 4, 1);
+    ww_series tail_a = ww_series_f64(first + 1, NULL, 3, 1), tail_b = ww_series_f64(second + 1, NULL, 3, 1);
+    double as_labels = -1, as_data = -1;
+    CHECK_STATUS(ww_distance(ctx, &dtw, &tail_a, &tail_b, &as_labels), WW_OK);
+    CHECK_STATUS(ww_distance(ctx, &dtw, &whole_a, &whole_b, &as_data), WW_OK);
+    CHECK(as_labels == 48 && as_data != as_labels);
+    const char *labels_note = "note: ints.tsv: the first column holds only integers, so it is read as class labels";
+
+    /* detected labels: the note names --no-labels, which keeps the column as data */
+    cli_result r = run_cli(&b, "pairwise ints.tsv -o d.csv --measure dtw");
+    CHECK(r.code == 0 && strstr(r.err, labels_note) != NULL && strstr(r.err, "pass --no-labels") != NULL);
+    cli_result_free(&r);
+    double *m = read_matrix(&b, "d.csv", 2, 2);
+    CHECK(m != NULL && m[1] == as_labels);
+    free(m);
+    r = run_cli(&b, "pairwise ints.tsv -o d.csv --measure dtw --no-labels");
+    CHECK(r.code == 0 && strstr(r.err, "note:") == NULL);
+    cli_result_free(&r);
+    m = read_matrix(&b, "d.csv", 2, 2);
+    CHECK(m != NULL && m[1] == as_data);
+    free(m);
+    r = run_cli(&b, "distance ints.tsv ints.tsv --row 0 --row-b 1 --measure dtw");
+    CHECK(r.code == 0 && strtod(r.out, NULL) == as_labels && strstr(r.err, labels_note) != NULL);
+    cli_result_free(&r);
+    r = run_cli(&b, "distance ints.tsv ints.tsv --row 0 --row-b 1 --measure dtw --no-labels");
+    CHECK(r.code == 0 && strtod(r.out, NULL) == as_data && strstr(r.err, "note:") == NULL);
+    cli_result_free(&r);
+    r = run_cli(&b, "knn ints.tsv ints.tsv -o nn.csv");
+    CHECK(r.code == 0 && strstr(r.err, labels_note) != NULL);
+    cli_result_free(&r);
+
+    /* no note: -q, an explicit choice, classify (it needs the labels), a file of one series */
+    const char *quiet_runs[] = {"pairwise ints.tsv -o d.csv -q", "pairwise ints.tsv -o d.csv --labels",
+                                "pairwise reals.csv -o d.csv --quiet", "classify ints.tsv ints.tsv",
+                                "distance a.txt a.txt"};
+    for (size_t i = 0; i < sizeof quiet_runs / sizeof quiet_runs[0]; i++) {
+        r = run_cli(&b, "%s", quiet_runs[i]);
+        if (r.code != 0 || strstr(r.err, "note:") != NULL)
+            fprintf(stderr, "  wavewarp %s -> exit %d, stderr:\n%s", quiet_runs[i], r.code, r.err);
+        CHECK(r.code == 0 && strstr(r.err, "note:") == NULL);
+        cli_result_free(&r);
+    }
+
+    /* detected data: the same sentence, naming --labels */
+    r = run_cli(&b, "pairwise reals.csv -o d.csv");
+    CHECK(r.code == 0 &&
+          strstr(r.err, "note: reals.csv: the first column holds non-integers, so it is read as data") != NULL &&
+          strstr(r.err, "pass --labels") != NULL);
+    cli_result_free(&r);
+    /* one value a line: nothing to guess, and no claim of non-integers */
+    r = run_cli(&b, "pairwise one.tsv -o d.csv");
+    CHECK(r.code == 0 && strstr(r.err, "non-integers") == NULL &&
+          strstr(r.err, "note: one.tsv: each line holds a single value") != NULL);
+    cli_result_free(&r);
+    ww_ctx_destroy(ctx);
+    sandbox_close(&b);
+}
+
+/* Two outputs on one file (knn -o X --distances X: the distances silently replaced the indices),
+ * or an output on an input (pairwise X -o X replaced the data): usage errors before anything is
+ * read or written, whatever the spelling of the path; the inputs stay as they were. */
+void test_cli_output_paths(void)
+{
+    sandbox b;
+    if (sandbox_open(&b) != 0)
+        SKIP("cannot create a temporary directory");
+    run_ok(&b, "generate -o train.tsv --per-class 2 --length 20 --seed 1 --quiet");
+    run_ok(&b, "generate -o test.tsv --per-class 1 --length 20 --seed 2 --quiet");
+    run_ok(&b, "generate -o old.npy --per-class 1 --length 5 --quiet");
+    char train[512], test[512], old[512], link_path[512], hard_path[512];
+    path_in(&b, "train.tsv", train, sizeof train);
+    path_in(&b, "test.tsv", test, sizeof test);
+    path_in(&b, "old.npy", old, sizeof old);
+    path_in(&b, "link.tsv", link_path, sizeof link_path);
+    path_in(&b, "hard.npy", hard_path, sizeof hard_path);
+    CHECK(symlink("train.tsv", link_path) == 0);
+    CHECK(link(old, hard_path) == 0);
+    size_t old_size = 0, old_size_after = 0;
+    char *train_before = slurp(train, NULL), *test_before = slurp(test, NULL), *old_before = slurp(old, &old_size);
+    const struct {
+        const char *args, *phrase;
+    } cases[] = {
+        {"knn test.tsv train.tsv -o nn.npy --distances nn.npy", "-o and --distances name the same file (nn.npy)"},
+        {"knn test.tsv train.tsv -o nn.npy --distances ./nn.npy", "-o and --distances name the same file"},
+        {"knn test.tsv train.tsv -o ./nn.npy --distances ../work/nn.npy", "-o and --distances name the same file"},
+        {"knn test.tsv train.tsv -o old.npy --distances old.npy", "-o and --distances name the same file"},
+        {"knn test.tsv train.tsv -o old.npy --distances hard.npy", "-o and --distances name the same file"},
+        {"pairwise train.tsv -o train.tsv", "-o train.tsv names an input file"},
+        {"pairwise test.tsv train.tsv -o ./train.tsv", "-o ./train.tsv names an input file"},
+        {"pairwise train.tsv -o link.tsv", "-o link.tsv names an input file"},
+        {"pairwise link.tsv -o train.tsv", "-o train.tsv names an input file"},
+        {"knn test.tsv train.tsv -o train.tsv", "-o train.tsv names an input file"},
+        {"knn test.tsv old.npy -o nn.npy --distances old.npy", "--distances old.npy names an input file"},
+        {"classify train.tsv test.tsv -o test.tsv", "-o test.tsv names an input file"},
+        {"generate -o g.tsv --output=g.tsv", "given twice"}, /* an option given twice: test_cli_option_values */
+    };
+    const char *inputs[] = {"train.tsv", "test.tsv", "old.npy", "link.tsv", "hard.npy", NULL};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cli_result r = run_cli(&b, "%s", cases[i].args);
+        int ok = r.code == 2 && strstr(r.err, cases[i].phrase) != NULL && r.out[0] == '\0';
+        if (!ok)
+            fprintf(stderr, "  wavewarp %s -> exit %d (expected 2, '%s'), stderr:\n%s", cases[i].args, r.code,
+                    cases[i].phrase, r.err);
+        CHECK(ok);
+        CHECK(work_holds_only(&b, inputs)); /* no output, no temporary file */
+        cli_result_free(&r);
+    }
+    char *train_after = slurp(train, NULL), *test_after = slurp(test, NULL), *old_after = slurp(old, &old_size_after);
+    CHECK(train_after && train_before && strcmp(train_after, train_before) == 0);
+    CHECK(test_after && test_before && strcmp(test_after, test_before) == 0);
+    CHECK(old_after && old_before && old_size_after == old_size && memcmp(old_after, old_before, old_size) == 0);
+    free(train_before), free(test_before), free(old_before), free(train_after), free(test_after), free(old_after);
+
+    /* different files are fine: the same name elsewhere, another extension, two inputs alike */
+    run_ok(&b, "knn test.tsv train.tsv -o nn.npy --distances nd.npy -q");
+    run_ok(&b, "pairwise train.tsv -o train.npy -q");
+    run_ok(&b, "knn train.tsv train.tsv -o nn.csv -q");
+    sandbox_close(&b);
+}
+
+/* Measure and backend names in any case, as Python's measure names; an option that takes a value
+ * given twice is a usage error (the last one used to win silently). Flags may repeat. */
+void test_cli_option_values(void)
+{
+    sandbox b;
+    if (sandbox_open(&b) != 0)
+        SKIP("cannot create a temporary directory");
+    write_text(&b, "ok.tsv", "1\t1\t2\t3\n2\t4\t5\t6\n");
+    write_text(&b, "a.txt", "1 2 3 4.5\n");
+    write_text(&b, "b.txt", "1 3 2.5\n");
+    const struct {
+        const char *lower, *other;
+    } same[] = {
+        {"--measure dtw", "--measure DTW"},
+        {"--measure dtw", "--measure Dtw"},
+        {"--measure softdtw", "--measure SoftDTW"},
+        {"--measure twed", "--measure TWED --backend CPU"},
+        {"--measure twed", "--backend Auto"},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        cli_result want = run_cli(&b, "distance a.txt b.txt %s", same[i].lower);
+        cli_result got = run_cli(&b, "distance a.txt b.txt %s", same[i].other);
+        int ok = want.code == 0 && got.code == 0 && strcmp(want.out, got.out) == 0;
+        if (!ok)
+            fprintf(stderr, "  wavewarp distance a.txt b.txt %s -> exit %d, %s%s", same[i].other, got.code, got.out,
+                    got.err);
+        CHECK(ok);
+        cli_result_free(&want);
+        cli_result_free(&got);
+    }
+
+    const struct {
+        const char *args, *phrase;
+    } cases[] = {
+        {"pairwise ok.tsv -o o.npy --window 3 --window 4", "--window given twice ('3', then '4'); give it once"},
+        {"pairwise ok.tsv -o o.npy --window-fraction 0.1 --window-fraction=0.2", "--window-fraction given twice"},
+        {"pairwise ok.tsv -o o.npy --measure dtw --measure dtw", "--measure given twice ('dtw', then 'dtw')"},
+        {"distance a.txt b.txt --measure dtw --window 2 --measure twed", "--measure given twice"},
+        {"pairwise ok.tsv -o o.npy -o p.npy", "-o given twice ('o.npy', then 'p.npy')"},
+        {"pairwise ok.tsv --output=o.npy --output p.npy", "--output given twice"},
+        {"knn ok.tsv ok.tsv -o o.csv -k 1 -k2", "-k given twice"},
+        {"pairwise ok.tsv -o o.npy --nu 1 --nu 2", "--nu given twice"},
+        {"pairwise ok.tsv -o o.npy --backend cpu --backend cuda", "--backend given twice"},
+        {"knn ok.tsv ok.tsv -o o.npy --distances d.npy --distances e.npy", "--distances given twice"},
+        {"demo --seed 1 --seed 2", "--seed given twice"},
+        {"pairwise ok.tsv -o o.npy --measure GPU", "unknown measure 'GPU'"},
+        {"pairwise ok.tsv -o o.npy --backend GPU", "unknown backend 'GPU'"},
+    };
+    const char *inputs[] = {"ok.tsv", "a.txt", "b.txt", NULL};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cli_result r = run_cli(&b, "%s", cases[i].args);
+        int ok = r.code == 2 && strstr(r.err, cases[i].phrase) != NULL && strstr(r.err, "--help") != NULL &&
+                 r.out[0] == '\0';
+        if (!ok)
+            fprintf(stderr, "  wavewarp %s -> exit %d (expected 2, '%s'), stderr:\n%s", cases[i].args, r.code,
+                    cases[i].phrase, r.err);
+        CHECK(ok);
+        CHECK(work_holds_only(&b, inputs));
+        cli_result_free(&r);
+    }
+    run_ok(&b, "pairwise ok.tsv -o o.npy -q --quiet --no-labels --no-labels"); /* flags: no value to disagree */
     sandbox_close(&b);
 }
 

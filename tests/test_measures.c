@@ -512,6 +512,21 @@ void test_window_fraction(void)
     CHECK(ww_measure_cells(&plain, 40, 40) == 40u && ww_measure_cells(&plain, 40, 33) == ww_window_cells(40, 33, 0));
     ww_measure_set_window(&plain, 33); /* as wide as the shorter series: the whole matrix */
     CHECK(ww_measure_cells(&plain, 40, 33) == 40u * 33u);
+    /* lengths no call takes: n m saturates, and a window's band is not counted past 2^32 (it
+     * divided by zero at SIZE_MAX, wrapped, and looped over 10^10 rows) */
+    ww_measure wide = ww_measure_dtw();
+    CHECK(ww_measure_cells(&wide, SIZE_MAX, SIZE_MAX) == UINT64_MAX);
+    CHECK(ww_measure_cells(&wide, (size_t)1 << 40, (size_t)1 << 20) == (uint64_t)1 << 60);
+    ww_measure_set_window(&wide, 3);
+    CHECK(ww_measure_cells(&wide, SIZE_MAX, SIZE_MAX / 3) == UINT64_MAX);
+    CHECK(ww_measure_cells(&wide, SIZE_MAX, SIZE_MAX) == UINT64_MAX);
+    CHECK(ww_measure_cells(&wide, 10000000000ull, 10000000001ull) == UINT64_MAX);
+    CHECK(ww_measure_cells(&wide, WW_WINDOW_MAX_LENGTH - 1, WW_WINDOW_MAX_LENGTH - 1) ==
+          ww_window_cells(WW_WINDOW_MAX_LENGTH - 1, WW_WINDOW_MAX_LENGTH - 1, 3));
+    /* a fraction set past the setter's check: no out-of-range conversion, the whole matrix */
+    wide.window = WW_NO_WINDOW;
+    wide.window_fraction = 1e300;
+    CHECK(ww_measure_radius(&wide, 100, 100) == WW_NO_WINDOW && ww_measure_cells(&wide, 40, 33) == 40u * 33u);
     ww_measure bad = ww_measure_dtw();
     bad.window_fraction = 2.0;
     CHECK_STATUS(ww_measure_check(&bad), WW_ERR_PARAM);

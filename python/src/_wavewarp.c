@@ -103,41 +103,75 @@ static int parse_backend(PyObject *obj, ww_backend *out)
     return -1;
 }
 
-/* threads: None means every core (the library's 0), else a positive int. */
+#define MAX_THREADS 65536
+
+/* An integer parameter in [low, high]: TypeError for bools (True is not 1 thread or degree 1) and
+ * non-integers, ValueError naming the range for other values, huge ones included. */
+static int parse_bounded_int(PyObject *obj, const char *name, const char *none_or, long low, long high,
+                             long *out)
+{
+    if (PyBool_Check(obj) || !PyIndex_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be %san integer, not %R", name, none_or, obj);
+        return -1;
+    }
+    int overflow = 0;
+    PyObject *value = PyNumber_Index(obj);
+    if (value == NULL)
+        return -1;
+    long v = PyLong_AsLongAndOverflow(value, &overflow);
+    Py_DECREF(value);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow != 0 || v < low || v > high) {
+        PyErr_Format(PyExc_ValueError, "%s must be %san integer >= %ld and at most %ld, not %R", name, none_or,
+                     low, high, obj);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* threads: None means every core (the library's 0), else 1..MAX_THREADS. */
 static int parse_threads(PyObject *obj, int *out)
 {
     if (obj == Py_None) {
         *out = 0;
         return 0;
     }
-    long value = PyLong_AsLong(obj);
-    if (value == -1 && PyErr_Occurred())
+    long value;
+    if (parse_bounded_int(obj, "threads", "None or ", 1, MAX_THREADS, &value) != 0)
         return -1;
-    if (value < 1 || value > 65536) {
-        PyErr_Format(PyExc_ValueError, "threads must be None or a positive integer, not %R", obj);
-        return -1;
-    }
     *out = (int)value;
     return 0;
 }
 
-/* The TWED parameters of a spec: nu and lmbda numbers, degree an integer >= 1 (the library checks
- * the ranges of nu and lambda and reports WW_ERR_PARAM with its own message). */
-static int parse_twed_params(PyObject *nu, PyObject *lmbda, PyObject *degree, ww_twed_params *out)
+/* A real number parameter; bools are refused (nu=True is a slip, not 1.0), as for window. */
+static int parse_real(PyObject *obj, const char *name, const char *range, double *out)
 {
-    out->nu = PyFloat_AsDouble(nu);
-    if (out->nu == -1.0 && PyErr_Occurred())
-        return -1;
-    out->lambda = PyFloat_AsDouble(lmbda);
-    if (out->lambda == -1.0 && PyErr_Occurred())
-        return -1;
-    long d = PyLong_AsLong(degree);
-    if (d == -1 && PyErr_Occurred())
-        return -1;
-    if (d < 1 || d > INT32_MAX) {
-        PyErr_Format(PyExc_ValueError, "degree must be an integer >= 1, not %R", degree);
+    if (PyBool_Check(obj) || PyArray_IsScalar(obj, Bool)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a number %s, not %R", name, range, obj);
         return -1;
     }
+    *out = PyFloat_AsDouble(obj);
+    if (*out == -1.0 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError))
+            return -1;
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be a number %s, not %R", name, range, obj);
+        return -1;
+    }
+    return 0;
+}
+
+/* The TWED parameters of a spec: nu and lmbda numbers (not bools), degree an integer in
+ * [1, INT32_MAX] (the library checks the ranges of nu and lambda and reports WW_ERR_PARAM with its
+ * own message). */
+static int parse_twed_params(PyObject *nu, PyObject *lmbda, PyObject *degree, ww_twed_params *out)
+{
+    long d;
+    if (parse_real(nu, "nu", ">= 0", &out->nu) != 0 || parse_real(lmbda, "lmbda", ">= 0", &out->lambda) != 0 ||
+        parse_bounded_int(degree, "degree", "", 1, INT32_MAX, &d) != 0)
+        return -1;
     out->degree = (int)d;
     return 0;
 }
@@ -218,9 +252,14 @@ static int parse_measure(PyObject *spec, ww_measure *out)
         *out = ww_measure_dtw();
     } else if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "softdtw") == 0) {
         /* soft-DTW's spec: (name, gamma, divergence, None, radius, window) */
-        const double gamma = PyFloat_AsDouble(nu);
-        if (gamma == -1.0 && PyErr_Occurred())
+        double gamma;
+        if (parse_real(nu, "gamma", "> 0", &gamma) != 0)
             return -1;
+        /* a real bool: divergence="no" would be true */
+        if (!PyBool_Check(lmbda) && !PyArray_IsScalar(lmbda, Bool)) {
+            PyErr_Format(PyExc_TypeError, "divergence must be True or False, not %R", lmbda);
+            return -1;
+        }
         const int divergence = PyObject_IsTrue(lmbda);
         if (divergence < 0)
             return -1;
@@ -926,6 +965,25 @@ static int series_fill(operand *values, operand *stamps, const char *vname, cons
     return 0;
 }
 
+/* Two series of one sample of many dimensions are most likely aeon's (n_channels, n_timepoints)
+ * read as our (length, dim): wavewarp._arrays decides from dim (few channels are taken as meant),
+ * words the LayoutWarning and points it at the caller's line. An error when the warning filter
+ * turns it into one. */
+static int warn_single_sample_pair(const ww_series *a, const ww_series *b)
+{
+    if (a->length != 1 || b->length != 1 || a->dim < 2)
+        return 0;
+    PyObject *arrays = PyImport_ImportModule("wavewarp._arrays");
+    if (arrays == NULL)
+        return -1;
+    PyObject *result = PyObject_CallMethod(arrays, "warn_single_sample_pair", "n", (Py_ssize_t)a->dim);
+    Py_DECREF(arrays);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
 static int pair_open(PyObject *a, PyObject *b, PyObject *ta, PyObject *tb, pair_input *p)
 {
     memset(p, 0, sizeof *p);
@@ -945,6 +1003,8 @@ static int pair_open(PyObject *a, PyObject *b, PyObject *ta, PyObject *tb, pair_
                      p->sb.dim);
         goto fail;
     }
+    if (warn_single_sample_pair(&p->sa, &p->sb) != 0)
+        goto fail;
     return 0;
 fail:
     pair_clear(p);
@@ -1221,6 +1281,34 @@ static int dataset_from_pack(PyObject *pack, const char *what, dataset_input *ou
         }
     }
     return 0;
+}
+
+/* dataset_check(pack, what) -> None: the library's checks of a collection (shapes, empty series,
+ * NaN or infinite values, named as the computing calls name them), without computing anything:
+ * what the estimator's fit runs so that bad training data is reported there, not at predict. GPU
+ * data is left to the calls, which check it on the device. */
+static PyObject *py_dataset_check(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2 || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_wavewarp.dataset_check takes a pack and its argument's name");
+        return NULL;
+    }
+    const char *what = PyUnicode_AsUTF8(args[1]);
+    dataset_input d;
+    if (what == NULL || dataset_from_pack(args[0], what, &d) != 0)
+        return NULL;
+    if (d.ds.memory != WW_HOST)
+        Py_RETURN_NONE;
+    ww_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = ww_dataset_check(&d.ds);
+    Py_END_ALLOW_THREADS
+    if (status == WW_ERR_NONFINITE)
+        return raise_nonfinite(what, &d.ds, NULL, NULL);
+    if (status != WW_OK)
+        return raise_status(status);
+    Py_RETURN_NONE;
 }
 
 /* A pack with time stamps for a measure that does not read them is an error (stamps_what names
@@ -1809,6 +1897,8 @@ static PyMethodDef module_methods[] = {
      "knn(qpack, xpack, k, spec, backend, threads, progress, devices): see wavewarp.knn"},
     {"index_create", (PyCFunction)(void (*)(void))py_index_create, METH_FASTCALL,
      "index_create(xpack, spec, backend, threads) -> Index: see wavewarp.Index"},
+    {"dataset_check", (PyCFunction)(void (*)(void))py_dataset_check, METH_FASTCALL,
+     "dataset_check(pack, what): raises what a computing call raises for this collection's data."},
     {"measure_check", py_measure_check, METH_O,
      "measure_check(spec): raises what a computing call raises for this measure spec."},
     {"measure_radius", (PyCFunction)(void (*)(void))py_measure_radius, METH_FASTCALL,

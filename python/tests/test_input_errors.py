@@ -1,6 +1,8 @@
 """Bad input named precisely (issue 12): where a NaN or infinite value is, and 1-D arrays refused
 where a collection of series is expected, the same way in every function that takes one."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -150,3 +152,58 @@ def test_one_dimensional_refusal_message_and_the_fix(rng):
     assert wavewarp.pairwise([[1.0, 2.0, 3.0]]).shape == (1, 1)
     # series themselves stay 1-D or 2-D
     assert wavewarp.distance(x, X[0]) == wavewarp.pairwise(x[None], X[:1])[0, 0]
+
+
+# ------------------------------------------------------------------ aeon's layout read as ours
+
+
+def test_aeon_layout_warns_and_the_transpose_fixes_it(rng):
+    """aeon's (n_channels, n_timepoints) series read as (length, dim) are one sample each: DTW
+    would silently be the squared Euclidean distance. A LayoutWarning says so, at the caller's line."""
+    X = rng.normal(size=(6, 1, 40))  # aeon's (n_cases, n_channels, n_timepoints)
+    y = np.arange(6) % 2
+    assert issubclass(wavewarp.LayoutWarning, UserWarning)
+    with pytest.warns(wavewarp.LayoutWarning, match=r"^a and b have shape \(1, 40\): .*a\.T and b\.T") as record:
+        wrong = wavewarp.distance(X[0], X[1], "dtw")
+    assert record[0].filename == __file__  # the user's line, not the package's
+    assert wrong == pytest.approx(np.sum((X[0] - X[1]) ** 2))  # what the warning is about
+    collection = r"^every series of X has length 1 and dim 40: .*X\.transpose\(0, 2, 1\)$"
+    for call in (lambda: wavewarp.pairwise(X, measure="dtw"),
+                 lambda: wavewarp.twed_pairwise(X),
+                 lambda: wavewarp.Index(X, "dtw"),
+                 lambda: wavewarp.KNeighborsClassifier("dtw").fit(X, y)):
+        with pytest.warns(wavewarp.LayoutWarning, match=collection) as record:
+            call()
+        assert record[0].filename == __file__
+    with pytest.warns(wavewarp.LayoutWarning, match=r"of queries and X .*queries\.transpose\(0, 2, 1\)"):
+        wavewarp.knn(X, X, 1)
+    with pytest.warns(wavewarp.LayoutWarning, match=r"of X and Y .*\[x\.T for x in X\]"):
+        wavewarp.pairwise(list(X), X)
+    with pytest.warns(wavewarp.LayoutWarning, match="of X and Y"):
+        wavewarp.soft_dtw_batch(X, X, grad=False)
+    # transposed as the warning says: DTW, and no warning
+    fixed = X.transpose(0, 2, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", wavewarp.LayoutWarning)
+        assert wavewarp.distance(X[0].T, X[1].T, "dtw") == wavewarp.distance(X[0, 0], X[1, 0], "dtw")
+        D = wavewarp.pairwise(fixed, measure="dtw")
+        assert D[0, 1] == wavewarp.distance(X[0, 0], X[1, 0], "dtw") != pytest.approx(wrong)
+        wavewarp.KNeighborsClassifier("dtw").fit(fixed, y).predict(fixed)
+
+
+def test_layout_warning_spares_genuine_series(rng):
+    """One-sample series beside longer ones, of a few channels, or 2-D (univariate) collections of
+    one-sample series are meant as they are: no warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", wavewarp.LayoutWarning)
+        wavewarp.distance(rng.normal(size=(1, 6)), rng.normal(size=(9, 6)))
+        wavewarp.distance(rng.normal(size=(1, 3)), rng.normal(size=(1, 3)))  # a few channels
+        wavewarp.pairwise([rng.normal(size=(1, 6)), rng.normal(size=(5, 6))])  # not every series
+        wavewarp.pairwise(rng.normal(size=(4, 1, 6)), rng.normal(size=(3, 7, 6)))  # Y's are longer
+        wavewarp.knn(rng.normal(size=(4, 1, 6)), rng.normal(size=(3, 7, 6)), 1)
+        wavewarp.pairwise(rng.normal(size=(4, 1)))  # univariate series of one sample
+    # users who mean such series can silence the category
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", category=wavewarp.LayoutWarning)
+        wavewarp.pairwise(rng.normal(size=(4, 1, 6)))

@@ -331,6 +331,88 @@ def test_misuse_raises(call, error, match):
         call()
 
 
+@pytest.mark.parametrize("measure, params, match", [
+    ("dtw", dict(gamma=0.1), r"^dtw takes no parameters, got gamma \(gamma: softdtw's\)$"),
+    ("dtw", dict(nu=0.1, gamma=0.1), r"^dtw takes no parameters, got gamma, nu \(gamma: softdtw's; nu: twed's\)$"),
+    ("twed", dict(gamma=0.1), r"^unknown parameter gamma for twed: it takes nu, lmbda, degree \(gamma: softdtw's\)$"),
+    ("softdtw", dict(lmbda=1.0), r"^unknown parameter lmbda for softdtw: it takes gamma, divergence \(lmbda: twed's\)$"),
+])
+def test_parameter_of_another_measure_names_its_owner(measure, params, match):
+    with pytest.raises(ValueError, match=match):
+        wavewarp.distance(_a, _a, measure, **params)
+
+
+def test_measure_in_the_place_of_y_is_named():
+    """pairwise(X, "dtw") puts the measure in Y's place: the error says so and how to call."""
+    with pytest.raises(TypeError, match=r"^Y must be a collection of series or None, not str 'dtw': .*"
+                                        r"pairwise\(X, measure='dtw'\)$"):
+        wavewarp.pairwise(_X, "dtw")
+    with pytest.raises(TypeError, match=r"not Measure .*pairwise\(X, measure=Measure\('twed'"):
+        wavewarp.pairwise(_X, wavewarp.Measure("twed"), nu=0.5)
+    assert wavewarp.pairwise(_X, None, "dtw").shape == (3, 3)
+
+
+_s = np.linspace(0.0, 1.0, 8)[::-1].copy()
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: wavewarp.distance(_a, _s, "softdtw", divergence="no"), r"^divergence must be True or False, not 'no'$"),
+    (lambda: wavewarp.distance(_a, _s, "softdtw", divergence=1), "divergence must be True or False"),
+    (lambda: wavewarp.soft_dtw(_a, _s, divergence=None), "divergence must be True or False"),
+    (lambda: wavewarp.soft_dtw_batch(_X, _X, grad="no"), r"^grad must be True or False, not 'no'$"),
+    (lambda: wavewarp.image_distance(np.ones((2, 2)), np.ones((2, 2)), squared="no"), "squared must be True or False"),
+    (lambda: wavewarp.image_pairwise([np.ones((2, 2))], squared=1), "squared must be True or False"),
+    (lambda: wavewarp.ted("{a}", "{b}", mapping="yes"), "mapping must be True or False"),
+    (lambda: wavewarp.distance(_a, _s, "twed", nu=True), r"^nu must be a number >= 0, not True$"),
+    (lambda: wavewarp.twed(_a, _s, nu=True), r"^nu must be a number >= 0, not True$"),
+    (lambda: wavewarp.twed(_a, _s, lmbda=np.True_), r"^lmbda must be a number >= 0, not (np\.)?True"),
+    (lambda: wavewarp.twed_pairwise(_X, degree=True), r"^degree must be an integer, not True$"),
+    (lambda: wavewarp.Measure("twed", degree=False), r"^degree must be an integer, not False$"),
+    (lambda: wavewarp.distance(_a, _s, "softdtw", gamma=True), r"^gamma must be a number > 0, not True$"),
+    (lambda: wavewarp.soft_dtw(_a, _s, gamma=np.True_), r"^gamma must be a number > 0, not (np\.)?True"),
+    (lambda: wavewarp.ted("{a}", "{b}", delete_cost=True), r"^delete_cost must be a number >= 0, not True$"),
+    (lambda: wavewarp.distance(_a, _s, threads=True), r"^threads must be None or an integer, not True$"),
+    (lambda: wavewarp.pairwise(_X, threads=2.0), r"^threads must be None or an integer, not 2.0$"),
+])
+def test_parameters_of_the_wrong_kind_are_type_errors(call, match):
+    """Boolean parameters take a real bool (bool("no") is True); numbers refuse bools, as window
+    and radius always did (nu=True is a slip, not 1.0)."""
+    with pytest.raises(TypeError, match=match):
+        call()
+
+
+def test_bools_given_as_bools_are_accepted():
+    want = wavewarp.distance(_a, _s, "softdtw", divergence=True)
+    assert wavewarp.distance(_a, _s, "softdtw", divergence=np.True_) == want
+    assert wavewarp.soft_dtw_batch(_X, _X + 1, grad=np.False_)[1] is None
+    assert wavewarp.twed(_a, _s, nu=np.float32(0.5), degree=np.int64(1)) == wavewarp.twed(_a, _s, nu=0.5, degree=1)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: wavewarp.twed(_a, _a, degree=2**40),
+     r"^degree must be an integer >= 1 and at most 2147483647, not 1099511627776$"),
+    (lambda: wavewarp.distance(_a, _a, "twed", degree=2**80), "degree must be an integer >= 1 and at most 2147483647"),
+    (lambda: wavewarp.distance(_a, _a, "twed", degree=-2**80), "degree must be an integer >= 1 and at most"),
+    (lambda: wavewarp.distance(_a, _a, threads=10**6),
+     r"^threads must be None or an integer >= 1 and at most 65536, not 1000000$"),
+    (lambda: wavewarp.pairwise(_X, threads=2**70), "threads must be None or an integer >= 1 and at most 65536"),
+    (lambda: wavewarp.pairwise(_X, threads=0), r"^threads must be None or an integer >= 1 and at most 65536, not 0$"),
+])
+def test_out_of_range_integers_name_both_bounds(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_kinds_of_parameters_checked_in_c_too():
+    """Specs that skip Measure (twed()'s fast path) meet the same checks in the C module."""
+    for spec, match in [(("softdtw", 1.0, "no", None, None, None), "divergence must be True or False"),
+                        (("softdtw", True, False, None, None, None), "gamma must be a number > 0"),
+                        (("twed", 0.1, True, 2, None, None), "lmbda must be a number >= 0"),
+                        (("twed", 0.1, 1.0, 2.0, None, None), "degree must be an integer")]:
+        with pytest.raises(TypeError, match=match):
+            wavewarp._wavewarp.measure_check(spec)
+
+
 def test_measure_spec_checked_in_c_too():
     """The C entry points check the spec themselves (a wrong one cannot reach the library)."""
     c = wavewarp._wavewarp

@@ -198,6 +198,73 @@ def test_misuse(rng):
         clf.predict(np.full((1, 40), np.nan))
 
 
+def test_fit_keeps_its_own_list_of_series(rng):
+    """Appending to (or replacing items of) the list given to fit changes nothing: fit keeps a new
+    list; an array is kept by reference, as scikit-learn does."""
+    Xl = [rng.normal(size=5) for _ in range(4)]
+    clf = wavewarp.KNeighborsClassifier("dtw").fit(Xl, [0, 1, 0, 1])
+    want = clf.predict([np.zeros(5)])
+    Xl.append(np.zeros(5))
+    Xl[0] = np.full(5, 100.0)
+    np.testing.assert_array_equal(clf.predict([np.zeros(5)]), want)
+    assert len(clf.X_fit_) == clf.n_samples_fit_ == 4
+    X = np.stack(Xl[1:])
+    assert wavewarp.KNeighborsClassifier().fit(X, [0, 1, 0, 1]).X_fit_ is X
+
+
+def _sparse(X):
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    return scipy_sparse.csr_matrix(X)
+
+
+@pytest.mark.parametrize("make_X, error, match", [
+    (lambda X: np.where(np.arange(X.size).reshape(X.shape) == 23, np.nan, X), ValueError,
+     r"^a series value is NaN or infinite: X: series 2, sample 3 \(0-based\) is NaN$"),
+    (lambda X: [x if i != 4 else np.r_[x[:-1], -np.inf] for i, x in enumerate(X)], ValueError,
+     r"^a series value is NaN or infinite: X: series 4, sample 9 \(0-based\) is -inf$"),
+    (lambda X: X + 1j, ValueError, r"^X: cannot convert an array of dtype complex128 to float64$"),
+    (lambda X: X.astype(object), ValueError, r"cannot convert an array of dtype object"),
+    (_sparse, TypeError, r"^X is a sparse matrix, but series are dense: pass X\.toarray\(\)$"),
+    (lambda X: [x if i != 1 else x[:0] for i, x in enumerate(X)], ValueError, "empty"),
+])
+def test_fit_checks_the_training_series(rng, make_X, error, match):
+    """Bad training data fails at fit, with pairwise's message, not later at every predict."""
+    X = rng.normal(size=(6, 10))
+    y = np.arange(6) % 2
+    clf = wavewarp.KNeighborsClassifier("dtw")
+    with pytest.raises(error, match=match):
+        clf.fit(make_X(X), y)
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+
+
+def test_fit_checks_the_labels_and_empty_data(rng):
+    X = rng.normal(size=(6, 10))
+    clf = wavewarp.KNeighborsClassifier("dtw")
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        clf.fit(X, rng.normal(size=6))
+    for bad in (np.inf, -np.inf, np.nan):
+        with pytest.raises(ValueError, match="^y contains NaN or infinity"):
+            clf.fit(X, [0.0, 1.0, 0.0, 1.0, 0.0, bad])
+    with pytest.raises(ValueError, match="^X is empty: a collection needs at least one series$"):
+        clf.fit(np.zeros((0, 5)), [])
+    with pytest.raises(ValueError, match="^X is empty"):
+        clf.fit([], [])
+    clf.fit(X, [0.0, 1.0, 2.0, 0.0, 1.0, 2.0])  # integral floats are class labels
+    np.testing.assert_array_equal(clf.classes_, [0.0, 1.0, 2.0])
+
+
+def test_n_features_in_only_for_a_feature_matrix(rng):
+    """scikit-learn's n_features_in_ describes a 2-D feature matrix: set for (n_series, length)
+    arrays, absent for 3-D arrays and lists (and removed by a later fit on them)."""
+    X, y = rng.normal(size=(6, 20)), np.arange(6) % 2
+    clf = wavewarp.KNeighborsClassifier("dtw").fit(X, y)
+    assert clf.n_features_in_ == 20
+    assert clf.predict(rng.normal(size=(2, 25))).shape == (2,)  # elastic: queries of other lengths
+    assert not hasattr(clf.fit(X[:, :, None], y), "n_features_in_")
+    assert not hasattr(wavewarp.KNeighborsClassifier().fit(list(X), y), "n_features_in_")
+
+
 def test_works_without_scikit_learn():
     """With scikit-learn unimportable, wavewarp imports and the estimator works on its own."""
     code = textwrap.dedent(
@@ -216,6 +283,13 @@ def test_works_without_scikit_learn():
         assert clf.get_params()["window"] == 0.2 and clf.set_params(window=0.1) is clf
         assert repr(clf) == "KNeighborsClassifier(n_neighbors=3, window=0.1)", repr(clf)
         assert clf.fit(X, y).score(X, y) == 1.0
+        for bad_y, word in ((rng.normal(size=10), "continuous"), (np.r_[y[:-1], np.inf], "infinity")):
+            try:
+                wavewarp.KNeighborsClassifier().fit(X, bad_y)
+            except ValueError as exc:
+                assert word in str(exc), exc
+            else:
+                raise AssertionError("fit accepted labels that are not classes")
         try:
             clf.set_params(bogus=1)
         except ValueError as exc:

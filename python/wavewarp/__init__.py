@@ -15,7 +15,9 @@ Series layout
 A series is a 1-D array ``(length,)`` (univariate) or a 2-D array ``(length, dim)``: one row per
 sample. A collection (``X``, ``Y``, ``queries``) is a 3-D array ``(n_series, length, dim)``, a 2-D
 array ``(n_series, length)`` of univariate series, or a list of series of any lengths; a 1-D array
-is refused there (one series is ``x[None]``). float32 input
+is refused there (one series is ``x[None]``). Series of one sample of many dimensions (all of a
+collection's) are most likely aeon's ``(n_channels, n_timepoints)`` layout read as ``(length,
+dim)``: they give a :class:`LayoutWarning`. float32 input
 gives float32 results, anything else is computed as float64. Arrays with
 ``__cuda_array_interface__`` (CuPy, PyTorch, Numba) are read on the GPU where they are, without a
 copy to the host.
@@ -59,6 +61,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ._arrays import LayoutWarning
 from ._functions import Devices, distance, knn, pairwise, twed, twed_knn, twed_pairwise
 from ._image import image_distance, image_knn, image_pairwise, image_warp
 from ._index import Index, TwedIndex
@@ -84,6 +87,7 @@ __all__ = [
     "twed_knn",
     "TwedIndex",
     "WavewarpError",
+    "LayoutWarning",
     "cuda_available",
     "describe",
     "built_with_cuda",

@@ -22,11 +22,83 @@ have to be joined into one buffer.
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from typing import Any, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 
 _CUDA_INTERFACE = "__cuda_array_interface__"
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+# One-sample series of at least this many dimensions give a LayoutWarning. aeon's univariate
+# series have tens of time points or more, while genuine one-sample multivariate series (edge
+# cases, the tests' among them) have few channels: below this they are taken as meant.
+_LAYOUT_WARNING_MIN_DIM = 4
+
+
+class LayoutWarning(UserWarning):
+    """Input whose shape looks like another library's layout: series of one sample of many
+    dimensions (at least 4), as aeon's ``(n_channels, n_timepoints)`` series read in wavewarp's
+    ``(length, dim)``. Where such series are meant, silence it with
+    ``warnings.filterwarnings("ignore", category=wavewarp.LayoutWarning)``."""
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of warnings.warn, called from here, that points at the first caller outside
+    the package: the line of the user's code that passed the input."""
+    frame = sys._getframe(1)  # the function that calls warnings.warn: stacklevel 1
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn_single_sample_pair(dim: int) -> None:
+    """LayoutWarning for two series that are each one sample of `dim` values, most likely aeon's
+    (n_channels, n_timepoints) read as (length, dim); called by the C module's distance(), which sees
+    the shapes first. Both, so that a one-sample multivariate series beside a longer one stays quiet."""
+    if dim < _LAYOUT_WARNING_MIN_DIM:
+        return
+    warnings.warn(
+        f"a and b have shape (1, {dim}): wavewarp reads a series as (length, dim), so each is one "
+        f"sample of {dim} values and the distance compares single samples (for DTW their squared "
+        f"Euclidean distance). aeon's (n_channels, n_timepoints) series are read as a.T and b.T, "
+        f"univariate ones also as 1-D arrays",
+        LayoutWarning,
+        stacklevel=_user_stacklevel(),
+    )
+
+
+def _all_single_samples(pack: "Pack") -> bool:
+    """Whether every series of a pack has length 1 and a dim that suggests a transposed layout."""
+    if pack.dim < _LAYOUT_WARNING_MIN_DIM or pack.count == 0:
+        return False
+    if pack.offsets is None:
+        return pack.length == 1
+    return bool(np.all(np.diff(pack.offsets) == 1))
+
+
+def warn_if_single_samples(**packs: "Pack") -> None:
+    """LayoutWarning when every series of every given collection (by argument name) is one sample
+    of many dimensions: aeon's (n_cases, n_channels, n_timepoints) read as (n_series, length, dim).
+    All of them, so that multivariate collections that merely include such series stay quiet."""
+    if not packs or not all(_all_single_samples(pack) for pack in packs.values()):
+        return
+    names = " and ".join(packs)
+    dim = next(iter(packs.values())).dim
+    fixes = " and ".join(f"[x.T for x in {what}]" if pack.offsets is not None else f"{what}.transpose(0, 2, 1)"
+                         for what, pack in packs.items())
+    warnings.warn(
+        f"every series of {names} has length 1 and dim {dim}: wavewarp reads a collection as "
+        f"(n_series, length, dim), so each series is one sample of {dim} values and the distances "
+        f"compare single samples (for DTW their squared Euclidean distance). aeon's (n_cases, "
+        f"n_channels, n_timepoints) collection is read as {fixes}",
+        LayoutWarning,
+        stacklevel=_user_stacklevel(),
+    )
 
 
 class Pack(NamedTuple):
@@ -161,7 +233,11 @@ def open_collection(obj: Any, what: str) -> _Opened:
     ------
     ValueError
         An empty list, a list mixing GPU and host arrays, a 1-D array or a list of numbers.
+    TypeError
+        A SciPy sparse matrix (NumPy would read it as one object, of 0 dimensions).
     """
+    if type(obj).__module__.startswith("scipy.sparse"):
+        raise TypeError(f"{what} is a sparse matrix, but series are dense: pass {what}.toarray()")
     if isinstance(obj, (list, tuple)) or (isinstance(obj, np.ndarray) and obj.dtype == object):
         items = [_open_item(item, f"{what}[{i}]") for i, item in enumerate(obj)]
         if not items:

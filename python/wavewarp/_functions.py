@@ -60,6 +60,15 @@ def _check_backend(backend: str) -> None:
         raise ValueError(f"backend must be 'auto', 'cpu' or 'cuda', not {backend!r}")
 
 
+def _check_y_is_not_a_measure(Y: Any, function: str) -> None:
+    """pairwise(X, "dtw") puts the measure in Y's place: say so, rather than that a str has 0
+    dimensions."""
+    if isinstance(Y, (str, Measure)):
+        raise TypeError(f"Y must be a collection of series or None, not {type(Y).__name__} {Y!r}: "
+                        f"to compare X with itself under a measure, pass it by name: "
+                        f"{function}(X, measure={Y!r})")
+
+
 def _check_k(k: Any) -> None:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"k must be an integer, not {type(k).__name__}")
@@ -134,12 +143,19 @@ def distance(
         measure does not have, negative parameters, a window outside [0, 1], a negative radius,
         window and radius both, stamps given to DTW, an unknown backend.
     TypeError
-        A parameter of the wrong type (e.g. a float radius or degree).
+        A parameter of the wrong type (e.g. a float radius or degree, a bool for a number such as
+        ``nu=True``, anything but a bool for a flag such as ``divergence``).
     MemoryError
         Out of host or GPU memory.
     WavewarpError
         Anything else from the library, e.g. backend="cuda" without a GPU, or for a measure the
         GPU does not compute.
+
+    Warns
+    -----
+    LayoutWarning
+        a and b both of shape ``(1, dim)`` with dim >= 4: most likely aeon's ``(n_channels,
+        n_timepoints)`` series, to be passed as ``a.T`` and ``b.T``.
     """
     return _distance(a, b, ta, tb, _spec_of(measure, window, radius, params), backend, threads)
 
@@ -220,6 +236,7 @@ def _matrix(X: Any, Y: Any, tX: Any, tY: Any, spec: Spec, backend: str, threads:
         raise ValueError(f"X has dim {x_pack.dim} but Y has dim {y_pack.dim}")
     if y_pack is None and tY is not None:
         raise ValueError("tY given without Y")
+    _arrays.warn_if_single_samples(**({"X": x_pack} if y_pack is None else {"X": x_pack, "Y": y_pack}))
     callback, bar = _progress_callback(progress, label)
     try:
         return _pairwise(x_pack, y_pack, spec, backend, threads, callback, devices)
@@ -279,10 +296,18 @@ def pairwise(
     Raises
     ------
     ValueError, TypeError, MemoryError, WavewarpError
-        As in :func:`distance`.
+        As in :func:`distance`; TypeError also for a measure given in Y's place
+        (``pairwise(X, "dtw")``: pass ``measure="dtw"``).
     KeyboardInterrupt
         Ctrl-C cancels the computation cleanly (checked about every 0.1 s).
+
+    Warns
+    -----
+    LayoutWarning
+        Every series of X (and of Y) of length 1 and dim >= 4: most likely aeon's ``(n_cases,
+        n_channels, n_timepoints)``, to be passed as ``X.transpose(0, 2, 1)``.
     """
+    _check_y_is_not_a_measure(Y, "pairwise")
     spec = _spec_of(measure, window, radius, params)
     return _matrix(X, Y, tX, tY, spec, backend, threads, progress, devices, "wavewarp.pairwise")
 
@@ -342,6 +367,7 @@ def _neighbours(queries: Any, X: Any, k: Any, tqueries: Any, tX: Any, spec: Spec
     x_pack = _arrays.pack(x_opened, tX, is_f32, "X", "tX")
     if q_pack.dim != x_pack.dim:
         raise ValueError(f"queries have dim {q_pack.dim} but X has dim {x_pack.dim}")
+    _arrays.warn_if_single_samples(queries=q_pack, X=x_pack)
     if not 1 <= k <= x_pack.count:
         raise ValueError(f"k must be between 1 and the number of series in X ({x_pack.count}), not {k}")
     callback, bar = _progress_callback(progress, label)

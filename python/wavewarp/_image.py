@@ -21,6 +21,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from ._measure import check_flag
 from ._progress import Progress
 from ._progress import callback_for as _progress_callback
 from ._wavewarp import image_knn as _image_knn
@@ -121,7 +122,8 @@ def image_distance(a: Any, b: Any, return_map: bool = False, *, squared: bool = 
     float, or (float, ndarray) with ``return_map``
     """
     A, B = _image(a, "a"), _image(b, "b")
-    if return_map:
+    squared = check_flag(squared, "squared")
+    if check_flag(return_map, "return_map"):
         distance, matches = _image_map([A], [B], squared, threads)
         return float(distance), matches
     return float(_image_pairwise([A], [B], squared, threads, None, "cpu")[0, 0])
@@ -151,6 +153,7 @@ def image_pairwise(X: Any, Y: Any = None, *, squared: bool = False, threads: Opt
     ndarray of float64, ``(len(X), len(Y))``
     """
     xs, ys = _sets(X, Y, "X", "Y", backend)
+    squared = check_flag(squared, "squared")
     callback, bar = _progress_callback(progress, "wavewarp.image_pairwise")
     try:
         return _image_pairwise(xs, ys, squared, threads, callback, backend)
@@ -172,6 +175,7 @@ def image_knn(queries: Any, X: Any, k: int = 1, *, squared: bool = False, thread
     qs, xs = _sets(queries, X, "queries", "X", backend)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"k must be an integer, not {k!r}")
+    squared = check_flag(squared, "squared")
     callback, bar = _progress_callback(progress, "wavewarp.image_knn")
     try:
         return _image_knn(qs, xs, int(k), squared, threads, callback, backend)

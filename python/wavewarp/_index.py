@@ -105,6 +105,7 @@ class Index:
         check_stamps(measure, tX=tX)
         opened = _arrays.open_collection(X, "X")
         pack = _arrays.pack(opened, tX, opened.is_f32, "X", "tX")
+        _arrays.warn_if_single_samples(X=pack)
         self._index = _index_create(pack, measure._spec, backend, threads)
         self._measure = measure
 

@@ -17,6 +17,8 @@ import operator
 from types import MappingProxyType
 from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
+import numpy as np
+
 from ._wavewarp import measure_check as _measure_check
 from ._wavewarp import measure_radius as _measure_radius
 
@@ -41,18 +43,43 @@ def _check_name(name: Any) -> str:
     return key
 
 
+def check_flag(value: Any, name: str) -> bool:
+    """A boolean parameter as a bool: only bool or numpy.bool_, since bool("no") is True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, not {value!r}")
+    return bool(value)
+
+
+def check_real(value: Any, name: str, bounds: str) -> float:
+    """A real-valued parameter as a float; bools are refused (gamma=True is a slip, not 1.0). The
+    bounds (e.g. "> 0") are checked by the library; here they only complete the message."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number {bounds}, not {value!r}")
+    return float(value)
+
+
+def _owners_note(params: Any) -> str:
+    """Which measures the given parameter names belong to, e.g. " (gamma: softdtw's)": a parameter
+    given to the wrong measure is a common slip, and the note says which measure was meant."""
+    owned = []
+    for param in sorted(params):
+        owners = [name for name, defaults in MEASURES.items() if param in defaults]
+        if owners:
+            owned.append(f"{param}: {' and '.join(owners)}'s")
+    return f" ({'; '.join(owned)})" if owned else ""
+
+
 def _check_params(name: str, params: Mapping[str, Any]) -> Dict[str, Any]:
     """The full parameter dict of measure `name`: defaults, overridden by `params` (names checked)."""
     allowed = MEASURES[name]
     unknown = [key for key in params if key not in allowed]
     if unknown:
         given = ", ".join(sorted(unknown))
+        note = _owners_note(unknown)
         if not allowed:
-            others = sorted({p for ps in MEASURES.values() for p in ps} & set(unknown))
-            note = f" ({', '.join(others)}: TWED's)" if others else ""
             raise ValueError(f"{name} takes no parameters, got {given}{note}")
         raise ValueError(f"unknown parameter{'s' if len(unknown) > 1 else ''} {given} for {name}: "
-                         f"it takes {', '.join(allowed)}")
+                         f"it takes {', '.join(allowed)}{note}")
     full = dict(allowed)
     full.update(params)
     return full
@@ -130,9 +157,8 @@ class Measure:
         if key == "twed":
             spec = (key, full["nu"], full["lmbda"], full["degree"], radius, window)
         elif key == "softdtw":
-            if isinstance(full["gamma"], bool) or not isinstance(full["gamma"], numbers.Real):
-                raise TypeError(f"gamma must be a number > 0, not {full['gamma']!r}")
-            full = {"gamma": float(full["gamma"]), "divergence": bool(full["divergence"])}
+            full = {"gamma": check_real(full["gamma"], "gamma", "> 0"),
+                    "divergence": check_flag(full["divergence"], "divergence")}
             spec = (key, full["gamma"], full["divergence"], None, radius, window)
         else:
             spec = (key, None, None, None, radius, window)

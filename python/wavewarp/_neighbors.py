@@ -19,6 +19,7 @@ import numpy as np
 from . import _arrays
 from ._functions import _check_backend, knn
 from ._measure import Measure, MeasureLike
+from ._wavewarp import dataset_check as _dataset_check
 
 __all__ = ["KNeighborsClassifier", "HAVE_SKLEARN"]
 
@@ -82,6 +83,49 @@ except ImportError:  # scikit-learn is optional
 Weights = Union[str, Callable[[np.ndarray], np.ndarray]]
 
 
+def _training_series(X: Any) -> Tuple[Any, int, Optional[int]]:
+    """The training collection checked as pairwise and knn check theirs (shape, dtype, empty series,
+    NaN and inf values), so that bad training data fails at fit, not at every predict.
+
+    Returns what the estimator keeps (the array itself, as scikit-learn keeps its training data, or
+    a new list of the series of a list, so that the caller appending to theirs changes nothing),
+    the number of series, and the length of an equal-length univariate 2-D host array (None for
+    other layouts).
+    """
+    opened = _arrays.open_collection(X, "X")
+    pack = _arrays.pack(opened, None, opened.is_f32, "X", "tX")
+    if pack.count == 0:
+        raise ValueError("X is empty: a collection needs at least one series")
+    _dataset_check(pack, "X")
+    _arrays.warn_if_single_samples(X=pack)
+    if opened.kind == "list":
+        return [item.obj for item in opened.obj], pack.count, None
+    univariate_matrix = not opened.device and opened.obj.ndim == 2
+    return opened.obj, pack.count, pack.length if univariate_matrix else None
+
+
+def _check_labels(y: Any, n: int) -> np.ndarray:
+    """y as a 1-D array of class labels, one per training series."""
+    if type(y).__module__.startswith("scipy.sparse"):
+        raise TypeError("y is a sparse matrix: give the labels as a 1-D array")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D (one label per series), got shape {y.shape}")
+    if len(y) != n:
+        raise ValueError(f"X has {n} series but y has {len(y)} labels")
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity: class labels must be finite")
+    if HAVE_SKLEARN:
+        from sklearn.utils.multiclass import check_classification_targets
+
+        check_classification_targets(y)  # ValueError for real values (continuous targets)
+    elif y.dtype.kind in "fc" and np.any(y != np.round(y)):
+        raise ValueError("Unknown label type: continuous. y must hold class labels, not real values")
+    return y
+
+
 def _count_series(X: Any, what: str) -> int:
     """Number of series in a collection given to the estimator (2-D, 3-D array or list)."""
     opened = _arrays.open_collection(X, what)
@@ -140,7 +184,11 @@ class KNeighborsClassifier(_ClassifierMixin, _BaseEstimator):
     n_samples_fit_ : int
         Number of training series.
     X_fit_ : array or list
-        The training series, as given to ``fit`` (not copied: do not modify them in place).
+        The training series: the array given to ``fit`` (not copied: do not modify it in place),
+        or for a list a new list of its series (as arrays; the series themselves are not copied).
+    n_features_in_ : int
+        The length of the training series, set only when ``X`` is a 2-D array ``(n_series,
+        length)`` (scikit-learn's feature matrix); queries may have other lengths.
 
     Notes
     -----
@@ -241,19 +289,15 @@ class KNeighborsClassifier(_ClassifierMixin, _BaseEstimator):
         ------
         ValueError, TypeError
             Bad settings (unknown measure, parameter the measure does not have, window outside
-            [0, 1], n_neighbors < 1 or above the number of series...) or bad data (lengths of X
-            and y differ, y not 1-D).
+            [0, 1], n_neighbors < 1 or above the number of series...) or bad data, checked as
+            :func:`wavewarp.pairwise` checks it (no series, empty series, NaN or infinite values,
+            values that are not real numbers), lengths of X and y that differ, y not 1-D or not
+            class labels (real values, NaN or infinity).
         """
         self._check_settings()
         measure = self._make_measure()
-        n = _count_series(X, "X")
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D (one label per series), got shape {y.shape}")
-        if len(y) != n:
-            raise ValueError(f"X has {n} series but y has {len(y)} labels")
+        X_fit, n, length = _training_series(X)
+        y = _check_labels(y, n)
         if self.n_neighbors > n:
             raise ValueError(f"n_neighbors ({self.n_neighbors}) is larger than the number of training series ({n})")
         classes, encoded = np.unique(y, return_inverse=True)
@@ -261,7 +305,13 @@ class KNeighborsClassifier(_ClassifierMixin, _BaseEstimator):
         self._y = encoded.reshape(-1)
         self.measure_ = measure
         self.n_samples_fit_ = n
-        self.X_fit_ = X if isinstance(X, (list, tuple)) or _arrays.cuda_interface(X, "X") is not None else np.asarray(X)
+        self.X_fit_ = X_fit
+        # scikit-learn's n_features_in_ describes a feature matrix: only a 2-D array of equal-length
+        # univariate series is one (queries may still have other lengths: the measures are elastic)
+        if length is not None:
+            self.n_features_in_ = length
+        elif hasattr(self, "n_features_in_"):
+            del self.n_features_in_
         return self
 
     # ------------------------------------------------------------------------------ predict

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _arrays
 from ._functions import _check_backend, _spec_of, distance
+from ._measure import check_flag
 from ._wavewarp import softdtw_batch as _softdtw_batch
 from ._wavewarp import softdtw_gradient as _softdtw_gradient
 
@@ -137,10 +138,12 @@ def soft_dtw_batch(
         without ``grad``. float32 when X and Y are float32, else float64.
     """
     _check_backend(backend)
+    grad = check_flag(grad, "grad")
     spec = _spec_of("softdtw", window, radius, {"gamma": gamma, "divergence": divergence})
     xo, yo = _arrays.open_collection(X, "X"), _arrays.open_collection(Y, "Y")
     is_f32 = xo.is_f32 and yo.is_f32
     xp, yp = _arrays.pack(xo, None, is_f32, "X", "tX"), _arrays.pack(yo, None, is_f32, "Y", "tY")
+    _arrays.warn_if_single_samples(X=xp, Y=yp)
     values, gx, gy = _softdtw_batch(xp, yp, spec, backend, threads, grad)
     if not grad:
         return values, None, None

@@ -15,6 +15,7 @@ from typing import Any, Callable, Hashable, Iterable, List, Optional, Sequence, 
 import numpy as np
 
 from . import _wavewarp
+from ._measure import check_flag, check_real
 
 __all__ = ["Tree", "ted", "ted_pairwise", "read_bracket_trees", "read_xted_trees"]
 
@@ -212,6 +213,11 @@ def _pack(trees: Sequence[Tree], ids: dict) -> Tuple[np.ndarray, np.ndarray, np.
     return parents, labels, offsets
 
 
+def _costs(delete_cost: Any, insert_cost: Any, relabel_cost: Any) -> Tuple[float, float, float]:
+    return (check_real(delete_cost, "delete_cost", ">= 0"), check_real(insert_cost, "insert_cost", ">= 0"),
+            check_real(relabel_cost, "relabel_cost", ">= 0"))
+
+
 def ted(a: Any, b: Any, delete_cost: float = 1, insert_cost: float = 1, relabel_cost: float = 1,
         backend: str = "auto", mapping: bool = False, threads: Optional[int] = None) -> Any:
     """The tree edit distance of a and b (Zhang and Shasha; APTED computes the same value): the
@@ -231,8 +237,9 @@ def ted(a: Any, b: Any, delete_cost: float = 1, insert_cost: float = 1, relabel_
     ids: dict = {}
     pa, la, _ = _pack([ta], ids)
     pb, lb, _ = _pack([tb], ids)
-    result = _wavewarp.ted(pa, la, pb, lb, float(delete_cost), float(insert_cost), float(relabel_cost),
-                           backend, threads, bool(mapping))
+    mapping = check_flag(mapping, "mapping")
+    result = _wavewarp.ted(pa, la, pb, lb, *_costs(delete_cost, insert_cost, relabel_cost), backend, threads,
+                           mapping)
     if not mapping:
         return result
     distance, pairs = result
@@ -254,8 +261,8 @@ def ted_pairwise(trees: Sequence[Any], others: Optional[Sequence[Any]] = None, d
         raise ValueError("empty input: no trees")
     ids: dict = {}
     parents, labels, offsets = _pack(xs + (ys or []), ids)
-    return _wavewarp.ted_pairwise(parents, labels, offsets, len(xs), ys is None, float(delete_cost),
-                                  float(insert_cost), float(relabel_cost), backend, threads, progress)
+    return _wavewarp.ted_pairwise(parents, labels, offsets, len(xs), ys is None,
+                                  *_costs(delete_cost, insert_cost, relabel_cost), backend, threads, progress)
 
 
 def read_bracket_trees(path: Union[str, os.PathLike]) -> List[Tree]:

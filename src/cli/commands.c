@@ -46,14 +46,25 @@ static int load_dataset(const cli_settings *s, const char *path, int single_seri
         cli_error("%s", err);
         return CLI_EXIT_RUNTIME;
     }
-    /* Say so when auto-detection decided there is no label column: the first column is data. */
+    /* Say what auto-detection made of the first column of a text file, either way, since a wrong
+     * guess changes every distance silently (classify needs labels, so there is nothing to say). */
     cli_format format = cli_input_format(path);
-    if (s->labels == CLI_LABELS_AUTO && !d->label_guess &&
-        (format == CLI_FORMAT_WHITESPACE || format == CLI_FORMAT_CSV) &&
-        !(single_series && d->count == 1) && s->command != CLI_CMD_CLASSIFY && !s->quiet)
+    if (s->labels != CLI_LABELS_AUTO || (format != CLI_FORMAT_WHITESPACE && format != CLI_FORMAT_CSV) ||
+        (single_series && d->count == 1) || s->command == CLI_CMD_CLASSIFY || s->quiet)
+        return CLI_EXIT_OK;
+    if (d->label_guess)
+        fprintf(stderr,
+                "wavewarp: note: %s: the first column holds only integers, so it is read as class labels (not "
+                "data); pass --no-labels to read it as data\n",
+                path);
+    else if (d->one_column) /* nothing to guess: a label would leave no values */
+        fprintf(stderr, "wavewarp: note: %s: each line holds a single value, so each line is a series of length 1 "
+                        "(no label column)\n",
+                path);
+    else
         fprintf(stderr,
                 "wavewarp: note: %s: the first column holds non-integers, so it is read as data (no label "
-                "column); pass --labels to force one\n",
+                "column); pass --labels to read it as class labels\n",
                 path);
     return CLI_EXIT_OK;
 }

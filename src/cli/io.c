@@ -365,6 +365,7 @@ static int parse_text_file(const char *path, const char *data, size_t size, int 
         memcpy(out->values, t.cells, kept * sizeof(double));
         out->offsets[1] = kept;
         out->label_guess = 0;
+        out->one_column = one_column;
         text_table_free(&t);
         return 0;
     }
@@ -399,6 +400,7 @@ static int parse_text_file(const char *path, const char *data, size_t size, int 
         return fail(err, "%s: out of memory", path);
     }
     out->label_guess = opt->labels == CLI_LABELS_AUTO ? with_labels : 0;
+    out->one_column = fields == 1;
     size_t filled = 0;
     for (size_t r = 0; r < t.rows; r++) {
         const double *row = t.cells + t.row_start[r];

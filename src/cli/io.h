@@ -49,6 +49,7 @@ typedef struct cli_dataset {
     size_t dim;
     int ragged;      /* not all series have the same length */
     int label_guess; /* CLI_LABELS_AUTO only: 1 label column detected, 0 none detected */
+    int one_column;  /* text files: every line holds one value (so no label column to detect) */
     /* .ts files with named classes: label k is class_names[k] (NULL, 0 for other files) */
     char **class_names;
     size_t class_count;

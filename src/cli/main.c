@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "progress.h"
@@ -178,7 +180,7 @@ static const option_spec options[] = {
      "matrix memory, suffix K, M or G; more: blocks of rows (default: half the RAM)"},
     {OPT_ROW, "row", 0, "I", ON(CLI_CMD_DISTANCE), "take series I (0-based) of A"},
     {OPT_ROW_B, "row-b", 0, "J", ON(CLI_CMD_DISTANCE), "take series J (0-based) of B"},
-    {OPT_MEASURE, "measure", 0, "M", COMPUTING, "twed, dtw or softdtw (default twed)"},
+    {OPT_MEASURE, "measure", 0, "M", COMPUTING, "twed, dtw or softdtw, any case (default twed)"},
     {OPT_WINDOW, "window", 0, "R", COMPUTING,
      "Sakoe-Chiba window: radius in samples, integer >= 0 (default: none)"},
     {OPT_WINDOW_FRACTION, "window-fraction", 0, "F", COMPUTING,
@@ -260,8 +262,9 @@ static const char formats_help[] =
     "                     dimensions split by ':', the label last (class names numbered 0, 1,\n"
     "                     ... in @classLabel order unless they are numbers); any lengths\n"
     "  Text files: a first column holding only integers is read as the class label (UCR\n"
-    "  layout), any other first column as data (UCI synthetic_control.data); --labels or\n"
-    "  --no-labels decide explicitly. Blank lines and lines starting with '#' are skipped.\n"
+    "  layout), any other first column as data (UCI synthetic_control.data), and a note on\n"
+    "  stderr says which (not with -q); --labels or --no-labels decide explicitly. Blank\n"
+    "  lines and lines starting with '#' are skipped.\n"
     "  Variable-length series are padded with trailing NaN (UCR convention); NaN inside a\n"
     "  series, infinite values and rows of different field counts are errors.\n";
 
@@ -447,11 +450,12 @@ static int apply_option(cli_settings *s, const option_spec *o, const char *value
     int rc = CLI_EXIT_OK;
     switch (o->id) {
     case OPT_MEASURE:
-        if (strcmp(value, "twed") == 0)
+        /* any case, as Python's measure names */
+        if (strcasecmp(value, "twed") == 0)
             s->measure_kind = WW_MEASURE_TWED;
-        else if (strcmp(value, "dtw") == 0)
+        else if (strcasecmp(value, "dtw") == 0)
             s->measure_kind = WW_MEASURE_DTW;
-        else if (strcmp(value, "softdtw") == 0)
+        else if (strcasecmp(value, "softdtw") == 0)
             s->measure_kind = WW_MEASURE_SOFTDTW;
         else
             return cli_usage_error(s, "--measure: unknown measure '%s' (expected twed, dtw or softdtw)", value);
@@ -494,11 +498,11 @@ static int apply_option(cli_settings *s, const option_spec *o, const char *value
             s->twed.degree = (int)n;
         return rc;
     case OPT_BACKEND:
-        if (strcmp(value, "auto") == 0)
+        if (strcasecmp(value, "auto") == 0) /* any case, as --measure */
             s->backend = WW_BACKEND_AUTO;
-        else if (strcmp(value, "cpu") == 0)
+        else if (strcasecmp(value, "cpu") == 0)
             s->backend = WW_BACKEND_CPU;
-        else if (strcmp(value, "cuda") == 0) /* "gpu" is no alias: Python says "cuda" too */
+        else if (strcasecmp(value, "cuda") == 0) /* "gpu" is no alias: Python says "cuda" too */
             s->backend = WW_BACKEND_CUDA;
         else
             return cli_usage_error(s, "--backend: unknown backend '%s' (expected auto, cpu or cuda)", value);
@@ -649,10 +653,59 @@ static int build_measure(cli_settings *s)
     return CLI_EXIT_OK;
 }
 
+/* Non-zero when paths a and b name the same file: the same file when both exist (links
+ * included), else the same name in the same directory. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int a_exists = stat(a, &sa) == 0, b_exists = stat(b, &sb) == 0;
+    if (a_exists || b_exists)
+        return a_exists && b_exists && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    /* neither exists yet: the same name in the same directory, so that "nn.npy" is "./nn.npy" */
+    const char *slash_a = strrchr(a, '/'), *slash_b = strrchr(b, '/');
+    const char *base_a = slash_a ? slash_a + 1 : a, *base_b = slash_b ? slash_b + 1 : b;
+    if (strcmp(base_a, base_b) != 0)
+        return 0;
+    char *dir_a = strndup(a, slash_a ? (size_t)(slash_a - a) + 1 : 0);
+    char *dir_b = strndup(b, slash_b ? (size_t)(slash_b - b) + 1 : 0);
+    int same;
+    if (dir_a && dir_b && stat(*dir_a ? dir_a : ".", &sa) == 0 && stat(*dir_b ? dir_b : ".", &sb) == 0)
+        same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    else /* a directory that is not there fails when the output is opened; until then, the names */
+        same = strcmp(a, b) == 0;
+    free(dir_a);
+    free(dir_b);
+    return same;
+}
+
+/* Refuses outputs that would overwrite each other (knn -o X.npy --distances X.npy) or an input
+ * of the command (pairwise train.tsv -o train.tsv): the rename at the end would replace it. Done
+ * before anything is read or created, so nothing is left behind. */
+static int check_output_paths(const cli_settings *s)
+{
+    const char *outputs[2] = {s->output, s->distances_output};
+    const char *names[2] = {"-o", "--distances"};
+    for (int i = 0; i < 2; i++) {
+        if (outputs[i] == NULL)
+            continue;
+        if (i == 1 && outputs[0] != NULL && same_file(outputs[0], outputs[1]))
+            return cli_usage_error(s, "-o and --distances name the same file (%s); give two different files",
+                                   outputs[1]);
+        for (int p = 0; p < s->positional_count; p++)
+            if (same_file(outputs[i], s->positional[p]))
+                return cli_usage_error(s, "%s %s names an input file of the command, which the output would "
+                                          "replace; choose another output file",
+                                       names[i], outputs[i]);
+    }
+    return CLI_EXIT_OK;
+}
+
 /* Parses argv[first..] for command c. Returns -1 to go on, or an exit code (after --help: 0). */
 static int parse_command_line(cli_settings *s, int argc, char **argv, int first)
 {
     int only_positional = 0, want_help = 0;
+    /* each option's value, to refuse a second one: letting the last win would hide a typo */
+    const char *given[OPTION_COUNT] = {0};
     for (int i = first; i < argc; i++) {
         const char *arg = argv[i];
         if (only_positional || arg[0] != '-' || arg[1] == '\0') {
@@ -697,6 +750,18 @@ static int parse_command_line(cli_settings *s, int argc, char **argv, int first)
                                        o->value_name);
             value = argv[++i];
         }
+        if (o->value_name) {
+            size_t at = (size_t)(o - options);
+            if (given[at] != NULL) {
+                char typed[40]; /* as on the command line: "-o" or "--output" */
+                if (arg[1] == '-')
+                    snprintf(typed, sizeof typed, "--%s", o->name);
+                else
+                    snprintf(typed, sizeof typed, "-%c", o->short_name);
+                return cli_usage_error(s, "%s given twice ('%s', then '%s'); give it once", typed, given[at], value);
+            }
+            given[at] = value;
+        }
         if (o->id == OPT_HELP)
             want_help = 1;
         int rc = apply_option(s, o, value);
@@ -713,6 +778,8 @@ static int parse_command_line(cli_settings *s, int argc, char **argv, int first)
     if (s->positional_count > info->max_positional)
         return cli_usage_error(s, "too many arguments ('%s')", s->positional[info->max_positional]);
     if ((ON(s->command) & COMPUTING) && build_measure(s) != CLI_EXIT_OK)
+        return CLI_EXIT_USAGE;
+    if (check_output_paths(s) != CLI_EXIT_OK)
         return CLI_EXIT_USAGE;
     return -1;
 }

@@ -24,7 +24,7 @@ const char *ww_strerror(ww_status status)
     case WW_ERR_SHAPE: return "invalid shape: dim is 0, offsets are inconsistent, the block lies outside the matrix, or k is out of range";
     case WW_ERR_NONFINITE: return "a series value is NaN or infinite";
     case WW_ERR_STAMPS: return "time stamps must be finite, non-decreasing and at most half the largest value of their type in magnitude";
-    case WW_ERR_PARAM: return "invalid parameter: TWED needs finite nu >= 0, lambda >= 0 and degree >= 1; soft-DTW a finite gamma > 0";
+    case WW_ERR_PARAM: return "invalid parameter: TWED needs finite nu >= 0, lambda >= 0 and degree >= 1; soft-DTW a finite gamma > 0; a window fraction is 0 to 1";
     case WW_ERR_DTYPE: return "unknown dtype, or the series do not share one dtype";
     case WW_ERR_MEMORY: return "out of host memory";
     case WW_ERR_DEVICE_MEMORY: return "out of GPU memory";

@@ -77,8 +77,11 @@ size_t ww_measure_radius(const ww_measure *m, size_t n, size_t m_length)
         return WW_NO_WINDOW;
     if (m->window != WW_NO_WINDOW || !(m->window_fraction >= 0.0))
         return m->window;
-    /* aeon: int(window * min(n, m)), the product in double */
+    /* aeon: int(window * min(n, m)), the product in double (a fraction above 1, which
+     * ww_measure_check refuses, gives the whole matrix rather than an out-of-range conversion) */
     const size_t shorter = n < m_length ? n : m_length;
+    if (!(m->window_fraction <= 1.0))
+        return WW_NO_WINDOW;
     return (size_t)(m->window_fraction * (double)shorter);
 }
 
@@ -180,7 +183,10 @@ int ww_measure_has_window(const ww_measure *m) { return m->window != WW_NO_WINDO
 
 uint64_t ww_measure_cells(const ww_measure *m, size_t n, size_t m_length)
 {
-    if (!ww_measure_windowed(m, n, m_length))
-        return (uint64_t)n * m_length;
+    /* n m saturates; so do lengths a window's formulas cannot take, which every computing call
+     * refuses (WW_ERR_OVERFLOW): their band has no cell count to give */
+    const uint64_t all = m_length != 0 && (uint64_t)n > UINT64_MAX / m_length ? UINT64_MAX : (uint64_t)n * m_length;
+    if (!ww_measure_windowed(m, n, m_length) || n >= WW_WINDOW_MAX_LENGTH || m_length >= WW_WINDOW_MAX_LENGTH)
+        return all;
     return ww_window_cells(n, m_length, ww_measure_radius(m, n, m_length));
 }
