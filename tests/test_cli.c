@@ -1986,6 +1986,28 @@ void test_cli_label_column_notes(void)
     sandbox_close(&b);
 }
 
+/* A text file that starts with a UTF-8 byte order mark (saved by a spreadsheet on Windows) reads as
+ * the same file without it: the mark made the first field a "non-numeric label". */
+void test_cli_byte_order_mark(void)
+{
+    sandbox b;
+    if (sandbox_open(&b) != 0)
+        SKIP("cannot create a temporary directory");
+    write_text(&b, "plain.csv", "1,0.5,2,3\n2,1.5,4,5\n");
+    write_text(&b, "marked.csv", "\xEF\xBB\xBF" "1,0.5,2,3\n2,1.5,4,5\n");
+    write_text(&b, "marked.tsv", "\xEF\xBB\xBF" "0.5 2 3\n1.5 4 5\n");
+    run_ok(&b, "pairwise plain.csv -o plain.npy --measure dtw --quiet");
+    run_ok(&b, "pairwise marked.csv -o marked.npy --measure dtw --quiet");
+    run_ok(&b, "pairwise marked.tsv -o marked_tsv.npy --measure dtw --quiet");
+    double *plain = read_matrix(&b, "plain.npy", 2, 2), *marked = read_matrix(&b, "marked.npy", 2, 2);
+    double *marked_tsv = read_matrix(&b, "marked_tsv.npy", 2, 2);
+    CHECK(plain != NULL && marked != NULL && marked_tsv != NULL);
+    if (plain && marked && marked_tsv)
+        CHECK(memcmp(plain, marked, 4 * sizeof(double)) == 0 && memcmp(plain, marked_tsv, 4 * sizeof(double)) == 0);
+    free(plain), free(marked), free(marked_tsv);
+    sandbox_close(&b);
+}
+
 /* Two outputs on one file (knn -o X --distances X: the distances silently replaced the indices),
  * or an output on an input (pairwise X -o X replaced the data): usage errors before anything is
  * read or written, whatever the spelling of the path; the inputs stay as they were. */

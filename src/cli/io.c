@@ -1117,6 +1117,10 @@ static int parse_dataset(const char *name, cli_format format, const char *data, 
                          const cli_read_options *opt, cli_dataset *out, char *err)
 {
     memset(out, 0, sizeof *out);
+    /* a text file saved with a UTF-8 byte order mark (spreadsheets on Windows): the mark is not data
+     * (it made the first field "non-numeric", with the mark invisible in the message) */
+    if (format != CLI_FORMAT_NPY && size >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0)
+        data += 3, size -= 3;
     switch (format) {
     case CLI_FORMAT_NPY: return parse_npy_file(name, data, size, opt, out, err);
     case CLI_FORMAT_TS: return parse_ts_file(name, data, size, opt, out, err);
