@@ -2131,6 +2131,18 @@ void test_cli_option_values(void)
         cli_result_free(&r);
     }
     run_ok(&b, "pairwise ok.tsv -o o.npy -q --quiet --no-labels --no-labels"); /* flags: no value to disagree */
+    /* a number that underflows is the nearest double, as Python reads it (it was "not a finite
+     * number"); one that overflows is not finite */
+    run_ok(&b, "pairwise ok.tsv -o tiny.npy --measure dtw --window-fraction 1e-400 --quiet");
+    run_ok(&b, "pairwise ok.tsv -o zero.npy --measure dtw --window 0 --quiet");
+    CHECK(same_bytes(&b, "tiny.npy", "zero.npy"));
+    run_ok(&b, "pairwise ok.tsv -o tiny_nu.npy --nu 1e-400 --quiet");
+    cli_result r = run_cli(&b, "pairwise ok.tsv -o o2.npy --measure softdtw --gamma 1e-400");
+    CHECK(r.code == 2 && strstr(r.err, "--gamma must be greater than 0") != NULL);
+    cli_result_free(&r);
+    r = run_cli(&b, "pairwise ok.tsv -o o2.npy --nu 1e400");
+    CHECK(r.code == 2 && strstr(r.err, "--nu: '1e400' is not a finite number") != NULL);
+    cli_result_free(&r);
     sandbox_close(&b);
 }
 

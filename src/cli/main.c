@@ -341,8 +341,8 @@ static int parse_double_value(const cli_settings *s, const char *name, const cha
 {
     char *end = NULL;
     errno = 0;
-    double v = strtod(text, &end);
-    if (*text == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+    double v = strtod(text, &end); /* an underflow (1e-400) reads as 0 or a subnormal, as in Python */
+    if (*text == '\0' || *end != '\0' || !isfinite(v))
         return cli_usage_error(s, "%s: '%s' is not a finite number", name, text);
     if (v < 0)
         return cli_usage_error(s, "%s must be >= 0 (got %s)", name, text);
@@ -355,8 +355,8 @@ static int parse_fraction_value(const cli_settings *s, const char *name, const c
 {
     char *end = NULL;
     errno = 0;
-    double v = strtod(text, &end);
-    if (*text == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+    double v = strtod(text, &end); /* an underflow (1e-400) reads as 0 or a subnormal, as in Python */
+    if (*text == '\0' || *end != '\0' || !isfinite(v))
         return cli_usage_error(s, "%s: '%s' is not a finite number", name, text);
     if (v < 0 || v > 1)
         return cli_usage_error(s, "%s must be between 0 and 1 (got %s)", name, text);
@@ -477,8 +477,8 @@ static int apply_option(cli_settings *s, const option_spec *o, const char *value
         {
             char *end = NULL;
             errno = 0;
-            const double v = strtod(value, &end);
-            if (*value == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+            const double v = strtod(value, &end); /* an underflow reads as 0: "greater than 0" */
+            if (*value == '\0' || *end != '\0' || !isfinite(v))
                 return cli_usage_error(s, "%s: '%s' is not a finite number", flag, value);
             if (!(v > 0))
                 return cli_usage_error(s, "%s must be greater than 0 (got %s)", flag, value);
