@@ -83,21 +83,26 @@ static PyObject *raise_status(ww_status status)
 
 /* ---------------------------------------------------------------------------------- arguments */
 
+/* Backend names are matched without regard to case ("CPU", "Cuda"), as the CLI's are. */
 static int parse_backend(PyObject *obj, ww_backend *out)
 {
-    if (PyUnicode_Check(obj)) {
-        if (PyUnicode_CompareWithASCIIString(obj, "auto") == 0) {
-            *out = WW_BACKEND_AUTO;
-            return 0;
+    static const struct {
+        const char *name;
+        ww_backend backend;
+    } names[] = {{"auto", WW_BACKEND_AUTO}, {"cpu", WW_BACKEND_CPU}, {"cuda", WW_BACKEND_CUDA}};
+    const char *text = PyUnicode_Check(obj) ? PyUnicode_AsUTF8(obj) : NULL;
+    if (text != NULL) {
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+            size_t i = 0;
+            while (text[i] != '\0' && (text[i] | 0x20) == names[k].name[i]) /* ASCII letters only */
+                i++;
+            if (text[i] == '\0' && names[k].name[i] == '\0') {
+                *out = names[k].backend;
+                return 0;
+            }
         }
-        if (PyUnicode_CompareWithASCIIString(obj, "cpu") == 0) {
-            *out = WW_BACKEND_CPU;
-            return 0;
-        }
-        if (PyUnicode_CompareWithASCIIString(obj, "cuda") == 0) {
-            *out = WW_BACKEND_CUDA;
-            return 0;
-        }
+    } else if (PyUnicode_Check(obj)) {
+        PyErr_Clear(); /* not encodable (lone surrogates): reported below like any other name */
     }
     PyErr_Format(PyExc_ValueError, "backend must be 'auto', 'cpu' or 'cuda', not %R", obj);
     return -1;

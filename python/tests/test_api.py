@@ -372,3 +372,46 @@ def test_devices_without_gpu_is_a_wavewarp_error():
             wavewarp.twed_pairwise(_X, devices=devices)
         with pytest.raises(wavewarp.WavewarpError, match="CUDA|GPU"):
             wavewarp.twed_knn(_X, _X, 2, devices=devices)
+
+
+def test_backend_names_ignore_case():
+    """backend="CPU" means "cpu" at every entry point, as --backend CPU does in the CLI (a
+    case-sensitive check refused it in some functions and not others)."""
+    rng = np.random.default_rng(5)
+    X, Y = rng.random((4, 9)), rng.random((3, 7))
+    images = rng.random((3, 5, 6))
+    want = {
+        "distance": wavewarp.distance(X[0], X[1], "dtw", backend="cpu"),
+        "twed": wavewarp.twed(X[0], X[1], backend="cpu"),
+        "pairwise": wavewarp.pairwise(X, Y, "dtw", backend="cpu"),
+        "knn": wavewarp.knn(Y, X, 2, "twed", backend="cpu")[1],
+        "index": wavewarp.Index(X, "dtw", backend="cpu").knn(Y, 2)[1],
+        "soft_dtw": wavewarp.soft_dtw(X[0], X[1], backend="cpu"),
+        "soft_dtw_grad": wavewarp.soft_dtw_grad(X[0], X[1], backend="cpu")[1],
+        "ted": wavewarp.ted("{a{b}{c}}", "{a{d}}", backend="cpu"),
+        "image_pairwise": wavewarp.image_pairwise(images, backend="cpu"),
+        "classifier": wavewarp.KNeighborsClassifier(backend="cpu").fit(X, [0, 1, 0, 1]).predict(Y),
+    }
+    for name in ("CPU", "Cpu", "AUTO", "Auto"):
+        got = {
+            "distance": wavewarp.distance(X[0], X[1], "dtw", backend=name),
+            "twed": wavewarp.twed(X[0], X[1], backend=name),
+            "pairwise": wavewarp.pairwise(X, Y, "dtw", backend=name),
+            "knn": wavewarp.knn(Y, X, 2, "twed", backend=name)[1],
+            "index": wavewarp.Index(X, "dtw", backend=name).knn(Y, 2)[1],
+            "soft_dtw": wavewarp.soft_dtw(X[0], X[1], backend=name),
+            "soft_dtw_grad": wavewarp.soft_dtw_grad(X[0], X[1], backend=name)[1],
+            "ted": wavewarp.ted("{a{b}{c}}", "{a{d}}", backend=name),
+            "image_pairwise": wavewarp.image_pairwise(images, backend=name),
+            "classifier": wavewarp.KNeighborsClassifier(backend=name).fit(X, [0, 1, 0, 1]).predict(Y),
+        }
+        for key, value in want.items():
+            np.testing.assert_allclose(got[key], value, rtol=1e-12, atol=0, err_msg=f"{key}, backend={name!r}")
+    assert wavewarp.Index(X, backend="CPU").backend == "cpu"
+    for bad in ("gpu", "cpu ", "c\u0440u", "", 3, None, b"cpu"):  # \u0440: a Cyrillic letter like p
+        with pytest.raises(ValueError, match="backend"):
+            wavewarp.distance(X[0], X[1], backend=bad)
+        with pytest.raises(ValueError, match="backend"):
+            wavewarp.pairwise(X, backend=bad)
+        with pytest.raises(ValueError, match="backend"):
+            wavewarp.ted("{a}", "{b}", backend=bad)

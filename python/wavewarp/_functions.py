@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _arrays
-from ._measure import Measure, MeasureLike, check_stamps, resolve
+from ._measure import Measure, MeasureLike, backend_name, check_stamps, resolve
 from ._progress import Progress
 from ._progress import callback_for as _progress_callback
 from ._wavewarp import distance as _distance
@@ -53,11 +53,6 @@ def _spec_of(measure: MeasureLike, window: Any, radius: Any, params: dict) -> Sp
     except TypeError:  # unhashable arguments: checked (and refused) without the cache
         return resolve(measure, window, radius, params)._spec
     return _cached_spec(key)
-
-
-def _check_backend(backend: str) -> None:
-    if backend not in ("auto", "cpu", "cuda"):
-        raise ValueError(f"backend must be 'auto', 'cpu' or 'cuda', not {backend!r}")
 
 
 def _check_y_is_not_a_measure(Y: Any, function: str) -> None:
@@ -225,7 +220,7 @@ def twed(
 
 def _matrix(X: Any, Y: Any, tX: Any, tY: Any, spec: Spec, backend: str, threads: Optional[int],
             progress: Progress, devices: Devices, label: str) -> np.ndarray:
-    _check_backend(backend)
+    backend_name(backend)
     _reject_stamps(spec, tX=tX, tY=tY)
     x_opened = _arrays.open_collection(X, "X")
     y_opened = _arrays.open_collection(Y, "Y") if Y is not None else None
@@ -357,7 +352,7 @@ def twed_pairwise(
 def _neighbours(queries: Any, X: Any, k: Any, tqueries: Any, tX: Any, spec: Spec, backend: str,
                 threads: Optional[int], progress: Progress, devices: Devices,
                 label: str) -> Tuple[np.ndarray, np.ndarray]:
-    _check_backend(backend)
+    backend_name(backend)
     _check_k(k)
     _reject_stamps(spec, tqueries=tqueries, tX=tX)
     q_opened = _arrays.open_collection(queries, "queries")

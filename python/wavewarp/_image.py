@@ -21,7 +21,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
-from ._measure import check_flag
+from ._measure import backend_name, check_flag
 from ._progress import Progress
 from ._progress import callback_for as _progress_callback
 from ._wavewarp import image_knn as _image_knn
@@ -88,7 +88,7 @@ def _images(X: Any, what: str) -> Any:
 def _sets(X: Any, Y: Any, x_what: str, y_what: str, backend: str) -> Tuple[Any, Any]:
     """The image sets of a call: GPU stacks stay on the GPU (the GPU engine reads them in place)
     when both are (or Y is None) and the backend is not "cpu"; otherwise every set is on the host."""
-    on_gpu = backend != "cpu" and _gpu_stack(X) and (Y is None or _gpu_stack(Y))
+    on_gpu = backend_name(backend) != "cpu" and _gpu_stack(X) and (Y is None or _gpu_stack(Y))
     if on_gpu:
         return X, Y
     xs = _images(_to_host(X) if _gpu_stack(X) else X, x_what)

@@ -10,7 +10,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _arrays
-from ._measure import Measure, MeasureLike, check_stamps, resolve
+from ._measure import Measure, MeasureLike, backend_name, check_stamps, resolve
 from ._progress import Progress
 from ._progress import callback_for as _progress_callback
 from ._wavewarp import index_create as _index_create
@@ -100,8 +100,7 @@ class Index:
         self._build(X, resolve(measure, window, radius, params), backend, threads, tX)
 
     def _build(self, X: Any, measure: Measure, backend: str, threads: Optional[int], tX: Any) -> None:
-        if backend not in ("auto", "cpu", "cuda"):
-            raise ValueError(f"backend must be 'auto', 'cpu' or 'cuda', not {backend!r}")
+        backend = backend_name(backend)
         check_stamps(measure, tX=tX)
         opened = _arrays.open_collection(X, "X")
         pack = _arrays.pack(opened, tX, opened.is_f32, "X", "tX")

@@ -50,6 +50,14 @@ def check_flag(value: Any, name: str) -> bool:
     return bool(value)
 
 
+def backend_name(backend: Any) -> str:
+    """The backend as one of "auto", "cpu", "cuda", whatever its case (as in the CLI)."""
+    name = backend.lower() if isinstance(backend, str) else None
+    if name not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"backend must be 'auto', 'cpu' or 'cuda', not {backend!r}")
+    return name
+
+
 def check_real(value: Any, name: str, bounds: str) -> float:
     """A real-valued parameter as a float; bools are refused (gamma=True is a slip, not 1.0). The
     bounds (e.g. "> 0") are checked by the library; here they only complete the message."""

@@ -17,8 +17,8 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 import numpy as np
 
 from . import _arrays
-from ._functions import _check_backend, knn
-from ._measure import Measure, MeasureLike
+from ._functions import knn
+from ._measure import Measure, MeasureLike, backend_name
 from ._wavewarp import dataset_check as _dataset_check
 
 __all__ = ["KNeighborsClassifier", "HAVE_SKLEARN"]
@@ -256,7 +256,7 @@ class KNeighborsClassifier(_ClassifierMixin, _BaseEstimator):
             raise ValueError(f"n_neighbors must be >= 1, not {k}")
         if not (callable(self.weights) or self.weights in ("uniform", "distance")):
             raise ValueError(f"weights must be 'uniform', 'distance' or a callable, not {self.weights!r}")
-        _check_backend(self.backend)
+        backend_name(self.backend)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "X_fit_"):

@@ -19,8 +19,8 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from . import _arrays
-from ._functions import _check_backend, _spec_of, distance
-from ._measure import check_flag
+from ._functions import _spec_of, distance
+from ._measure import backend_name, check_flag
 from ._wavewarp import softdtw_batch as _softdtw_batch
 from ._wavewarp import softdtw_gradient as _softdtw_gradient
 
@@ -86,7 +86,7 @@ def soft_dtw_grad(
     (value, grad_x, grad_y)
         The value, and float64 arrays shaped like x and y (float32 when both are float32).
     """
-    _check_backend(backend)
+    backend_name(backend)
     spec = _spec_of("softdtw", window, radius, {"gamma": gamma, "divergence": divergence})
     value, gx, gy = _softdtw_gradient(x, y, spec, backend, threads)
     xa, ya = np.asarray(x), np.asarray(y)
@@ -137,7 +137,7 @@ def soft_dtw_batch(
         values ``(B,)``; the gradients laid out like X and Y (arrays, or lists for lists), None
         without ``grad``. float32 when X and Y are float32, else float64.
     """
-    _check_backend(backend)
+    backend_name(backend)
     grad = check_flag(grad, "grad")
     spec = _spec_of("softdtw", window, radius, {"gamma": gamma, "divergence": divergence})
     xo, yo = _arrays.open_collection(X, "X"), _arrays.open_collection(Y, "Y")
