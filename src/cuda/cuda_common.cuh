@@ -117,6 +117,13 @@ __device__ __forceinline__ unsigned multiprocessor_id()
     asm("mov.u32 %0, %%smid;" : "=r"(id)); /* a block never moves */
     return id;
 }
+
+/* Hides a value from the compiler (an empty asm that may have changed it): what is derived from it
+ * after this point is computed there, not kept from before (see wavefront_kernel). The emulation's
+ * runtime has its own, which does nothing. */
+__device__ __forceinline__ void hide_from_compiler(int &v) { asm volatile("" : "+r"(v)); }
+__device__ __forceinline__ void hide_from_compiler(unsigned &v) { asm volatile("" : "+r"(v)); }
+__device__ __forceinline__ void hide_from_compiler(long long &v) { asm volatile("" : "+l"(v)); }
 #endif
 
 /* A series on the device in compute type T, time order, sentinel sample 0 in front (the same

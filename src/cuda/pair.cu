@@ -95,13 +95,19 @@ static ww_status wavefront_pick(size_t width, int norm_p, size_t rows, int sm_co
                 }
         return WW_ERR_BACKEND;
     }
+    /* Windowed pairs of dim 1 take 4 x 2 where it is built (DTW): 0.88-0.92 of 4 x 1's time from
+     * 1,024 to 2^19 with a 10% window, 0.99 at 2^20 (H200; bench/results/gpu-dtw.md). */
+    if (WIN && (*launch = wavefront_kernel_for(shapes[WINDOWED_WIDE_SHAPE], width, norm_p))) {
+        *shape = &shapes[WINDOWED_WIDE_SHAPE];
+        return WW_OK;
+    }
     const size_t sms = sm_count > 0 ? (size_t)sm_count : 1;
     const wavefront_shape<M> *last = NULL;
     for (int k = 0; k < POLICY_SHAPES; k++) {
         const wavefront_shape<M> &candidate = shapes[k];
         if (!wavefront_kernel_for(candidate, width, norm_p))
             continue;
-        /* Windowed pairs take 4 x 1 at every size. Only the bands across the window are busy at
+        /* Other windowed pairs take 4 x 1 at every size. Only the bands across the window are busy at
          * once, so the wider tiles that pay once full bands fill the GPU do not: with a 10% window
          * and the bands spread over the multiprocessors (wavefront_kernel), 4 x 1 ran 2^17 to 2^20
          * in 0.79-0.84 of 8 x 2's time for DTW and 0.58-0.74 for TWED; 3 x 1 ran DTW 3-9% faster,
@@ -133,7 +139,8 @@ static ww_status wavefront_pick(size_t width, int norm_p, size_t rows, int sm_co
  * window and 4 x 1 tiles on an H200, DTW at 2^19 took 82 ms with 1 per multiprocessor against 89 ms
  * with 4 (TWED 92 against 122 ms), at 2^20 187 ms with 2 against 206 ms, and at 2^21 520 ms with 4
  * against 556 ms with 3 (bench/results/gpu-dtw.md). So a windowed pair takes the busy bands per
- * multiprocessor, rounded down. */
+ * multiprocessor, rounded to the nearest (2.3 for 4 x 1 at 2^20: 2; 1.9 for 4 x 2: 2, where 1 took
+ * 231 against 184 ms). */
 static int wavefront_resident(const pair_band &band, bool windowed, size_t na, size_t shift, int rows, int cols,
                               int sync, size_t nbands, int sm_count)
 {
@@ -144,7 +151,7 @@ static int wavefront_resident(const pair_band &band, bool windowed, size_t na, s
     const band_sweep next = windowed_sweep(band, mid + 1, (int)na, (int)shift, rows, cols);
     const long long skew = WAVEFRONT_LAST_SKEW(sync);
     const long long busy = (here.last - here.start + 1 + skew) / (next.start - here.start + skew);
-    const long long per_sm = busy / sm_count;
+    const long long per_sm = (2 * busy + sm_count) / (2 * sm_count);
     return per_sm < 1 ? 1 : per_sm > WAVEFRONT_MAX_RESIDENT ? WAVEFRONT_MAX_RESIDENT : (int)per_sm;
 }
 

@@ -262,6 +262,8 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
      * the diagonal's term: ptxas scheduled TWED's split kernels worse (4 x 1: 1.6x the stall cycles
      * per step, 1.45x slower at 2^16; vectors of 4: 5% slower) */
     constexpr bool SPLIT_INTERIOR = WIN && !M::carries_before;
+    /* the same kernels keep the step's predicate registers for its cells (see the step loop) */
+    constexpr bool FREE_PREDICATES = WIN && !M::carries_before;
     constexpr int LAST_SKEW = WAVEFRONT_LAST_SKEW(SYNC); /* of the band's bottom thread */
     static_assert(LAST_SKEW == (WAVEFRONT_WARPS - 1) * WARP_SKEW + 31, "the skews agree");
     static_assert((LAST_SKEW + SYNC + AHEAD) * C <= WAVEFRONT_COLUMN_PAD, "the column padding covers every block read");
@@ -271,7 +273,10 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
     __shared__ double xfer[WAVEFRONT_WARPS][SLOTS][C], at_row[SLOTS][C];
     __shared__ double top[TOP_SLOTS][C]; /* the row above the band, by step */
     __shared__ unsigned band_shared;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    /* FREE_PREDICATES: where the lanes that keep no row store theirs (see the step loop) */
+    __shared__ double discarded[FREE_PREDICATES ? WAVEFRONT_WARPS : 1][FREE_PREDICATES ? SYNC : 1][C];
+    /* not const: FREE_PREDICATES kernels hide them from the compiler once a group (the step loop) */
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int na = (int)w.a.length, blocks = w.column_blocks;
     const size_t dim = w.a.dim;
     const double inf = infinity_of<double>();
@@ -301,7 +306,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
             band_shared = atomicAdd(w.next_band, 1u);
         }
         __syncthreads();
-        const unsigned band = band_shared;
+        unsigned band = band_shared;
         __syncthreads();
         if (band >= w.nbands)
             return;
@@ -367,8 +372,12 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         for (int k = threadIdx.x; k < WAVEFRONT_WARPS * SLOTS * C; k += WAVEFRONT_THREADS)
             (&xfer[0][0][0])[k] = inf;
         /* the result's thread, in the last band; if it is a lane 31, its row is in xfer */
-        const bool at_thread = band + 1 == w.nbands && (int)threadIdx.x == w.at.thread && lane != 31;
+        int at_thread = band + 1 == w.nbands && (int)threadIdx.x == w.at.thread && lane != 31;
         const bool keeps_row = lane == 31 || at_thread;
+        /* lane 0's row above by bits (FREE_PREDICATES, see the step loop): all ones in lane 0 */
+        long long lane0_bits = lane == 0 ? -1ll : 0ll;
+        if constexpr (FREE_PREDICATES)
+            hide_from_compiler(lane0_bits);
 
         /* warp 0: the row above the band, TOP_STAGE blocks per stage (one block per lane), in the
          * slots of the steps that use them; with a window, blocks from `start` on, and +inf where
@@ -446,6 +455,22 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                 load_block<C>(b_delete + load_step(j) * C, ring_del[j]);
         }
         for (int s0 = 0; s0 < steps; s0 += SYNC) {
+            /* A step's compare-selects each need a predicate register, and ptxas kept the loop's
+             * invariant conditions (warp 0, the last warp, the last band, the result's thread, lane
+             * 0's row above, the kept row's store) in the others, which left one or two for the
+             * cells and serialised them: windowed 4 x 2 steps took twice a 4 x 1 step. So DTW's
+             * windowed kernels (FREE_PREDICATES) hide these values from the compiler once a group,
+             * which recomputes the group's conditions where they are used and lets them go, select
+             * lane 0's row above by bits, and let every lane store its bottom row, the lanes that
+             * keep none into a slot of their own; and in their tiles the columns left of a cell are
+             * ahead of the one above it, which is taken last (DTW, 10% window: 4 x 2 0.72-0.80 of
+             * its time, 4 x 1 0.97-0.99). Kernels without a window made their pairs 3-5% slower
+             * that way, and TWED's windowed 4 x 1 up to 3%: they keep the loop as it was
+             * (bench/results/gpu-dtw.md). */
+            if constexpr (FREE_PREDICATES) {
+                hide_from_compiler(lane), hide_from_compiler(warp);
+                hide_from_compiler(band), hide_from_compiler(at_thread);
+            }
             /* the row above the band: each stage is fetched ahead and checked (a wait only if the
              * band above is behind) before lane 0 needs it (see TOP_STAGE) */
             if (warp == 0 && TOP_STAGE > SYNC) {
@@ -462,6 +487,8 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
             const int slot0 = s0 & (SLOTS - 1);
             const double *edge = warp == 0 ? top[s0 & (TOP_SLOTS - 1)] : xfer[warp - 1][(s0 - SYNC) & (SLOTS - 1)];
             double *mine = at_thread ? at_row[slot0] : xfer[warp][slot0];
+            if constexpr (FREE_PREDICATES)
+                mine = keeps_row ? mine : &discarded[warp][0][0];
             /* a group whose cells are all inside their rows' windows, for every lane of the warp,
              * runs without the masks: most of a band's groups, and the masks were a third of a DTW
              * step's instructions and on its dependent chain (2^20, 10% window: 237 -> 205 ms) */
@@ -501,7 +528,11 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
 #pragma unroll
                     for (int c = 0; c < C; c++) {
                         const double e = edge[i * C + c];
-                        above[c] = lane == 0 ? e : above[c];
+                        if constexpr (FREE_PREDICATES)
+                            above[c] = __longlong_as_double((__double_as_longlong(e) & lane0_bits) |
+                                                            (__double_as_longlong(above[c]) & ~lane0_bits));
+                        else
+                            above[c] = lane == 0 ? e : above[c];
                     }
 
                     /* local terms of rows row0 - 1 .. row0 + R - 1 against the tile's columns (the
@@ -539,6 +570,8 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                                 v = M::cell_up_last(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
                             else if (k == 0)
                                 v = M::cell_left_last(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
+                            else if (FREE_PREDICATES) /* the columns on the left are ahead */
+                                v = M::cell_up_last(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
                             else
                                 v = M::cell(up, left, diag, a_del[k], b_del[c], mm[k + 1][c], before);
                             if constexpr (WIN && MASKED) {
@@ -565,7 +598,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
 #pragma unroll
                     for (int c = 0; c < C; c++)
                         d_bottom[c] = d[R - 1][c];
-                    if (keeps_row) { /* one predicated store: no branch in the unrolled steps */
+                    if (FREE_PREDICATES || keeps_row) { /* a predicated store: no branch in the steps */
 #pragma unroll
                         for (int c = 0; c < C; c++)
                             mine[i * C + c] = d[R - 1][c];

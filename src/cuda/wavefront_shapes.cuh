@@ -61,6 +61,17 @@ template <class M, bool WIN> static constexpr wavefront_launcher<M> earlier_kern
         return NULL;
 }
 
+/* The windowed pairs' wide shape (4 x 2), dim 1: for measures that carry no diagonal term (DTW),
+ * whose windowed kernels free the predicate registers its cells need (wavefront_kernel); TWED's
+ * took 1.1-2x its 4 x 1 time (bench/results/gpu-dtw.md). */
+template <class M, bool WIN> static constexpr wavefront_launcher<M> windowed_wide_kernel()
+{
+    if constexpr (WIN && !M::carries_before)
+        return launch_wavefront<M, 4, 2, 8, 1, 0, WIN>;
+    else
+        return NULL;
+}
+
 /* A tile shape: R rows x C columns per thread, SYNC steps between two barriers, and its kernels by
  * the kind of sample: dim 1; vectors of 2, 4 or 8 (zero-padded, prepared_width) in registers, for
  * norm p 1 or 2; anything else read from L1 per cell. NULL: not built for that kind (registers). */
@@ -104,12 +115,15 @@ template <class M, bool WIN> const wavefront_shape<M> *wavefront_shapes()
         {8, 2, 8, launch_wavefront<M, 8, 2, 8, 1, 0, WIN>, {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}}, NULL},
         /* the shape of earlier versions, for the benchmark */
         {4, 4, 4, earlier_kernel<M, WIN>(), {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}}, NULL},
+        /* windowed pairs of dim 1, where built (pair.cu) */
+        {4, 2, 8, windowed_wide_kernel<M, WIN>(), {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}}, NULL},
     };
     return shapes;
 }
 
-#define SHAPE_COUNT 5
+#define SHAPE_COUNT 6
 #define POLICY_SHAPES 4 /* the first four take part in the choice by size */
+#define WINDOWED_WIDE_SHAPE 5 /* the windowed pairs' first choice (pair.cu) */
 
 /* `prefix` = extern: declares the instance of a measure's shape table with or without a window
  * (pair.cu); empty: compiles it (src/cuda/instances/). */

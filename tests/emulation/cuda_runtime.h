@@ -544,6 +544,7 @@ static inline int __all_sync(unsigned mask, int pred)
 }
 static inline void __nanosleep(unsigned) { emu::wait_a_moment(); }
 static inline unsigned multiprocessor_id() { return emu::block_host % (unsigned)emu::multiprocessors; }
+template <typename T> static inline void hide_from_compiler(T &) {}
 static inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 static inline long long clock64() { return emu::now_ns(); }
 

@@ -169,15 +169,23 @@ int main(int argc, char **argv)
         const char *name;
         size_t rows;
     };
-    const tile tiles[] = {{"3x1s16", 3}, {"4x1s16", 4}, {"8x1s16", 8}, {"8x2s8", 8}, {"4x4s4", 4}};
+    const tile tiles[] = {{"3x1s16", 3}, {"4x1s16", 4}, {"8x1s16", 8}, {"8x2s8", 8}, {"4x4s4", 4}, {"4x2s8", 4}};
+    /* the shapes built for some pairs only: 4 x 4 for TWED without a window, 4 x 2 for DTW with one */
+    auto built = [](const tile &t, int dtw, bool windowed) {
+        if (t.name[0] == '4' && t.name[2] == '4')
+            return !dtw && !windowed;
+        if (t.name[0] == '4' && t.name[2] == '2')
+            return dtw && windowed;
+        return true;
+    };
     /* every shape, measure and kind of window on lengths around its band (128 R rows) and warp
      * (32 R rows) edges: the result's row on the last lane of a warp, another lane, the band's
      * last thread; one band, and several on one block or on two or three at once */
     for (const tile &t : tiles)
         for (int dtw = 0; dtw <= 1; dtw++)
             for (int window = 0; window < 4; window++) {
-                if (t.name[0] == '4' && t.name[2] == '4' && (dtw || window)) /* 4 x 4: TWED without a window */
-                    continue;
+                if (!built(t, dtw, window != 0) || (window == 3 && !built(t, dtw, false)))
+                    continue; /* (radius n + m: no window) */
                 const size_t R = t.rows, band = 128 * R;
                 const size_t rows[] = {1, 2, R + 1, 32 * R, 32 * R - 1, 96 * R + 1, band, band + 1, 2 * band + 37, 3 * band - 2};
                 const size_t cols[] = {1, 3, 40, 257, 300};
@@ -210,7 +218,7 @@ int main(int argc, char **argv)
     for (const tile &t : tiles)
         for (int dtw = 0; dtw <= 1; dtw++)
             for (int k = 0; k < 2; k++) {
-                if (t.name[0] == '4' && t.name[2] == '4') /* 4 x 4: TWED without a window */
+                if (!built(t, dtw, true))
                     continue;
                 pair_case c{};
                 c.n = 128 * t.rows + 300 + ww_rng_below(&r, 200);
