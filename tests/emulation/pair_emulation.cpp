@@ -12,6 +12,7 @@
 #include "emulated_gpu.h"
 #include "ww_test.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -205,6 +206,11 @@ int main(int argc, char **argv)
                     c.radius = window == 1 ? (long)ww_rng_below(&r, 4) : window == 3 ? (long)(c.n + c.m) : -1;
                     c.fraction = window == 2 ? 0.1 + 0.2 * ww_rng_uniform(&r) : -1;
                     c.tile = t.name;
+                    /* a window as wide as the shorter series is none (pair_band): a shape built
+                     * for windows only gives way to the policy's */
+                    const bool windowed = c.fraction >= 0 || (c.radius >= 0 && (size_t)c.radius < std::min(c.n, c.m));
+                    if (!built(t, dtw, windowed))
+                        c.tile = NULL;
                     c.stamps = !dtw && ww_rng_below(&r, 2);
                     c.degree = 2;
                     c.sm_count = 1 + (int)ww_rng_below(&r, 3);
