@@ -263,7 +263,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
      * per step, 1.45x slower at 2^16; vectors of 4: 5% slower) */
     constexpr bool SPLIT_INTERIOR = WIN && !M::carries_before;
     /* the same kernels keep the step's predicate registers for its cells (see the step loop) */
-    constexpr bool FREE_PREDICATES = WIN && !M::carries_before;
+    constexpr bool FREE_PREDICATES = SPLIT_INTERIOR;
     constexpr int LAST_SKEW = WAVEFRONT_LAST_SKEW(SYNC); /* of the band's bottom thread */
     static_assert(LAST_SKEW == (WAVEFRONT_WARPS - 1) * WARP_SKEW + 31, "the skews agree");
     static_assert((LAST_SKEW + SYNC + AHEAD) * C <= WAVEFRONT_COLUMN_PAD, "the column padding covers every block read");
