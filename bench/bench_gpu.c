@@ -130,15 +130,17 @@ static void measures_tables(FILE *md, ww_ctx *fast, ww_ctx *cpu, const double *a
     }
     /* the tile shapes for DTW (a cheaper cell than TWED's: wider tiles may pay earlier), and for the
      * largest pairs the bands resident per multiprocessor (WW_WAVEFRONT_RESIDENT) */
-    const char *tiles[] = {NULL, "3x1s16", "4x1s16", "8x1s16", "8x2s8"};
-    out_line(md, "\nDTW tile shapes of the wavefront engine (RxCsS, as the TWED table; f64, time of the call):\n\n"
-                 "| n | auto | 3x1s16 | 4x1s16 | 8x1s16 | 8x2s8 |\n| --- | --- | --- | --- | --- | --- |\n");
+    const char *tiles[] = {NULL, "3x1s16l2", "4x1s16l2", "3x1s16", "4x1s16", "8x1s16", "8x2s8"};
+    out_line(md, "\nDTW tile shapes of the wavefront engine (RxCsS, as the TWED table; lL: lanes L steps apart, 1 if "
+                 "not named; f64, time of the call):\n\n"
+                 "| n | auto | 3x1s16l2 | 4x1s16l2 | 3x1s16 | 4x1s16 | 8x1s16 | 8x2s8 |\n"
+                 "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (int lg = 10; lg <= max_log2; lg++) {
         const size_t n = (size_t)1 << lg;
         const int reps = lg <= 14 ? 11 : (lg <= 16 ? 3 : 1);
         ww_series A = ww_series_f64(a, NULL, n, 1), B = ww_series_f64(b, NULL, n, 1);
         int at = snprintf(line, sizeof line, "| %zu |", n);
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < (int)(sizeof tiles / sizeof tiles[0]); k++) {
             char c[32];
             if (tiles[k])
                 setenv("WW_WAVEFRONT_TILE", tiles[k], 1);

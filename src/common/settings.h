@@ -12,7 +12,7 @@ typedef enum ww_setting {
     WW_SETTING_CALIBRATION,     /* WW_CALIBRATION: the GPU cost-model file (wavewarp.h) */
     WW_SETTING_XDG_CACHE_HOME,  /* XDG_CACHE_HOME, then HOME: where the calibration cache lives */
     WW_SETTING_HOME,
-    WW_SETTING_WAVEFRONT_TILE,  /* WW_WAVEFRONT_TILE=RxCsSYNC: the GPU pair engine's tile shape; a value
+    WW_SETTING_WAVEFRONT_TILE,  /* WW_WAVEFRONT_TILE=RxCsSYNC[lLAG]: the GPU pair engine's tile shape; a value
                                  * that names no shape built for the call's samples, measure and window
                                  * makes GPU pair calls fail with WW_ERR_BACKEND (the library never
                                  * prints, and a benchmark must not time another shape unawares) */

@@ -75,9 +75,9 @@ static wavefront_launcher<M> wavefront_kernel_for(const wavefront_shape<M> &k, s
 }
 
 /* The shape for a pair whose longer series has `rows` samples, and its kernel (*launch).
- * WW_WAVEFRONT_TILE ("RxCsSYNC", one of wavefront_shapes) overrides the choice, for benchmarks and
- * tests: a value that names no shape built for these samples is WW_ERR_BACKEND (settings.h), so that
- * a benchmark never measures another shape unawares. */
+ * WW_WAVEFRONT_TILE ("RxCsSYNC" or "RxCsSYNClLAG", one of wavefront_shapes) overrides the choice,
+ * for benchmarks and tests: a value that names no shape built for these samples is WW_ERR_BACKEND
+ * (settings.h), so that a benchmark never measures another shape unawares. */
 template <class M, bool WIN>
 static ww_status wavefront_pick(size_t width, int norm_p, size_t rows, int sm_count, const wavefront_shape<M> **shape,
                                 wavefront_launcher<M> *launch)
@@ -85,42 +85,30 @@ static ww_status wavefront_pick(size_t width, int norm_p, size_t rows, int sm_co
     const wavefront_shape<M> *shapes = wavefront_shapes<M, WIN>();
     const char *env = ww_setting_value(WW_SETTING_WAVEFRONT_TILE);
     if (env && *env) {
-        int r = 0, c = 0, sync = 0, used = 0;
-        if (sscanf(env, "%3dx%3ds%3d%n", &r, &c, &sync, &used) == 3 && env[used] == '\0')
+        int r = 0, c = 0, sync = 0, lag = 1, used = 0, tail = 0;
+        bool named = sscanf(env, "%3dx%3ds%3d%n", &r, &c, &sync, &used) == 3;
+        if (named && env[used] == 'l') { /* the lanes' lag: 1 if not named */
+            named = sscanf(env + used, "l%3d%n", &lag, &tail) == 1;
+            used += tail;
+        }
+        if (named && env[used] == '\0')
             for (int k = 0; k < SHAPE_COUNT; k++)
-                if (shapes[k].rows == r && shapes[k].cols == c && shapes[k].sync == sync &&
+                if (shapes[k].rows == r && shapes[k].cols == c && shapes[k].sync == sync && shapes[k].lag == lag &&
                     (*launch = wavefront_kernel_for(shapes[k], width, norm_p))) {
                     *shape = &shapes[k];
                     return WW_OK;
                 }
         return WW_ERR_BACKEND;
     }
-    /* Windowed pairs of dim 1 take 4 x 2 where it is built (DTW): 0.88-0.92 of 4 x 1's time from
-     * 1,024 to 2^19 with a 10% window, 0.99 at 2^20 (H200; bench/results/gpu-dtw.md). */
-    if (WIN && (*launch = wavefront_kernel_for(shapes[WINDOWED_WIDE_SHAPE], width, norm_p))) {
-        *shape = &shapes[WINDOWED_WIDE_SHAPE];
-        return WW_OK;
-    }
     const size_t sms = sm_count > 0 ? (size_t)sm_count : 1;
     const wavefront_shape<M> *last = NULL;
     for (int k = 0; k < POLICY_SHAPES; k++) {
         const wavefront_shape<M> &candidate = shapes[k];
-        if (!wavefront_kernel_for(candidate, width, norm_p))
-            continue;
-        /* Other windowed pairs take 4 x 1 at every size. Only the bands across the window are busy at
-         * once, so the wider tiles that pay once full bands fill the GPU do not: with a 10% window
-         * and the bands spread over the multiprocessors (wavefront_kernel), 4 x 1 ran 2^17 to 2^20
-         * in 0.79-0.84 of 8 x 2's time for DTW and 0.58-0.74 for TWED; 3 x 1 ran DTW 3-9% faster,
-         * but TWED's 4 x 1 takes 0.60-0.80 of 3 x 1's time from 2^10 to 2^20 (H100 and H200;
-         * bench/results/gpu-dtw.md). */
-        if (WIN && !(candidate.rows == 4 && candidate.cols == 1))
+        if (!wavefront_kernel_for(candidate, width, norm_p) || (WIN && !candidate.windows))
             continue;
         last = &candidate;
-        if (WIN)
-            break;
         const size_t band_rows = (size_t)WAVEFRONT_THREADS * candidate.rows;
-        const size_t fit = candidate.rows == 8 ? 2 * sms : sms;
-        if ((rows + band_rows - 1) / band_rows <= fit)
+        if (WIN || candidate.fit == 0 || (rows + band_rows - 1) / band_rows <= (size_t)candidate.fit * sms)
             break;
     }
     if (last == NULL) /* (4 x 1 reads any samples: unreachable) */
@@ -139,17 +127,17 @@ static ww_status wavefront_pick(size_t width, int norm_p, size_t rows, int sm_co
  * window and 4 x 1 tiles on an H200, DTW at 2^19 took 82 ms with 1 per multiprocessor against 89 ms
  * with 4 (TWED 92 against 122 ms), at 2^20 187 ms with 2 against 206 ms, and at 2^21 520 ms with 4
  * against 556 ms with 3 (bench/results/gpu-dtw.md). So a windowed pair takes the busy bands per
- * multiprocessor, rounded to the nearest (2.3 for 4 x 1 at 2^20: 2; 1.9 for 4 x 2: 2, where 1 took
- * 231 against 184 ms). */
+ * multiprocessor, rounded to the nearest (DTW's 3 x 1 at 2^20: 2.3, and 2 took 169 ms against 202
+ * with 3; 4 x 2 had 1.9, and 1 took 231 against 184 ms with 2). */
 static int wavefront_resident(const pair_band &band, bool windowed, size_t na, size_t shift, int rows, int cols,
-                              int sync, size_t nbands, int sm_count)
+                              int sync, int lag, size_t nbands, int sm_count)
 {
     if (!windowed || nbands < 3 || sm_count < 1)
         return WAVEFRONT_MAX_RESIDENT;
     const unsigned mid = (unsigned)(nbands / 2);
     const band_sweep here = windowed_sweep(band, mid, (int)na, (int)shift, rows, cols);
     const band_sweep next = windowed_sweep(band, mid + 1, (int)na, (int)shift, rows, cols);
-    const long long skew = WAVEFRONT_LAST_SKEW(sync);
+    const long long skew = WAVEFRONT_LAST_SKEW(sync, lag);
     const long long busy = (here.last - here.start + 1 + skew) / (next.start - here.start + skew);
     const long long per_sm = (2 * busy + sm_count) / (2 * sm_count);
     return per_sm < 1 ? 1 : per_sm > WAVEFRONT_MAX_RESIDENT ? WAVEFRONT_MAX_RESIDENT : (int)per_sm;
@@ -215,8 +203,9 @@ static ww_status run_wavefront(ww_cuda_state *s, const device_series<double> &a,
     w.at.thread = exact ? (int)(last_row % band_rows / R) : WAVEFRONT_THREADS - 1;
     w.at.c = exact ? (int)((b.length - 1) % (size_t)shape->cols) : shape->cols - 1;
     w.at.row_shift = (int)shift;
-    return launch(s, w,
-                  wavefront_resident(band, WIN, a.length, shift, shape->rows, shape->cols, shape->sync, nbands, s->sm_count));
+    const int per_sm = wavefront_resident(band, WIN, a.length, shift, shape->rows, shape->cols, shape->sync,
+                                          shape->lag, nbands, s->sm_count);
+    return launch(s, w, per_sm);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -81,13 +81,14 @@ template <typename T> __global__ void diagonal_finish_kernel(const T *z, size_t 
 
 #define WAVEFRONT_WARPS 4 /* one warp per scheduler of a multiprocessor; a band has 128 * R rows */
 #define WAVEFRONT_THREADS (32 * WAVEFRONT_WARPS)
-/* A warp runs 31 + SYNC steps behind the warp above, SYNC being the steps between two block
- * barriers (a template parameter: small tiles want rarer barriers). The lanes' bottom rows wait in
+/* A lane runs LAG steps behind the lane above (the tile above it was computed LAG steps before),
+ * and a warp 31 LAG + SYNC steps behind the warp above, SYNC being the steps between two block
+ * barriers (template parameters: small tiles want rarer barriers). The lanes' bottom rows wait in
  * a ring of 2 * SYNC steps: lane 0 of the warp below reads lane 31's SYNC steps after they were
  * written, and the slot is written again SYNC steps after that, past a barrier. */
 #define XFER_SLOTS(sync) (2 * (sync))
 /* steps from a band's top thread to its bottom one (see WARP_SKEW) */
-#define WAVEFRONT_LAST_SKEW(sync) ((WAVEFRONT_WARPS - 1) * (31 + (sync)) + 31)
+#define WAVEFRONT_LAST_SKEW(sync, lag) ((WAVEFRONT_WARPS - 1) * (31 * (lag) + (sync)) + 31 * (lag))
 /* blocks of the row above the band fetched at a time: a stage of 16 is fetched a stage ahead and
  * checked half a stage later (SYNC < 16), or fetched an interval ahead and checked just before use
  * (SYNC = 16) */
@@ -208,9 +209,19 @@ __host__ __device__ __forceinline__ band_sweep windowed_sweep(const pair_band &p
  * A tile needs the tile above it (same columns, one step earlier): inside a warp it comes from the
  * lane above by shuffles; lane 0 reads it from shared memory, where lane 31 of the warp above left
  * it, or for warp 0 from the row above the band. Lane l of warp w handles column block
- * start + S - l - w * WARP_SKEW at block step S (start = 0 without a window). Warps meet at a
+ * start + S - LAG l - w * WARP_SKEW at block step S (start = 0 without a window). Warps meet at a
  * barrier every SYNC steps, so the warp above must be SYNC steps ahead of the natural pipeline:
- * WARP_SKEW = 31 + SYNC.
+ * WARP_SKEW = 31 LAG + SYNC.
+ * Lanes one step apart (LAG 1) chain every step to the one before through the lane above: its
+ * bottom row, a shuffle, then the R cells of a column, about 170 cycles for 4 x 1 on an H200. Two
+ * steps apart (LAG 2), the tile above was computed two steps before, so a step's first row can
+ * start while the rows below of the step before are still in flight: the chain is one shuffle and
+ * R cells per two steps, for 31 more steps of skew per warp. The overlap needs ptxas to interleave
+ * the steps, which it does only if nothing else orders them: the lagged kernels keep the predicate
+ * registers for the cells (FREE_PREDICATES), read lane 0's rows above LAG steps ahead (a load
+ * after the step's store to shared memory waits for it: ptxas cannot tell the slots apart), and
+ * address their column loads from the group's (DTW, 4 x 1 at 65,536: 6.7 against 7.9 ms;
+ * bench/results/gpu-dtw.md). TWED's carried term made its lagged kernels slower: it keeps LAG 1.
  * A step is a few dozen instructions issued by one warp per scheduler, so everything that is not
  * a cell is kept out of it (each item below saved instructions in every step):
  *  - the rings in shared memory are indexed by step, not by block: lane 31 of warp w writes its
@@ -247,12 +258,13 @@ __host__ __device__ __forceinline__ band_sweep windowed_sweep(const pair_band &p
  * its rows' windows skip the masks), and the band reads the row above only
  * where the band above published it (beyond its last block, the row above is outside its window:
  * +inf). */
-template <class M, int R, int C, int SYNC, int VD, int DEG, bool WIN>
+template <class M, int R, int C, int SYNC, int LAG, int VD, int DEG, bool WIN>
 __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefront_args<M> w)
 {
     constexpr int VW = VD > 0 ? VD : 1; /* registers per sample value (VD = 0: read from L1) */
     static_assert(SYNC <= TOP_STAGE && (SYNC & (SYNC - 1)) == 0, "SYNC: a power of two up to TOP_STAGE");
-    constexpr int WARP_SKEW = 31 + SYNC, SLOTS = XFER_SLOTS(SYNC);
+    static_assert(LAG >= 1 && SYNC % LAG == 0, "a step's bottom-row slot is its index in the group modulo LAG");
+    constexpr int WARP_SKEW = 31 * LAG + SYNC, SLOTS = XFER_SLOTS(SYNC);
     /* steps between a column's load and its use (see above: 8 rows, or vectors in registers, have
      * no registers for a ring) */
     constexpr int AHEAD = VD == 1 && R <= 4 ? SYNC : 1;
@@ -262,10 +274,11 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
      * the diagonal's term: ptxas scheduled TWED's split kernels worse (4 x 1: 1.6x the stall cycles
      * per step, 1.45x slower at 2^16; vectors of 4: 5% slower) */
     constexpr bool SPLIT_INTERIOR = WIN && !M::carries_before;
-    /* the same kernels keep the step's predicate registers for its cells (see the step loop) */
-    constexpr bool FREE_PREDICATES = SPLIT_INTERIOR;
-    constexpr int LAST_SKEW = WAVEFRONT_LAST_SKEW(SYNC); /* of the band's bottom thread */
-    static_assert(LAST_SKEW == (WAVEFRONT_WARPS - 1) * WARP_SKEW + 31, "the skews agree");
+    /* the same kernels, and the lagged ones, keep the step's predicate registers for its cells (see
+     * the step loop) */
+    constexpr bool FREE_PREDICATES = SPLIT_INTERIOR || LAG > 1;
+    constexpr int LAST_SKEW = WAVEFRONT_LAST_SKEW(SYNC, LAG); /* of the band's bottom thread */
+    static_assert(LAST_SKEW == (WAVEFRONT_WARPS - 1) * WARP_SKEW + 31 * LAG, "the skews agree");
     static_assert((LAST_SKEW + SYNC + AHEAD) * C <= WAVEFRONT_COLUMN_PAD, "the column padding covers every block read");
     /* the result is read at its exact cell unless the padding repeats it past the end */
     constexpr bool EXACT_RESULT = WIN || !M::pad_repeats_last;
@@ -354,7 +367,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         }
         /* carried from the previous tile: its last column of D and of local terms, and D of the
          * row above at that column */
-        double d_left[R], m_left[R + 1], d_bottom[C];
+        double d_left[R], m_left[R + 1], d_bottom[LAG][C]; /* bottom rows of the last LAG steps */
         double corner = row0 == 1 ? 0.0 : inf; /* D(0, 0) above-left of the first tile */
 #pragma unroll
         for (int k = 0; k < R; k++) /* D(r, 0); D(0, 0) = 0 when row 0 is a shifted padding row */
@@ -363,9 +376,11 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
         for (int r = 0; r <= R; r++)
             m_left[r] = 0;
 #pragma unroll
-        for (int c = 0; c < C; c++)
-            d_bottom[c] = inf;
-        const int skew = warp * WARP_SKEW + lane; /* this thread's block at step S is start + S - skew */
+        for (int l = 0; l < LAG; l++)
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                d_bottom[l][c] = inf;
+        const int skew = warp * WARP_SKEW + LAG * lane; /* this thread's block at step S is start + S - skew */
         const unsigned long long in_id = (w.call << 24) | (band - 1), out_id = (w.call << 24) | band;
         /* lane 0 of warp w > 0 reads lane 31's slots of the warp above before that warp has written
          * them: their blocks are outside the matrix (or the window), infinite */
@@ -458,15 +473,16 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
             /* A step's compare-selects each need a predicate register, and ptxas kept the loop's
              * invariant conditions (warp 0, the last warp, the last band, the result's thread, lane
              * 0's row above, the kept row's store) in the others, which left one or two for the
-             * cells and serialised them: windowed 4 x 2 steps took twice a 4 x 1 step. So DTW's
-             * windowed kernels (FREE_PREDICATES) hide these values from the compiler once a group,
+             * cells and serialised them: windowed 4 x 2 steps took twice a 4 x 1 step, and steps of
+             * lanes two apart did not overlap. So DTW's windowed kernels and the lagged ones
+             * (FREE_PREDICATES) hide these values from the compiler once a group,
              * which recomputes the group's conditions where they are used and lets them go, select
              * lane 0's row above by bits, and let every lane store its bottom row, the lanes that
              * keep none into a slot of their own; and in their tiles the columns left of a cell are
              * ahead of the one above it, which is taken last (DTW, 10% window: 4 x 2 0.72-0.80 of
-             * its time, 4 x 1 0.97-0.99). Kernels without a window made their pairs 3-5% slower
-             * that way, and TWED's windowed 4 x 1 up to 3%: they keep the loop as it was
-             * (bench/results/gpu-dtw.md). */
+             * its time, 4 x 1 0.97-0.99). Kernels of lanes one step apart without a window made
+             * their pairs 3-5% slower that way, and TWED's windowed 4 x 1 up to 3%: they keep the
+             * loop as it was (bench/results/gpu-dtw.md). */
             if constexpr (FREE_PREDICATES) {
                 hide_from_compiler(lane), hide_from_compiler(warp);
                 hide_from_compiler(band), hide_from_compiler(at_thread);
@@ -494,6 +510,16 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
              * step's instructions and on its dependent chain (2^20, 10% window: 237 -> 205 ms) */
             auto run_group = [&](auto masked_tag) {
                 constexpr bool MASKED = decltype(masked_tag)::value;
+                /* lanes LAG steps apart: lane 0's rows above are read LAG steps ahead, so that no
+                 * load waits for the store of the step before (ptxas cannot tell them apart) */
+                double edge_ring[LAG][C];
+                if constexpr (LAG > 1) {
+#pragma unroll
+                    for (int j = 0; j < LAG; j++)
+#pragma unroll
+                        for (int c = 0; c < C; c++)
+                            edge_ring[j][c] = edge[j * C + c];
+                }
 #pragma unroll
                 for (int i = 0; i < SYNC; i++) {
                     const int s = s0 + i;
@@ -512,22 +538,28 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                        * clamped) */
                         const ptrdiff_t next =
                             CLAMP_BLOCKS ? (ptrdiff_t)load_step(s + AHEAD) * C : ((ptrdiff_t)s0 + i + AHEAD) * C;
-                        load_values<C, VD>(b_values, load_step(s + AHEAD) * C, ring_val[slot]);
+                        if constexpr (LAG > 1 && !CLAMP_BLOCKS) /* the group's address plus a constant */
+                            load_values<C, VD>(b_values + next * VW, 0, ring_val[slot]);
+                        else
+                            load_values<C, VD>(b_values, load_step(s + AHEAD) * C, ring_val[slot]);
                         if constexpr (M::uses_stamps)
                             load_block<C>(b_stamps + next, ring_t[slot]);
                         if constexpr (M::has_aux)
                             load_block<C>(b_delete + next, ring_del[slot]);
                     }
 
-                    double above[C]; /* D of the row above this tile */
+                    /* D of the row above this tile: the lane above computed it LAG steps ago */
+                    double above[C];
 #pragma unroll
                     for (int c = 0; c < C; c++)
-                        above[c] = __shfl_up_sync(FULL_MASK, d_bottom[c], 1);
+                        above[c] = __shfl_up_sync(FULL_MASK, d_bottom[i % LAG][c], 1);
                     /* lane 0: from shared memory (every lane reads the same address: a broadcast, and no
                      * branch, which would split the unrolled steps' basic block) */
 #pragma unroll
                     for (int c = 0; c < C; c++) {
-                        const double e = edge[i * C + c];
+                        const double e = LAG > 1 ? edge_ring[i % LAG][c] : edge[i * C + c];
+                        if (LAG > 1 && i + LAG < SYNC)
+                            edge_ring[i % LAG][c] = edge[(i + LAG) * C + c];
                         if constexpr (FREE_PREDICATES)
                             above[c] = __longlong_as_double((__double_as_longlong(e) & lane0_bits) |
                                                             (__double_as_longlong(above[c]) & ~lane0_bits));
@@ -597,7 +629,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                     corner = above[C - 1];
 #pragma unroll
                     for (int c = 0; c < C; c++)
-                        d_bottom[c] = d[R - 1][c];
+                        d_bottom[i % LAG][c] = d[R - 1][c];
                     if (FREE_PREDICATES || keeps_row) { /* a predicated store: no branch in the steps */
 #pragma unroll
                         for (int c = 0; c < C; c++)
@@ -631,7 +663,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
             if (band + 1 == w.nbands && warp == w.at.thread >> 5) {
                 __syncwarp();
                 const int at_lane = w.at.thread & 31;
-                if (lane < SYNC && start + s0 + lane - (warp * WARP_SKEW + at_lane) == blocks - 1)
+                if (lane < SYNC && start + s0 + lane - (warp * WARP_SKEW + LAG * at_lane) == blocks - 1)
                     w.result->value = M::finish((at_lane == 31 ? xfer[warp] : at_row)[slot0 + lane][w.at.c]);
             }
             __syncthreads();

@@ -170,13 +170,15 @@ int main(int argc, char **argv)
         const char *name;
         size_t rows;
     };
-    const tile tiles[] = {{"3x1s16", 3}, {"4x1s16", 4}, {"8x1s16", 8}, {"8x2s8", 8}, {"4x4s4", 4}, {"4x2s8", 4}};
-    /* the shapes built for some pairs only: 4 x 4 for TWED without a window, 4 x 2 for DTW with one */
+    const tile tiles[] = {{"3x1s16", 3}, {"4x1s16", 4}, {"8x1s16", 8}, {"8x2s8", 8}, {"4x4s4", 4}, {"3x1s16l2", 3},
+                          {"4x1s16l2", 4}};
+    /* the shapes built for some pairs only: 4 x 4 for TWED without a window, lanes two steps apart
+     * (l2) for DTW */
     auto built = [](const tile &t, int dtw, bool windowed) {
         if (t.name[0] == '4' && t.name[2] == '4')
             return !dtw && !windowed;
-        if (t.name[0] == '4' && t.name[2] == '2')
-            return dtw && windowed;
+        if (strchr(t.name, 'l') != NULL)
+            return dtw != 0;
         return true;
     };
     /* every shape, measure and kind of window on lengths around its band (128 R rows) and warp
