@@ -175,6 +175,22 @@ void test_cuda_wavefront_band_sizes(void)
             }
             ww_ctx_destroy(gpu);
         }
+        /* DTW, by every shape built for it: the lagged ones (lanes two steps apart) too */
+        const char *dtw_tiles[] = {"3x1s16l2", "4x1s16l2", "3x1s16", "4x1s16", "8x1s16", "8x2s8"};
+        const ww_measure dtw = ww_measure_dtw();
+        CHECK_STATUS(ww_distance(cpu, &dtw, &a, &b, &want), WW_OK);
+        for (size_t k = 0; k < sizeof dtw_tiles / sizeof dtw_tiles[0]; k++) {
+            setenv("WW_WAVEFRONT_TILE", dtw_tiles[k], 1);
+            ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_WAVEFRONT, 0);
+            for (int rep = 0; rep < (q == 0 ? 3 : 1); rep++) {
+                double got = NAN;
+                CHECK_STATUS(ww_distance(gpu, &dtw, &a, &b, &got), WW_OK);
+                CHECK_CLOSE(got, want, 1e-12);
+                if (!(fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want))))
+                    fprintf(stderr, "    dtw tile %s na=%zu nb=%zu\n", dtw_tiles[k], n, m);
+            }
+            ww_ctx_destroy(gpu);
+        }
         unsetenv("WW_WAVEFRONT_TILE");
     }
     free(va), free(vb), free(ta), free(tb);
@@ -1363,6 +1379,18 @@ void test_cuda_spread_bands(void)
         unsetenv("WW_WAVEFRONT_RESIDENT");
         CHECK_CLOSE(spread, want, 1e-12);
         CHECK(spread == alone);
+        /* DTW's lagged shapes, forced: 391 and 293 bands, more than the multiprocessors */
+        for (int k = 0; dtw && k < 2; k++) {
+            setenv("WW_WAVEFRONT_TILE", k ? "4x1s16l2" : "3x1s16l2", 1);
+            double lagged = NAN, lagged_alone = NAN;
+            CHECK_STATUS(ww_distance(gpu, &ms, &a, &b, &lagged), WW_OK);
+            setenv("WW_WAVEFRONT_RESIDENT", "1", 1);
+            CHECK_STATUS(ww_distance(gpu, &ms, &a, &b, &lagged_alone), WW_OK);
+            unsetenv("WW_WAVEFRONT_RESIDENT");
+            unsetenv("WW_WAVEFRONT_TILE");
+            CHECK_CLOSE(lagged, want, 1e-12);
+            CHECK(lagged == lagged_alone);
+        }
     }
     ww_ctx_destroy(gpu);
     ww_ctx_destroy(cpu);
@@ -1382,14 +1410,23 @@ void test_cuda_tile_setting(void)
     CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_ERR_BACKEND);
     setenv("WW_WAVEFRONT_TILE", "4x1s16junk", 1);
     CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_ERR_BACKEND);
-    setenv("WW_WAVEFRONT_TILE", "4x1s16l3", 1); /* no such lag */
-    CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_ERR_BACKEND);
-    setenv("WW_WAVEFRONT_TILE", "4x1s16l", 1);
-    CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_ERR_BACKEND);
-    setenv("WW_WAVEFRONT_TILE", "4x1s16l2", 1); /* DTW's lagged shape */
-    CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_OK);
-    setenv("WW_WAVEFRONT_TILE", "4x1s16l1", 1); /* lag 1 named */
-    CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_OK);
+    /* lags: digits only, and only those built (DTW's 2, and 1 named or not) */
+    const char *bad[] = {"4x1s16l3", "4x1s16l", "4x1s16l0", "4x1s16l2x", "4x1s16l 2", "4x1s16l+2", "4x1s16l-1", "4x1s16ll2"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        setenv("WW_WAVEFRONT_TILE", bad[k], 1);
+        CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_ERR_BACKEND);
+    }
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
+    double want = NAN;
+    CHECK_STATUS(ww_distance(cpu, &m, &a, &b, &want), WW_OK);
+    ww_ctx_destroy(cpu);
+    const char *good[] = {"4x1s16l2", "3x1s16l2", "4x1s16l1", "4x1s16"};
+    for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
+        setenv("WW_WAVEFRONT_TILE", good[k], 1);
+        d = NAN;
+        CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_OK);
+        CHECK_CLOSE(d, want, 1e-12);
+    }
     setenv("WW_WAVEFRONT_TILE", "4x4s4", 1); /* the old shape: TWED without a window only */
     CHECK_STATUS(ww_distance(gpu, &m, &a, &b, &d), WW_ERR_BACKEND);
     const ww_measure t = ww_measure_twed(0.001, 1, 2);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <ctype.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -87,8 +88,8 @@ static ww_status wavefront_pick(size_t width, int norm_p, size_t rows, int sm_co
     if (env && *env) {
         int r = 0, c = 0, sync = 0, lag = 1, used = 0, tail = 0;
         bool named = sscanf(env, "%3dx%3ds%3d%n", &r, &c, &sync, &used) == 3;
-        if (named && env[used] == 'l') { /* the lanes' lag: 1 if not named */
-            named = sscanf(env + used, "l%3d%n", &lag, &tail) == 1;
+        if (named && env[used] == 'l') { /* the lanes' lag, digits only: 1 if not named */
+            named = isdigit((unsigned char)env[used + 1]) && sscanf(env + used, "l%3d%n", &lag, &tail) == 1;
             used += tail;
         }
         if (named && env[used] == '\0')
@@ -128,7 +129,7 @@ static ww_status wavefront_pick(size_t width, int norm_p, size_t rows, int sm_co
  * with 4 (TWED 92 against 122 ms), at 2^20 187 ms with 2 against 206 ms, and at 2^21 520 ms with 4
  * against 556 ms with 3 (bench/results/gpu-dtw.md). So a windowed pair takes the busy bands per
  * multiprocessor, rounded to the nearest (DTW's 3 x 1 at 2^20: 2.3, and 2 took 169 ms against 202
- * with 3; 4 x 2 had 1.9, and 1 took 231 against 184 ms with 2). */
+ * with 3; a 4 x 2 shape since removed had 1.9, and 1 took 231 against 184 ms with 2). */
 static int wavefront_resident(const pair_band &band, bool windowed, size_t na, size_t shift, int rows, int cols,
                               int sync, int lag, size_t nbands, int sm_count)
 {

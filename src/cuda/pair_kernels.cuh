@@ -538,7 +538,7 @@ __global__ void __launch_bounds__(WAVEFRONT_THREADS, 1) wavefront_kernel(wavefro
                        * clamped) */
                         const ptrdiff_t next =
                             CLAMP_BLOCKS ? (ptrdiff_t)load_step(s + AHEAD) * C : ((ptrdiff_t)s0 + i + AHEAD) * C;
-                        if constexpr (LAG > 1 && !CLAMP_BLOCKS) /* the group's address plus a constant */
+                        if constexpr (LAG > 1 && !CLAMP_BLOCKS) /* (LAG 1: TWED's kernels kept as they were) */
                             load_values<C, VD>(b_values + next * VW, 0, ring_val[slot]);
                         else
                             load_values<C, VD>(b_values, load_step(s + AHEAD) * C, ring_val[slot]);

@@ -63,9 +63,10 @@ template <class M, bool WIN> static constexpr wavefront_launcher<M> earlier_kern
 }
 
 /* DTW's narrow dim-1 kernels (measures without a carried term): lanes LAG = 2 steps apart
- * (wavefront_kernel), 0.83-0.95 of the time of lanes one step apart from 1,024 to 2^17 without a
- * window and 0.85-0.99 with one up to 2^21 (H200, bench/results/gpu-dtw.md). TWED's took 1.02-1.07
- * of its time: it keeps LAG 1 (NULL here). */
+ * (wavefront_kernel). Against the policy's kernels of lanes one step apart, on an H200: pairs
+ * without a window 0.86-0.91 of the time from 1,024 to 2^16 and 0.76 at 2^17, 10% windows
+ * 0.85-0.96 from 1,024 to 2^21 (bench/results/gpu-dtw.md, twenty-fourth session). TWED's took
+ * 1.02-1.07 of its time: it keeps LAG 1 (NULL here). */
 template <class M, int R, bool WIN> static constexpr wavefront_launcher<M> lagged_kernel()
 {
     if constexpr (!M::carries_before)
@@ -79,7 +80,8 @@ template <class M, int R, bool WIN> static constexpr wavefront_launcher<M> lagge
  * prepared_width) in registers, for norm p 1 or 2; anything else read from L1 per cell. NULL: not
  * built for that kind (registers, or the measure). The policy (pair.cu's wavefront_pick) takes the
  * first of the POLICY_SHAPES with a kernel for the samples whose bands number at most `fit` per
- * multiprocessor (0: any number); a windowed pair the first marked `windows`. */
+ * multiprocessor (0: any number), or else the last with a kernel; a windowed pair the first marked
+ * `windows`. */
 template <class M> struct wavefront_shape {
     int rows, cols, sync, lag;
     int fit;
@@ -103,14 +105,15 @@ template <class M, bool WIN> const wavefront_shape<M> *wavefront_shapes()
     static const wavefront_shape<M> shapes[] = {
         /* DTW, dim 1: bands <= multiprocessors; windowed pairs at every size */
         {3, 1, 16, 2, 1, true, lagged_kernel<M, 3, WIN>(), NO_VECTORS, NULL},
-        /* DTW, dim 1: bands <= 2 x multiprocessors (4 x 1 with lanes one step apart, TWED's rule
-         * below, left 2^17 to 8 x 1: 22.2 ms against 16.8) */
+        /* DTW, dim 1: bands <= 2 x multiprocessors (at 2^17: 16.8 ms, against 22.2 for the 8 x 1
+         * that the rule of one band per multiprocessor gave it) */
         {4, 1, 16, 2, 2, false, lagged_kernel<M, 4, WIN>(), NO_VECTORS, NULL},
         /* bands <= multiprocessors (DTW: samples of other kinds) */
         {3, 1, 16, 1, 1, false, launch_wavefront<M, 3, 1, 16, 1, 1, 0, WIN>, NO_VECTORS,
          launch_wavefront<M, 3, 1, 16, 1, 0, 0, WIN>},
-        /* the same; TWED's windowed pairs at every size (and vectors in registers: 4 x 1 was
-         * faster at every size measured) */
+        /* the same; TWED's windowed pairs at every size (0.60-0.80 of 3 x 1's time from 2^10 to
+         * 2^20), and DTW's of other samples (vectors in registers: 4 x 1 was faster at every size
+         * measured) */
         {4,
          1,
          16,

@@ -187,7 +187,7 @@ int main(int argc, char **argv)
     for (const tile &t : tiles)
         for (int dtw = 0; dtw <= 1; dtw++)
             for (int window = 0; window < 4; window++) {
-                if (!built(t, dtw, window != 0) || (window == 3 && !built(t, dtw, false)))
+                if (!built(t, dtw, window != 0 && window != 3))
                     continue; /* (radius n + m: no window) */
                 const size_t R = t.rows, band = 128 * R;
                 const size_t rows[] = {1, 2, R + 1, 32 * R, 32 * R - 1, 96 * R + 1, band, band + 1, 2 * band + 37, 3 * band - 2};
@@ -208,11 +208,6 @@ int main(int argc, char **argv)
                     c.radius = window == 1 ? (long)ww_rng_below(&r, 4) : window == 3 ? (long)(c.n + c.m) : -1;
                     c.fraction = window == 2 ? 0.1 + 0.2 * ww_rng_uniform(&r) : -1;
                     c.tile = t.name;
-                    /* a window as wide as the shorter series is none (pair_band): a shape built
-                     * for windows only gives way to the policy's */
-                    const bool windowed = c.fraction >= 0 || (c.radius >= 0 && (size_t)c.radius < std::min(c.n, c.m));
-                    if (!built(t, dtw, windowed))
-                        c.tile = NULL;
                     c.stamps = !dtw && ww_rng_below(&r, 2);
                     c.degree = 2;
                     c.sm_count = 1 + (int)ww_rng_below(&r, 3);
