@@ -153,43 +153,30 @@ void test_cuda_wavefront_band_sizes(void)
     double *va = malloc(maxn * sizeof(double)), *vb = malloc(maxn * sizeof(double));
     double *ta = malloc(maxn * sizeof(double)), *tb = malloc(maxn * sizeof(double));
     ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0);
-    const char *tiles[] = {"3x1s16", "4x1s16", "8x1s16", "8x2s8", "4x4s4"};
-    const int ntiles = (int)(sizeof tiles / sizeof tiles[0]);
+    /* TWED by every shape built for it; DTW by its own, the lagged ones (lanes two steps apart) too */
+    const char *twed_tiles[] = {"3x1s16", "4x1s16", "8x1s16", "8x2s8", "4x4s4", NULL};
+    const char *dtw_tiles[] = {"3x1s16l2", "4x1s16l2", "3x1s16", "4x1s16", "8x1s16", "8x2s8", NULL};
     for (size_t q = 0; q < sizeof sizes / sizeof sizes[0]; q++) {
         const size_t n = sizes[q][0], m = sizes[q][1];
         fill_random(&r, va, n, ta, n, (int)(q & 1));
         fill_random(&r, vb, m, tb, m, (int)(q & 1));
         ww_series a = ww_series_f64(va, q & 1 ? ta : NULL, n, 1), b = ww_series_f64(vb, q & 1 ? tb : NULL, m, 1);
-        ww_twed_params p = {q & 1 ? 0.5 : 1.0, 1.0, 2};
-        double want = NAN;
-        CHECK_STATUS(ww_twed(cpu, &a, &b, &p, &want), WW_OK);
-        for (int k = 0; k < ntiles; k++) {
-            setenv("WW_WAVEFRONT_TILE", tiles[k], 1);
-            ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_WAVEFRONT, 0);
-            for (int rep = 0; rep < (q == 0 ? 3 : 1); rep++) { /* a race shows as a result that moves */
-                double got = NAN;
-                CHECK_STATUS(ww_twed(gpu, &a, &b, &p, &got), WW_OK);
-                CHECK_CLOSE(got, want, 1e-12);
-                if (!(fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want))))
-                    fprintf(stderr, "    tile %s na=%zu nb=%zu\n", tiles[k], n, m);
+        for (int dtw = 0; dtw <= 1; dtw++) {
+            const ww_measure ms = dtw ? ww_measure_dtw() : ww_measure_twed(q & 1 ? 0.5 : 1.0, 1.0, 2);
+            double want = NAN;
+            CHECK_STATUS(ww_distance(cpu, &ms, &a, &b, &want), WW_OK);
+            for (const char *const *tile = dtw ? dtw_tiles : twed_tiles; *tile; tile++) {
+                setenv("WW_WAVEFRONT_TILE", *tile, 1);
+                ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_WAVEFRONT, 0);
+                for (int rep = 0; rep < (q == 0 ? 3 : 1); rep++) { /* a race shows as a result that moves */
+                    double got = NAN;
+                    CHECK_STATUS(ww_distance(gpu, &ms, &a, &b, &got), WW_OK);
+                    CHECK_CLOSE(got, want, 1e-12);
+                    if (!(fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want))))
+                        fprintf(stderr, "    %s tile %s na=%zu nb=%zu\n", dtw ? "dtw" : "twed", *tile, n, m);
+                }
+                ww_ctx_destroy(gpu);
             }
-            ww_ctx_destroy(gpu);
-        }
-        /* DTW, by every shape built for it: the lagged ones (lanes two steps apart) too */
-        const char *dtw_tiles[] = {"3x1s16l2", "4x1s16l2", "3x1s16", "4x1s16", "8x1s16", "8x2s8"};
-        const ww_measure dtw = ww_measure_dtw();
-        CHECK_STATUS(ww_distance(cpu, &dtw, &a, &b, &want), WW_OK);
-        for (size_t k = 0; k < sizeof dtw_tiles / sizeof dtw_tiles[0]; k++) {
-            setenv("WW_WAVEFRONT_TILE", dtw_tiles[k], 1);
-            ww_ctx *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_CUDA_WAVEFRONT, 0);
-            for (int rep = 0; rep < (q == 0 ? 3 : 1); rep++) {
-                double got = NAN;
-                CHECK_STATUS(ww_distance(gpu, &dtw, &a, &b, &got), WW_OK);
-                CHECK_CLOSE(got, want, 1e-12);
-                if (!(fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want))))
-                    fprintf(stderr, "    dtw tile %s na=%zu nb=%zu\n", dtw_tiles[k], n, m);
-            }
-            ww_ctx_destroy(gpu);
         }
         unsetenv("WW_WAVEFRONT_TILE");
     }
