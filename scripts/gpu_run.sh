@@ -132,6 +132,7 @@ if has bench-dtw; then
   echo "== DTW and window benchmarks"
   WW_BENCH_DTW_ONLY=1 build-gpu/bench/ww_bench_gpu "$max_log2" "$out/gpu_dtw_pair.md" >"$out/bench_dtw_pair.log" 2>&1
   WW_BENCH_DTW_ONLY=1 build-gpu/bench/ww_bench_gpu_batch "$out/gpu_dtw_batch.md" >"$out/bench_dtw_batch.log" 2>&1
+  build-gpu/bench/ww_bench_gpu_band "$out/gpu_dtw_band.md" 41 >"$out/bench_dtw_band.log" 2>&1
   grep -h MISMATCH "$out"/bench_dtw_*.log | head
   stamp
 fi
@@ -215,6 +216,7 @@ echo "== summary"
 for f in "$out/cpu_ted.md" "$out/gpu_ted.md"; do
   [ -f "$f" ] && grep -E "^# cpu|^# cuda|^\| swissport|nodes: distance|All pairs" "$f"
 done
+[ -f "$out/gpu_dtw_band.md" ] && grep -E "^\| (DTW|TWED) \| [0-9.]+ us" "$out/gpu_dtw_band.md"
 for f in "$out/gpu_dtw_pair.md" "$out/gpu_dtw_batch.md"; do
   [ -f "$f" ] && grep -E "^\| (1024|65536|1048576) \||synthetic control|ww_index of the 60|^\| [0-9]+ \| (DTW|TWED) \||^\| [0-9]+ x [0-9]+, length" "$f"
 done

@@ -1616,6 +1616,62 @@ void test_cuda_banded_threads(void)
     ww_ctx_destroy(cpu), ww_ctx_destroy(gpu);
 }
 
+/* The thread strategy's band in registers (pairs_band_kernel, series of one length under a radius
+ * of 1 to 16): every radius from 0 to 17 (0 and 17: the row sweep), lengths from one more than the
+ * radius to 1,000, DTW and TWED, f64 and f32 data, self and cross, forced and by the model, against
+ * the CPU engine on poisoned outputs, and bit for bit against the row sweep (WW_BAND=0). */
+void test_cuda_band_registers(void)
+{
+    REQUIRE_GPU();
+    ww_rng r = {0xB4AD};
+    ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
+    size_t bad = 0, differ = 0;
+    for (size_t radius = 0; radius <= 17; radius++) {
+        const size_t lengths[] = {radius + 1, 2 * radius + 3, 60, 257 + ww_rng_below(&r, 5), radius % 4 == 1 ? 1000 : 100};
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            const size_t n = lengths[l], count = n >= 1000 ? 40 : 70;
+            const int f32 = (int)((radius + l) % 3 == 0);
+            random_set xs = make_set(&r, count, n, n, 1), ys = make_set(&r, count / 2 + 1, n, n, 1);
+            ww_dataset x = f32 ? ww_dataset_f32(xs.values32, xs.stamps32, NULL, xs.count, n, 1)
+                               : ww_dataset_f64(xs.values, xs.stamps, NULL, xs.count, n, 1);
+            ww_dataset y = f32 ? ww_dataset_f32(ys.values32, ys.stamps32, NULL, ys.count, n, 1)
+                               : ww_dataset_f64(ys.values, ys.stamps, NULL, ys.count, n, 1);
+            const double tol = f32 ? 2e-5 : 1e-12; /* float data is computed in float on the GPU */
+            for (int dtw = 0; dtw < 2; dtw++) {
+                ww_measure m = dtw ? ww_measure_dtw() : ww_measure_twed(0.05 + ww_rng_uniform(&r), 0.5 + ww_rng_uniform(&r), 1 + (int)(radius % 2));
+                if (l == 2 && radius > 0) /* aeon's fraction: int(0.1 * 60) = 6 and its neighbours */
+                    ww_measure_set_window_fraction(&m, ((double)radius + 0.5) / 60.0);
+                else
+                    ww_measure_set_window(&m, radius);
+                const char *strategy = l % 2 ? "thread" : NULL;
+                if (strategy)
+                    setenv("WW_MATRIX_STRATEGY", strategy, 1);
+                bad += measure_matrix_mismatches(gpu, cpu, &m, &x, NULL, tol, strategy ? strategy : "auto");
+                bad += measure_matrix_mismatches(gpu, cpu, &m, &x, &y, tol, strategy ? strategy : "auto");
+                /* the band against the row sweep of the thread kernel, bit for bit */
+                setenv("WW_MATRIX_STRATEGY", "thread", 1);
+                const size_t cells = x.count * y.count;
+                double *band = malloc(cells * sizeof(double)), *sweep = malloc(cells * sizeof(double));
+                for (size_t k = 0; k < cells; k++)
+                    band[k] = NAN, sweep[k] = -1;
+                CHECK_STATUS(ww_pairwise(gpu, &m, &x, &y, band, NULL), WW_OK);
+                setenv("WW_BAND", "0", 1);
+                CHECK_STATUS(ww_pairwise(gpu, &m, &x, &y, sweep, NULL), WW_OK);
+                unsetenv("WW_BAND");
+                unsetenv("WW_MATRIX_STRATEGY");
+                if (memcmp(band, sweep, cells * sizeof(double)) != 0 && differ++ < 5)
+                    fprintf(stderr, "    band and sweep differ: %s radius %zu length %zu f32 %d\n", dtw ? "dtw" : "twed",
+                            radius, n, f32);
+                free(band), free(sweep);
+            }
+            free_set(&xs), free_set(&ys);
+        }
+    }
+    CHECK(bad == 0);
+    CHECK(differ == 0);
+    ww_ctx_destroy(cpu), ww_ctx_destroy(gpu);
+}
+
 /* The warp strategy under windows (warp_pair_rolling): rows rolling over the lanes with the
  * lag between rows from its least (P = 32) to the most that double data rolls (P = 377 for DTW, 93
  * for TWED) and that float data does (P = 447 of the ring's 448, DTW), series of one length and of

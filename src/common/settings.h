@@ -25,6 +25,7 @@ typedef enum ww_setting {
     WW_SETTING_STAGED_ROWS,     /* WW_STAGED_ROWS=1|2: rows per pass of the staged kernel */
     WW_SETTING_STAGED_THREADS,  /* WW_STAGED_THREADS=32|64|128: block size of the staged kernel */
     WW_SETTING_STAGED_LANES,    /* WW_STAGED_LANES=1|2: lanes per pair of the staged kernel (default: by pair count) */
+    WW_SETTING_BAND,            /* WW_BAND=0: no register band in the GPU thread strategy (the row sweep instead) */
     WW_SETTING_TED_THREAD_CELLS, /* WW_TED_THREAD_CELLS=N: GPU tree tables of at most N cells on one thread */
     WW_SETTING_TED_WARP_CELLS,   /* WW_TED_WARP_CELLS=N: ... at most N on one warp */
     WW_SETTING_TED_BLOCK_CELLS,  /* WW_TED_BLOCK_CELLS=N: ... at most N on one block, larger over many

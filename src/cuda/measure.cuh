@@ -92,6 +92,16 @@
         {                                                                                                    \
             return WW_MEASURE_FN(m, cell_left_last_f64)(u, l, d, xa, xb, h, b, NULL);                              \
         }                                                                                                    \
+        __device__ __forceinline__ static float cell_up_last(float u, float l, float d, float xa, float xb,     \
+                                                             float h, float b)                               \
+        {                                                                                                    \
+            return WW_MEASURE_FN(m, cell_up_last_f32)(u, l, d, xa, xb, h, b, NULL);                                \
+        }                                                                                                    \
+        __device__ __forceinline__ static float cell_left_last(float u, float l, float d, float xa, float xb,   \
+                                                               float h, float b)                             \
+        {                                                                                                    \
+            return WW_MEASURE_FN(m, cell_left_last_f32)(u, l, d, xa, xb, h, b, NULL);                              \
+        }                                                                                                    \
         __device__ __forceinline__ static double finish(double v) { return WW_MEASURE_FN(m, finish_f64)(v); } \
         __device__ __forceinline__ static float finish(float v) { return WW_MEASURE_FN(m, finish_f32)(v); }   \
     };

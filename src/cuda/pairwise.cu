@@ -478,6 +478,9 @@ static ww_status run_chunks(ww_cuda_state *s, const pairwise_state *ps, chunk_la
     const bool windowed = window_narrows(msr, longest);
     const bool roll = windowed && ww_cuda_pairs_roll(msr, sb.max_row, sb.max_col, sizeof(T), dx.dim);
     const M mf = make_functor<typename M::ops, T>(msr);
+    const int band_radius = windowed && sb.equal_lengths && sb.max_row == sb.max_col
+                                ? ww_cuda_band_radius(msr, sb.max_row, dx.dim, sizeof(T))
+                                : -1;
     /* copies chunk rows [q0, q1) from pinned buffer `buf` to the caller's matrix, counts progress
      * in DP cells as the CPU engine does (sum over rows of len(i) * sum of len(j)) */
     auto drain = [&](size_t q0, size_t q1, int buf) -> ww_status {
@@ -515,7 +518,8 @@ static ww_status run_chunks(ww_cuda_state *s, const pairwise_state *ps, chunk_la
         const chunk_args<M> k = {{r0, r1, sb.first_col, sb.first_col + width, width, self, row_origin, col_origin,
                                   o->row_begin, o->row_end, o->col_begin, o->col_end},
                                  mf,
-                                 window_of(msr)};
+                                 window_of(msr),
+                                 band_radius};
         /* lanes over the longer side of the chunk, so that warps are full (one query against a set) */
         pair_map map = {r1 - r0 >= width || width > (size_t)65535 * 128};
         const size_t lane_count = map.lanes_are_rows ? r1 - r0 : width, shared_count = map.lanes_are_rows ? width : r1 - r0;

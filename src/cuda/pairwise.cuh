@@ -24,6 +24,7 @@ struct sub_block {
     uint64_t col_samples;
     size_t row_count, col_count, max_row, max_col;
     size_t first_row, first_col; /* the kernels' index of the first row and column */
+    bool equal_lengths;          /* every series of both sides has max_row = max_col samples */
 };
 
 /* X-TED's dynamic strategy on a block: each series gets a kind, the strategy the cost model picks
@@ -41,6 +42,12 @@ struct pair_plan {
  * components) roll over its lanes under m's window: their rows take pairs_warp_kernel's ring when
  * the longest pairs would (shorter ones of a ragged set roll where their own band allows). */
 bool ww_cuda_pairs_roll(const ww_measure *m, size_t max_x, size_t max_y, size_t elem_size, size_t dim);
+
+/* The radius of the window's band when the thread strategy's pairs of series all of n samples take
+ * the band in registers (pairs_band_kernel): samples of one component, a radius of BAND_RADIUS_MIN
+ * to BAND_RADIUS_MAX narrower than n, the shared series staged in shared memory; -1 otherwise, or
+ * when WW_BAND=0. */
+int ww_cuda_band_radius(const ww_measure *m, size_t n, size_t dim, size_t elem_size);
 
 /* The plan of block o of x against y (y == x for the self matrix) under measure m (its window
  * narrows the strips' work). */

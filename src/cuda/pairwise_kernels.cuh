@@ -281,6 +281,130 @@ __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<typename M
     *dst = (Tout)M::finish(row_d[nb - base]);
 }
 
+/* One thread per pair under a narrow window, every series of one length n (the window's band of
+ * equal lengths: row i's columns i - R .. i + R). Row i's band is 2 R + 1 cells in registers,
+ * D(i, i - R + k) in band[k] (R, the radius, is a template argument, so every index is a constant),
+ * and becomes row i + 1's in place: the cell at k reads its diagonal in band[k] and the cell above in
+ * band[k + 1] before they are overwritten, its left neighbour in band[k - 1] after, +inf past either
+ * end. No row buffer in memory, no mask inside the matrix: only rows 1 .. R meet its left edge, whose
+ * columns <= 0 they set to +inf. BAND_ROWS rows are computed at once, unrolled, so that the chain of
+ * a row's left neighbours overlaps the next rows' (a cell needs the row above only up to the next
+ * column); the cell takes `left` last, the operand on that chain. The block's shared series is staged
+ * in shared memory, sample j at j + R - 1 for j = 1 - R .. n + R, those outside 1 .. n as the nearest
+ * sample: cells left of column 1 are masked, and those right of column n never reach a cell inside. */
+#define BAND_ROWS 4
+#define BAND_RADIUS_MIN 1  /* radius 0, one cell per row: the row sweep was as fast or faster (TWED 2,000 x 2,000) */
+#define BAND_RADIUS_MAX 16 /* registers: 2 R + 1 cells, twice for a measure with a carried term */
+
+/* Entries of each array that pairs_band_kernel stages (the shared series' values, and its stamps
+ * and per-sample terms for a measure with them) for series of n samples, and the bytes of them all. */
+__host__ __device__ __forceinline__ size_t band_stage_count(size_t n, size_t radius) { return n + 2 * radius; }
+static inline size_t band_smem_bytes(size_t n, size_t radius, size_t elem_size, bool stamps, bool aux)
+{
+    return (1 + (stamps ? 1 : 0) + (aux ? 1 : 0)) * band_stage_count(n, radius) * elem_size;
+}
+
+/* Row i of the band from row i - 1's (band, and the local terms of row i - 1 in terms for a measure
+ * that carries them). s_val etc.: the staged arrays at column i - R (entry k is column i - R + k).
+ * MASKED: columns <= 0 are +inf (rows 1 .. R). */
+template <class M, int R, bool MASKED>
+__device__ __forceinline__ void band_row_cells(typename M::real (&band)[2 * R + 1],
+                                               typename M::real (&terms)[M::carries_before ? 2 * R + 1 : 1], const M &mf,
+                                               typename M::real a, typename M::real ta, typename M::real da,
+                                               const typename M::real *s_val, const typename M::real *s_time,
+                                               const typename M::real *s_del, int i)
+{
+    typedef typename M::real T;
+    const T inf = infinity_of<T>();
+    T left = inf; /* D(i, i - R - 1): outside the window */
+#pragma unroll
+    for (int k = 0; k <= 2 * R; k++) {
+        const T b = s_val[k], tb = M::uses_stamps ? s_time[k] : (T)0, db = M::has_aux ? s_del[k] : (T)0;
+        const T here = mf.local(&a, &b, 1, ta, tb);
+        const T up = k < 2 * R ? band[k < 2 * R ? k + 1 : k] : inf; /* D(i - 1, i - R + k): past the window at 2 R */
+        T v = M::cell_left_last(up, left, band[k], da, db, here, M::carries_before ? terms[k] : (T)0);
+        if constexpr (MASKED)
+            v = i - R + k >= 1 ? v : inf;
+        if constexpr (M::carries_before)
+            terms[k] = here;
+        band[k] = v;
+        left = v;
+    }
+}
+
+template <class M, typename Tout, int R>
+__global__ void __launch_bounds__(128) pairs_band_kernel(device_set<typename M::real> x, device_set<typename M::real> y,
+                                                         block_geometry g, M mf, pair_map map, int n, Tout *out)
+{
+    typedef typename M::real T;
+    static_assert(M::symmetric, "the sides of a pair are taken in either order");
+    extern __shared__ __align__(16) unsigned char band_bytes[];
+    const int stage = (int)band_stage_count((size_t)n, R);
+    T *s_val = (T *)band_bytes, *s_time = s_val + (M::uses_stamps ? stage : 0),
+      *s_del = s_time + (M::has_aux ? stage : 0);
+    const device_set<T> &ls = map.lanes_are_rows ? x : y, &ss = map.lanes_are_rows ? y : x;
+    /* the shared series, the same for the whole block: staged before any thread leaves */
+    const size_t shared_i = blockIdx.x;
+    const size_t si = map.lanes_are_rows ? g.col_begin + shared_i : g.row_begin + shared_i;
+    {
+        const size_t b0 = ss.base[si];
+        for (int e = (int)threadIdx.x; e < stage; e += (int)blockDim.x) {
+            const int j = min(max(e - R + 1, 1), n); /* the nearest sample of the series */
+            s_val[e] = ss.values[b0 + j];
+            if constexpr (M::uses_stamps)
+                s_time[e] = ss.stamps[b0 + j];
+            if constexpr (M::has_aux)
+                s_del[e] = ss.delete_cost[b0 + j];
+        }
+    }
+    __syncthreads();
+    const size_t lane_i = blockIdx.y * (size_t)blockDim.x + threadIdx.x;
+    const size_t i = map.lanes_are_rows ? g.row_begin + lane_i : g.row_begin + shared_i;
+    const size_t j = map.lanes_are_rows ? g.col_begin + shared_i : g.col_begin + lane_i;
+    if (i >= g.row_end || j >= g.col_end)
+        return;
+    Tout *dst = out + (i - g.row_begin) * g.width + (j - g.col_begin);
+    if (!entry_needed(g, i, j)) {
+        *dst = 0; /* diagonal, or filled from its mirror afterwards */
+        return;
+    }
+    const size_t li = map.lanes_are_rows ? i : j, a0 = ls.base[li];
+    const T *av = ls.values + a0, *at = ls.stamps + a0, *adel = ls.delete_cost + a0;
+    const T inf = infinity_of<T>();
+    /* row 0: D(0, 0) = 0 (k = R), D(0, j) = +inf elsewhere; local terms 0 */
+    T band[2 * R + 1], terms[M::carries_before ? 2 * R + 1 : 1];
+#pragma unroll
+    for (int k = 0; k <= 2 * R; k++)
+        band[k] = k == R ? (T)0 : inf;
+#pragma unroll
+    for (int k = 0; k < (M::carries_before ? 2 * R + 1 : 1); k++)
+        terms[k] = 0;
+    int r = 1;
+#pragma unroll 1
+    for (; r <= R; r++) /* n > R: the window is narrower than the series */
+        band_row_cells<M, R, true>(band, terms, mf, av[r], M::uses_stamps ? at[r] : (T)0, M::has_aux ? adel[r] : (T)0,
+                                   s_val + (r - 1), s_time + (r - 1), s_del + (r - 1), r);
+#pragma unroll 1
+    for (; r + BAND_ROWS - 1 <= n; r += BAND_ROWS) {
+        T a[BAND_ROWS], ta[BAND_ROWS], da[BAND_ROWS];
+#pragma unroll
+        for (int u = 0; u < BAND_ROWS; u++) {
+            a[u] = av[r + u];
+            ta[u] = M::uses_stamps ? at[r + u] : (T)0;
+            da[u] = M::has_aux ? adel[r + u] : (T)0;
+        }
+#pragma unroll
+        for (int u = 0; u < BAND_ROWS; u++)
+            band_row_cells<M, R, false>(band, terms, mf, a[u], ta[u], da[u], s_val + (r + u - 1), s_time + (r + u - 1),
+                                        s_del + (r + u - 1), r + u);
+    }
+#pragma unroll 1
+    for (; r <= n; r++)
+        band_row_cells<M, R, false>(band, terms, mf, av[r], M::uses_stamps ? at[r] : (T)0, M::has_aux ? adel[r] : (T)0,
+                                    s_val + (r - 1), s_time + (r - 1), s_del + (r - 1), r);
+    *dst = (Tout)M::finish(band[R]); /* D(n, n) */
+}
+
 #define FULL_MASK_PAIRS 0xffffffffu
 
 /* D and the local term of the row above a strip at column c (for lane 0): from the row buffer

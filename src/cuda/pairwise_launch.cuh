@@ -16,6 +16,7 @@ template <class M> struct chunk_args {
     block_geometry g;
     M m;
     window_spec win;
+    int band_radius; /* every pair's window radius when all series have one length (-1: not so) */
 };
 
 /* Knobs of the staged kernel for tests and benchmarks: WW_STAGED=0 turns it off (the thread
@@ -68,9 +69,26 @@ template <class M> static int staged_lanes(const M &m, size_t pairs, int rows)
     return pairs < (size_t)sms * STAGED_SPLIT_PAIRS_PER_SM ? 2 : 1;
 }
 
-/* One thread per pair: the staged kernel when the shared series and the row buffers fit in shared
- * memory (short series, dim <= STAGED_DIM_MAX), else the thread kernel by mode. `lane_count` lanes
- * over one side, `shared_count` series of the other; `longest` bounds both sides' lengths. */
+/* pairs_band_kernel for the radius at hand: one instance per radius BAND_RADIUS_MIN .. BAND_RADIUS_MAX. */
+template <class M, typename Tout, int R>
+static void launch_band(int radius, int n, dim3 blocks, size_t bytes, cudaStream_t stream,
+                        const device_set<typename M::real> &dx, const device_set<typename M::real> &dy,
+                        const chunk_args<M> &k, pair_map map, Tout *d)
+{
+    static_assert(R >= BAND_RADIUS_MIN, "the radii the band is built for");
+    if constexpr (R <= BAND_RADIUS_MAX) {
+        if (radius == R)
+            pairs_band_kernel<M, Tout, R><<<blocks, 128, bytes, stream>>>(dx, dy, k.g, k.m, map, n, d);
+        else
+            launch_band<M, Tout, R + 1>(radius, n, blocks, bytes, stream, dx, dy, k, map, d);
+    }
+}
+
+/* One thread per pair: the band in registers (pairs_band_kernel) when every pair has the band of
+ * radius k.band_radius (ww_cuda_band_radius, or -1); the staged kernel when the shared series and
+ * the row buffers fit in shared memory (short series, dim <= STAGED_DIM_MAX); else the thread kernel
+ * by mode. `lane_count` lanes over one side, `shared_count` series of the other; `longest` bounds
+ * both sides' lengths. */
 template <class M, typename Tout, bool WIN>
 ww_status launch_thread_pairs(cudaStream_t stream, const device_set<typename M::real> &dx,
                                      const device_set<typename M::real> &dy, const chunk_args<M> &k, pair_map map,
@@ -78,6 +96,14 @@ ww_status launch_thread_pairs(cudaStream_t stream, const device_set<typename M::
 {
     typedef typename M::real T;
     const size_t dim = dx.dim;
+    if constexpr (WIN) {
+        if (k.band_radius >= BAND_RADIUS_MIN && k.band_radius <= BAND_RADIUS_MAX) {
+            const dim3 blocks((unsigned)shared_count, (unsigned)((lane_count + 127) / 128));
+            const size_t bytes = band_smem_bytes(longest, (size_t)k.band_radius, sizeof(T), M::uses_stamps, M::has_aux);
+            launch_band<M, Tout, BAND_RADIUS_MIN>(k.band_radius, (int)longest, blocks, bytes, stream, dx, dy, k, map, d);
+            return ww_cuda_status(cudaGetLastError());
+        }
+    }
     if (dim > 1 && dim <= STAGED_DIM_MAX && staged_knob(WW_SETTING_STAGED, 1)) {
         const int knob_threads = staged_knob(WW_SETTING_STAGED_THREADS, STAGED_THREADS);
         unsigned threads = knob_threads == 32 || knob_threads == 128 ? (unsigned)knob_threads : STAGED_THREADS;

@@ -95,6 +95,20 @@ bool ww_cuda_pairs_roll(const ww_measure *m, size_t max_x, size_t max_y, size_t 
     return pairs_roll(m, (double)max_x, (double)max_y, elem_size, dim, &period);
 }
 
+int ww_cuda_band_radius(const ww_measure *m, size_t n, size_t dim, size_t elem_size)
+{
+    const char *knob = ww_setting_value(WW_SETTING_BAND);
+    if (dim != 1 || n > (size_t)INT_MAX / 2 || (knob && strcmp(knob, "0") == 0))
+        return -1;
+    const pair_band band = pair_band::make(window_of(m), n, n);
+    if (band.mode != 1 || band.r < BAND_RADIUS_MIN || band.r > BAND_RADIUS_MAX)
+        return -1;
+    const ww_measure_traits *t = ww_measure_traits_of(m->kind);
+    if (band_smem_bytes(n, band.r, elem_size, t->uses_stamps, t->has_aux) > STAGED_SMEM_MAX)
+        return -1;
+    return (int)band.r;
+}
+
 /* Steps of one pair of the warp strategy: strips of 32 rows, each sweeping its columns plus a
  * pipeline of 31 steps, or, under a window whose band rolls, its rows rolling over the lanes:
  * cols + (rows - 1) P / 32 steps. A rolling step took 0.88-1.08 of a strip's (H200, nineteenth
@@ -149,6 +163,12 @@ static enum strategy choose_strategy(double pairs, size_t max_x, size_t max_y, b
      * session): 0.80-0.87 of its time at a span of 25 (DTW and TWED), 0.92-1.30 (DTW, three runs)
      * and 1.55-1.58 (TWED) at 45, 1.8-2.0 at 85 (bench/results/gpu-dtw.md). */
     if (span <= longest && span <= THREAD_MAX_LENGTH + 1 && (double)(span - 1) * 4 <= m.thread_max_length &&
+        pairs >= (double)sm_count * THREAD_BAND_PAIRS_PER_SM)
+        return STRATEGY_THREAD;
+    /* the band in registers (pairs_band_kernel): wherever it is built for the pairs, once they fill
+     * the GPU (H200, twenty-fifth session: 1,000 series of 400 samples with radius 10, 0.27 of the
+     * row sweep's time; bench/results/gpu-dtw.md) */
+    if (equal_lengths && max_x == max_y && ww_cuda_band_radius(msr, max_x, dim, elem_size) >= 0 &&
         pairs >= (double)sm_count * THREAD_BAND_PAIRS_PER_SM)
         return STRATEGY_THREAD;
     const double rows = (double)(max_x < max_y ? max_x : max_y), cols = (double)longest;
@@ -234,6 +254,7 @@ ww_status ww_cuda_make_plan(const ww_cuda_state *s, const ww_measure *m, const w
             const bool equal = !x->offsets && !y->offsets && x->length == y->length;
             b.strategy = choose_strategy(pairs, max_x, max_y, equal, s, elem_size, x->dim, m, forced);
             b.whole = true;
+            b.equal_lengths = equal;
             b.col_samples = ww_cuda_samples(y, o->col_begin, o->col_end);
             b.row_count = rows, b.col_count = cols, b.max_row = max_x, b.max_col = max_y;
             b.first_row = o->row_begin, b.first_col = o->col_begin;
@@ -244,6 +265,7 @@ ww_status ww_cuda_make_plan(const ww_cuda_state *s, const ww_measure *m, const w
         auto add = [&](unsigned a, unsigned b) {
             sub_block blk;
             blk.whole = false;
+            blk.equal_lengths = false;
             blk.first_row = blk.first_col = 0;
             blk.max_row = blk.max_col = 0;
             blk.col_samples = 0;

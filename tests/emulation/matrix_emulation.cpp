@@ -323,6 +323,66 @@ void check_banded_threads(ww_ctx *cpu, ww_rng &r)
             }
 }
 
+/* The thread strategy's band in registers (pairs_band_kernel): series of one length under every
+ * radius it is built for (1 .. BAND_RADIUS_MAX) and those it is not (0 and 17: the row sweep), lengths from one more than the
+ * radius (its first rows meet the matrix's left edge, its last ones run past the unrolled rows) to
+ * 400, as a radius and as a fraction. Each matrix against the CPU engine, and bit for bit against
+ * the row sweep of pairs_thread_kernel (WW_BAND=0): the same cells in the same order of operations. */
+void check_band_threads(ww_ctx *cpu, ww_rng &r)
+{
+    const long band_radius_max = 16; /* BAND_RADIUS_MAX (pairwise_kernels.cuh, whose kernels this file does not include) */
+    for (long radius = 0; radius <= band_radius_max + 1; radius++)
+        for (int dtw = 0; dtw <= 1; dtw++) {
+            const size_t lengths[] = {(size_t)radius + 1, (size_t)radius + 2 + ww_rng_below(&r, 4),
+                                      2 * (size_t)radius + 1 + ww_rng_below(&r, 9), 60, 100 + ww_rng_below(&r, 300)};
+            for (size_t length : lengths) {
+                matrix_case c{};
+                c.dtw = dtw;
+                c.strategy = "thread";
+                c.fraction = -1;
+                c.radius = radius;
+                if (length == 60 && radius > 0) /* the same radius as a fraction: aeon's window */
+                    c.radius = -1, c.fraction = ((double)radius + 0.5) / 60.0;
+                c.stamps = !dtw && ww_rng_below(&r, 2);
+                c.f32_data = ww_rng_below(&r, 4) == 0;
+                c.f32_out = ww_rng_below(&r, 4) == 0;
+                c.self = ww_rng_below(&r, 2);
+                c.block = ww_rng_below(&r, 3) == 0;
+                c.devices = 1;
+                series_set x, y;
+                x.make(r, 3 + ww_rng_below(&r, 40), length, 1, false);
+                y.make(r, 2 + ww_rng_below(&r, 9), length, 1, false);
+                check(cpu, r, c, x, y);
+                /* the band against the row sweep, bit for bit (one measure for both) */
+                const ww_measure m = measure_of(c, r);
+                const ww_dataset gx = c.f32_data ? x.f32(c.stamps) : x.f64(c.stamps),
+                                 gy = c.f32_data ? y.f32(c.stamps) : y.f64(c.stamps);
+                std::vector<double> with_band(x.count * y.count, -7.0), with_sweep(x.count * y.count, -5.0);
+                ww_status st[2];
+                for (int sweep = 0; sweep <= 1; sweep++) {
+                    if (sweep)
+                        setenv("WW_BAND", "0", 1);
+                    emulated_gpu gpu(4);
+                    gpu.state.model = ww_cuda_model_default();
+                    gpu.state.forced_strategy = "thread";
+                    ww_pairwise_options o;
+                    st[sweep] = ww_resolve_pairwise(&gx, &gy, NULL, &o);
+                    if (st[sweep] == WW_OK)
+                        st[sweep] = ww_cuda_pairwise(&gpu.ctx, &m, &gx, &gy, sweep ? with_sweep.data() : with_band.data(), &o);
+                    ww_cuda_pairwise_release(&gpu.state);
+                    unsetenv("WW_BAND");
+                }
+                compared++;
+                if (st[0] != WW_OK || st[1] != WW_OK ||
+                    memcmp(with_band.data(), with_sweep.data(), with_band.size() * sizeof(double)) != 0) {
+                    differences++;
+                    printf("DIFFERENT: band against sweep, %s radius %ld length %zu f32 %d: %s / %s\n",
+                           dtw ? "dtw" : "twed", radius, length, (int)c.f32_data, ww_strerror(st[0]), ww_strerror(st[1]));
+                }
+            }
+        }
+}
+
 /* The warp strategy under windows (warp_pair_rolling): rows rolling over the lanes with the
  * lag between rows at its extremes (P = 32, the least, up to ROLL_PERIOD_MAX, where the lag and the
  * diagonal's step fill the ring, with float data), series of one length and of two (a band that widens with their
@@ -500,6 +560,7 @@ int main(int argc, char **argv)
         check_index(cpu, m, x, q, k == 1);
     }
     check_banded_threads(cpu, r);
+    check_band_threads(cpu, r);
     check_rolling_warps(cpu, r);
     check_window_plans();
     check_errors(r);
