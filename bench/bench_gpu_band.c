@@ -116,11 +116,11 @@ int main(int argc, char **argv)
         double *v = load_values(count, n, &real);
         ww_dataset x = ww_dataset_f64(v, NULL, NULL, count, n, 1);
         void *out = malloc(count * count * sizeof(double));
-        const size_t radii[] = {0, 3, 6, 10, 16, SIZE_MAX};
+        const size_t radii[] = {0, 3, 6, 10, 16, 24, 32, SIZE_MAX};
         for (int twed = 0; twed <= 1; twed++)
             for (size_t q = 0; q < sizeof radii / sizeof radii[0]; q++)
                 for (int f32 = 0; f32 <= 1; f32++) {
-                    if (n > 60 && (f32 || (radii[q] != 10 && radii[q] != 16)))
+                    if (n > 60 && (f32 || (radii[q] != 10 && radii[q] != 16 && radii[q] != 24 && radii[q] != 32)))
                         continue;
                     ww_measure m = twed ? ww_measure_twed(1.0, 1.0, 2) : ww_measure_dtw();
                     if (radii[q] != SIZE_MAX)
@@ -155,9 +155,10 @@ int main(int argc, char **argv)
             "choice), f64 in and out, self matrices, median of 5 calls after a warm-up:\n\n"
             "| matrix | measure | radius | pairs | auto | thread (band) | warp | block |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     const struct {
-        size_t count, length, radii[3];
-    } sweep[] = {{1000, 400, {4, 10, 16}}, {2000, 128, {4, 16, 0}}, {400, 1000, {8, 16, 0}}, {120, 1000, {16, 0, 0}},
-                 {256, 2048, {4, 16, 0}},  {64, 2048, {16, 0, 0}},  {48, 4096, {16, 0, 0}}};
+        size_t count, length, radii[5];
+    } sweep[] = {{1000, 400, {4, 10, 16, 24, 32}}, {2000, 128, {4, 16, 24, 32, 0}}, {400, 1000, {8, 16, 32, 0, 0}},
+                 {120, 1000, {16, 32, 0, 0, 0}},   {256, 2048, {4, 16, 32, 0, 0}},  {64, 2048, {16, 0, 0, 0, 0}},
+                 {48, 4096, {16, 0, 0, 0, 0}}};
     const char *strategies[] = {NULL, "thread", "warp", "block"};
     for (size_t sh = 0; sh < sizeof sweep / sizeof sweep[0]; sh++) {
         const size_t count = sweep[sh].count, n = sweep[sh].length;
@@ -166,7 +167,7 @@ int main(int argc, char **argv)
         ww_dataset x = ww_dataset_f64(v, NULL, NULL, count, n, 1);
         double *out = malloc(count * count * sizeof(double));
         for (int twed = 0; twed <= 1; twed++)
-            for (size_t q = 0; q < 3 && sweep[sh].radii[q]; q++) {
+            for (size_t q = 0; q < 5 && sweep[sh].radii[q]; q++) {
                 ww_measure m = twed ? ww_measure_twed(1.0, 1.0, 2) : ww_measure_dtw();
                 ww_measure_set_window(&m, sweep[sh].radii[q]);
                 double t[4];

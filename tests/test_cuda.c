@@ -1617,8 +1617,8 @@ void test_cuda_banded_threads(void)
 }
 
 /* The thread strategy's band in registers (pairs_band_kernel, series of one length under a radius
- * of 1 to 16): every radius from 0 to 17 (0 and 17: the row sweep), lengths from one more than the
- * radius to 1,000, DTW and TWED, f64 and f32 data, self and cross, forced and by the model, against
+ * of 1 to 32, TWED's to 16): every radius from 0 to 33, TWED's to 17 (0 and the last: the row sweep),
+ * lengths from one more than the radius to 1,000, DTW and TWED, f64 and f32 data, self and cross, forced and by the model, against
  * the CPU engine on poisoned outputs, and bit for bit against the row sweep (WW_BAND=0). */
 void test_cuda_band_registers(void)
 {
@@ -1626,7 +1626,7 @@ void test_cuda_band_registers(void)
     ww_rng r = {0xB4AD};
     ww_ctx *cpu = ww_test_ctx(WW_BACKEND_CPU, WW_ENGINE_AUTO, 0), *gpu = ww_test_ctx(WW_BACKEND_CUDA, WW_ENGINE_AUTO, 0);
     size_t bad = 0, differ = 0;
-    for (size_t radius = 0; radius <= 17; radius++) {
+    for (size_t radius = 0; radius <= 33; radius++) {
         const size_t lengths[] = {radius + 1, 2 * radius + 3, 60, 257 + ww_rng_below(&r, 5), radius % 4 == 1 ? 1000 : 100};
         for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
             const size_t n = lengths[l], count = n >= 1000 ? 40 : 70;
@@ -1637,7 +1637,7 @@ void test_cuda_band_registers(void)
             ww_dataset y = f32 ? ww_dataset_f32(ys.values32, ys.stamps32, NULL, ys.count, n, 1)
                                : ww_dataset_f64(ys.values, ys.stamps, NULL, ys.count, n, 1);
             const double tol = f32 ? 2e-5 : 1e-12; /* float data is computed in float on the GPU */
-            for (int dtw = 0; dtw < 2; dtw++) {
+            for (int dtw = radius > 17; dtw < 2; dtw++) {
                 ww_measure m = dtw ? ww_measure_dtw() : ww_measure_twed(0.05 + ww_rng_uniform(&r), 0.5 + ww_rng_uniform(&r), 1 + (int)(radius % 2));
                 if (l == 2 && radius > 0) /* aeon's fraction: int(0.1 * 60) = 6 and its neighbours */
                     ww_measure_set_window_fraction(&m, ((double)radius + 0.5) / 60.0);

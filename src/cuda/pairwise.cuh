@@ -45,8 +45,8 @@ bool ww_cuda_pairs_roll(const ww_measure *m, size_t max_x, size_t max_y, size_t 
 
 /* The radius of the window's band when the thread strategy's pairs of series all of n samples take
  * the band in registers (pairs_band_kernel): samples of one component, a radius of BAND_RADIUS_MIN
- * to BAND_RADIUS_MAX narrower than n, the shared series staged in shared memory; -1 otherwise, or
- * when WW_BAND=0. */
+ * to BAND_RADIUS_MAX (BAND_RADIUS_MAX_CARRIED for a measure with a carried term) narrower than n,
+ * the shared series staged in shared memory; -1 otherwise, or when WW_BAND=0. */
 int ww_cuda_band_radius(const ww_measure *m, size_t n, size_t dim, size_t elem_size);
 
 /* The plan of block o of x against y (y == x for the self matrix) under measure m (its window

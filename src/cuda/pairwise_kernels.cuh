@@ -293,8 +293,15 @@ __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<typename M
  * in shared memory, sample j at j + R - 1 for j = 1 - R .. n + R, those outside 1 .. n as the nearest
  * sample: cells left of column 1 are masked, and those right of column n never reach a cell inside. */
 #define BAND_ROWS 4
-#define BAND_RADIUS_MIN 1  /* radius 0, one cell per row: the row sweep was as fast or faster (TWED 2,000 x 2,000) */
-#define BAND_RADIUS_MAX 16 /* registers: 2 R + 1 cells, twice for a measure with a carried term */
+#define BAND_RADIUS_MIN 1          /* radius 0, one cell per row: the row sweep was as fast or faster (TWED 2,000 x 2,000) */
+#define BAND_RADIUS_MAX 32         /* registers: 2 R + 1 cells (DTW in double: 254 registers at 32, no spill) */
+#define BAND_RADIUS_MAX_CARRIED 16 /* ... twice as many for a measure with a carried term (TWED: 2 x 33 cells at 16) */
+
+/* The widest radius of the band for measure M. */
+template <class M> __host__ __device__ constexpr int band_radius_max()
+{
+    return M::carries_before ? BAND_RADIUS_MAX_CARRIED : BAND_RADIUS_MAX;
+}
 
 /* Entries of each array that pairs_band_kernel stages (the shared series' values, and its stamps
  * and per-sample terms for a measure with them) for series of n samples, and the bytes of them all. */

@@ -69,14 +69,14 @@ template <class M> static int staged_lanes(const M &m, size_t pairs, int rows)
     return pairs < (size_t)sms * STAGED_SPLIT_PAIRS_PER_SM ? 2 : 1;
 }
 
-/* pairs_band_kernel for the radius at hand: one instance per radius BAND_RADIUS_MIN .. BAND_RADIUS_MAX. */
+/* pairs_band_kernel for the radius at hand: one instance per radius BAND_RADIUS_MIN .. band_radius_max<M>(). */
 template <class M, typename Tout, int R>
 static void launch_band(int radius, int n, dim3 blocks, size_t bytes, cudaStream_t stream,
                         const device_set<typename M::real> &dx, const device_set<typename M::real> &dy,
                         const chunk_args<M> &k, pair_map map, Tout *d)
 {
     static_assert(R >= BAND_RADIUS_MIN, "the radii the band is built for");
-    if constexpr (R <= BAND_RADIUS_MAX) {
+    if constexpr (R <= band_radius_max<M>()) {
         if (radius == R)
             pairs_band_kernel<M, Tout, R><<<blocks, 128, bytes, stream>>>(dx, dy, k.g, k.m, map, n, d);
         else
@@ -97,7 +97,7 @@ ww_status launch_thread_pairs(cudaStream_t stream, const device_set<typename M::
     typedef typename M::real T;
     const size_t dim = dx.dim;
     if constexpr (WIN) {
-        if (k.band_radius >= BAND_RADIUS_MIN && k.band_radius <= BAND_RADIUS_MAX) {
+        if (k.band_radius >= BAND_RADIUS_MIN && k.band_radius <= band_radius_max<M>()) {
             const dim3 blocks((unsigned)shared_count, (unsigned)((lane_count + 127) / 128));
             const size_t bytes = band_smem_bytes(longest, (size_t)k.band_radius, sizeof(T), M::uses_stamps, M::has_aux);
             launch_band<M, Tout, BAND_RADIUS_MIN>(k.band_radius, (int)longest, blocks, bytes, stream, dx, dy, k, map, d);

@@ -101,9 +101,10 @@ int ww_cuda_band_radius(const ww_measure *m, size_t n, size_t dim, size_t elem_s
     if (dim != 1 || n > (size_t)INT_MAX / 2 || (knob && strcmp(knob, "0") == 0))
         return -1;
     const pair_band band = pair_band::make(window_of(m), n, n);
-    if (band.mode != 1 || band.r < BAND_RADIUS_MIN || band.r > BAND_RADIUS_MAX)
-        return -1;
     const ww_measure_traits *t = ww_measure_traits_of(m->kind);
+    const unsigned widest = t->carries_before ? BAND_RADIUS_MAX_CARRIED : BAND_RADIUS_MAX;
+    if (band.mode != 1 || band.r < BAND_RADIUS_MIN || band.r > widest)
+        return -1;
     if (band_smem_bytes(n, band.r, elem_size, t->uses_stamps, t->has_aux) > STAGED_SMEM_MAX)
         return -1;
     return (int)band.r;

@@ -37,7 +37,7 @@ flags=(-std=c++17 -O2 -g -fno-strict-aliasing -Wall -Werror -Wno-unused-function
   -include "$PWD/tests/emulation/cuda_runtime.h")
 for f in ww_cuda_pair ww_cuda_distance ww_cuda_ted ww_cuda_ted_pairwise ww_cuda_pairwise ww_cuda_pairwise_release \
   ww_cuda_run_pairwise ww_cuda_check_set ww_cuda_upload_set ww_cuda_release_set ww_cuda_make_plan ww_cuda_describe_plan \
-  ww_cuda_pairs_roll \
+  ww_cuda_pairs_roll ww_cuda_band_radius \
   ww_cuda_warps_in_flight ww_cuda_warp_strategy_warps ww_cuda_block_strategy_steps ww_cuda_block_strategy_blocks \
   ww_cuda_index_create ww_cuda_index_destroy ww_cuda_index_pairwise ww_cuda_softdtw_batch ww_cuda_softdtw_gradient \
   ww_cuda_image_pairwise \

@@ -324,15 +324,16 @@ void check_banded_threads(ww_ctx *cpu, ww_rng &r)
 }
 
 /* The thread strategy's band in registers (pairs_band_kernel): series of one length under every
- * radius it is built for (1 .. BAND_RADIUS_MAX) and those it is not (0 and 17: the row sweep), lengths from one more than the
- * radius (its first rows meet the matrix's left edge, its last ones run past the unrolled rows) to
- * 400, as a radius and as a fraction. Each matrix against the CPU engine, and bit for bit against
+ * radius it is built for (1 .. 32, TWED's 1 .. 16) and the next ones out (0, and 33 or 17: the row
+ * sweep), lengths from one more than the radius (its first rows meet the matrix's left edge, its
+ * last ones run past the unrolled rows) to 400, as a radius and as a fraction. Each matrix against the CPU engine, and bit for bit against
  * the row sweep of pairs_thread_kernel (WW_BAND=0): the same cells in the same order of operations. */
 void check_band_threads(ww_ctx *cpu, ww_rng &r)
 {
-    const long band_radius_max = 16; /* BAND_RADIUS_MAX (pairwise_kernels.cuh, whose kernels this file does not include) */
+    /* BAND_RADIUS_MAX and BAND_RADIUS_MAX_CARRIED (pairwise_kernels.cuh, whose kernels this file does not include) */
+    const long band_radius_max = 32, band_radius_max_carried = 16;
     for (long radius = 0; radius <= band_radius_max + 1; radius++)
-        for (int dtw = 0; dtw <= 1; dtw++) {
+        for (int dtw = radius > band_radius_max_carried + 1; dtw <= 1; dtw++) {
             const size_t lengths[] = {(size_t)radius + 1, (size_t)radius + 2 + ww_rng_below(&r, 4),
                                       2 * (size_t)radius + 1 + ww_rng_below(&r, 9), 60, 100 + ww_rng_below(&r, 300)};
             for (size_t length : lengths) {
@@ -422,14 +423,17 @@ void check_rolling_warps(ww_ctx *cpu, ww_rng &r)
 }
 
 /* The cost model's choices on an H200's 132 multiprocessors for the windowed matrices measured in
- * bench/results/gpu-dtw.md (seventeenth session; nineteenth since the warp's rows roll), where the
- * choice was the fastest of the forced strategies, or within a few percent of it. */
+ * bench/results/gpu-dtw.md (seventeenth session; nineteenth since the warp's rows roll; twenty-fifth
+ * since DTW's bands of radius up to 32 take registers, one thread per pair: 1,000 x 400 with radius
+ * 24 in 0.39 of the warp's time), where the choice was the fastest of the forced strategies, or
+ * within a few percent of it. */
 void check_window_plans()
 {
     const struct {
         size_t count, length, radius;
         enum strategy want;
-    } cases[] = {{1000, 400, 10, STRATEGY_THREAD}, {1000, 400, 20, STRATEGY_WARP}, {1000, 400, 40, STRATEGY_WARP},
+    } cases[] = {{1000, 400, 10, STRATEGY_THREAD}, {1000, 400, 20, STRATEGY_THREAD}, {1000, 400, 32, STRATEGY_THREAD},
+                 {1000, 400, 33, STRATEGY_WARP},   {1000, 400, 40, STRATEGY_WARP},
                  {1000, 400, 100, STRATEGY_WARP},  {256, 2048, 20, STRATEGY_WARP},    {256, 2048, 62, STRATEGY_WARP},
                  {256, 2048, 204, STRATEGY_WARP}, {48, 8192, 204, STRATEGY_BLOCK},   {48, 8192, 819, STRATEGY_BLOCK}};
     static const double dummy[1] = {0};
