@@ -88,6 +88,16 @@ struct pair_map {
     int lanes_are_rows; /* lane series from x (rows) and shared series from y, or the reverse */
 };
 
+/* The pair (i, j) of the chunk's sets of lane series lane_i and shared series shared_i, and whether
+ * it lies in the chunk. */
+__device__ __forceinline__ bool lane_pair(const block_geometry &g, pair_map map, size_t lane_i, size_t shared_i,
+                                          size_t *i, size_t *j)
+{
+    *i = map.lanes_are_rows ? g.row_begin + lane_i : g.row_begin + shared_i;
+    *j = map.lanes_are_rows ? g.col_begin + shared_i : g.col_begin + lane_i;
+    return *i < g.row_end && *j < g.col_end;
+}
+
 template <class M, typename Tout, int MODE, bool WIN> /* MODE: 1 = dim 1, 2 = dim <= WIDE_DIM_MAX, 0 = any dim */
 __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<typename M::real> x, device_set<typename M::real> y,
                                                            block_geometry g, M mf, window_spec win, pair_map map,
@@ -97,9 +107,8 @@ __global__ void __launch_bounds__(128) pairs_thread_kernel(device_set<typename M
     static_assert(M::symmetric, "the sides of a pair are taken in either order");
     /* lanes (blockIdx.y, threadIdx.x) over one side, blockIdx.x over the other (x allows 2^31 blocks) */
     const size_t lane_i = blockIdx.y * (size_t)blockDim.x + threadIdx.x, shared_i = blockIdx.x;
-    const size_t i = map.lanes_are_rows ? g.row_begin + lane_i : g.row_begin + shared_i;
-    const size_t j = map.lanes_are_rows ? g.col_begin + shared_i : g.col_begin + lane_i;
-    if (i >= g.row_end || j >= g.col_end)
+    size_t i, j;
+    if (!lane_pair(g, map, lane_i, shared_i, &i, &j))
         return;
     Tout *dst = out + (i - g.row_begin) * g.width + (j - g.col_begin);
     if (!entry_needed(g, i, j)) {
@@ -366,9 +375,8 @@ __global__ void __launch_bounds__(128) pairs_band_kernel(device_set<typename M::
     }
     __syncthreads();
     const size_t lane_i = blockIdx.y * (size_t)blockDim.x + threadIdx.x;
-    const size_t i = map.lanes_are_rows ? g.row_begin + lane_i : g.row_begin + shared_i;
-    const size_t j = map.lanes_are_rows ? g.col_begin + shared_i : g.col_begin + lane_i;
-    if (i >= g.row_end || j >= g.col_end)
+    size_t i, j;
+    if (!lane_pair(g, map, lane_i, shared_i, &i, &j))
         return;
     Tout *dst = out + (i - g.row_begin) * g.width + (j - g.col_begin);
     if (!entry_needed(g, i, j)) {
@@ -900,9 +908,8 @@ __global__ void __launch_bounds__(128) pairs_staged_kernel(device_set<typename M
     const int gl = G == 2 ? t & 1 : 0;
     const unsigned pair_mask = G == 2 ? 3u << ((t & 31) & ~1) : 0u;
     const size_t lane_i = (blockIdx.y * (size_t)threads + t) / G;
-    const size_t i = map.lanes_are_rows ? g.row_begin + lane_i : g.row_begin + shared_i;
-    const size_t j = map.lanes_are_rows ? g.col_begin + shared_i : g.col_begin + lane_i;
-    if (i >= g.row_end || j >= g.col_end)
+    size_t i, j;
+    if (!lane_pair(g, map, lane_i, shared_i, &i, &j))
         return;
     Tout *dst = out + (i - g.row_begin) * g.width + (j - g.col_begin);
     if (!entry_needed(g, i, j)) {

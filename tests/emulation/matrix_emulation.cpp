@@ -254,6 +254,24 @@ void check_errors(ww_rng &r)
     }
 }
 
+/* A case of DTW (else TWED) under `strategy` and a window (radius, or fraction when >= 0) on one
+ * device, its stamps, data and output types, self matrix and block drawn at random in this order. */
+matrix_case windowed_case(ww_rng &r, int dtw, const char *strategy, long radius, double fraction)
+{
+    matrix_case c{};
+    c.dtw = dtw;
+    c.strategy = strategy;
+    c.radius = radius;
+    c.fraction = fraction;
+    c.stamps = !dtw && ww_rng_below(&r, 2);
+    c.f32_data = ww_rng_below(&r, 4) == 0;
+    c.f32_out = ww_rng_below(&r, 4) == 0;
+    c.self = ww_rng_below(&r, 2);
+    c.block = ww_rng_below(&r, 3) == 0;
+    c.devices = 1;
+    return c;
+}
+
 /* Long series of one length under narrow windows: one thread per pair at any length, its row
  * buffer following the band (pairs_thread_kernel), forced and by the cost model, which takes it
  * while the band's span (2 r + 5 columns) is at most a quarter of the model's thread length plus
@@ -273,17 +291,7 @@ void check_banded_threads(ww_ctx *cpu, ww_rng &r)
     for (const auto &k : cases)
         for (int dtw = 0; dtw <= 1; dtw++)
             for (const char *strategy : strategies) {
-                matrix_case c{};
-                c.dtw = dtw;
-                c.strategy = strategy;
-                c.radius = k.radius;
-                c.fraction = k.fraction;
-                c.stamps = !dtw && ww_rng_below(&r, 2);
-                c.f32_data = ww_rng_below(&r, 4) == 0;
-                c.f32_out = ww_rng_below(&r, 4) == 0;
-                c.self = ww_rng_below(&r, 2);
-                c.block = ww_rng_below(&r, 3) == 0;
-                c.devices = 1;
+                const matrix_case c = windowed_case(r, dtw, strategy, k.radius, k.fraction);
                 series_set x, y;
                 x.make(r, k.count, k.length, k.dim, false);
                 y.make(r, k.count / 2 + 2, k.length, k.dim, false);
@@ -337,19 +345,10 @@ void check_band_threads(ww_ctx *cpu, ww_rng &r)
             const size_t lengths[] = {(size_t)radius + 1, (size_t)radius + 2 + ww_rng_below(&r, 4),
                                       2 * (size_t)radius + 1 + ww_rng_below(&r, 9), 60, 100 + ww_rng_below(&r, 300)};
             for (size_t length : lengths) {
-                matrix_case c{};
-                c.dtw = dtw;
-                c.strategy = "thread";
-                c.fraction = -1;
-                c.radius = radius;
-                if (length == 60 && radius > 0) /* the same radius as a fraction: aeon's window */
-                    c.radius = -1, c.fraction = ((double)radius + 0.5) / 60.0;
-                c.stamps = !dtw && ww_rng_below(&r, 2);
-                c.f32_data = ww_rng_below(&r, 4) == 0;
-                c.f32_out = ww_rng_below(&r, 4) == 0;
-                c.self = ww_rng_below(&r, 2);
-                c.block = ww_rng_below(&r, 3) == 0;
-                c.devices = 1;
+                /* at length 60 the same radius as a fraction: aeon's window */
+                const bool fraction = length == 60 && radius > 0;
+                const matrix_case c = windowed_case(r, dtw, "thread", fraction ? -1 : radius,
+                                                    fraction ? ((double)radius + 0.5) / 60.0 : -1);
                 series_set x, y;
                 x.make(r, 3 + ww_rng_below(&r, 40), length, 1, false);
                 y.make(r, 2 + ww_rng_below(&r, 9), length, 1, false);
