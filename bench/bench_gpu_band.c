@@ -95,8 +95,12 @@ int main(int argc, char **argv)
 {
     FILE *md = argc > 1 ? fopen(argv[1], "w") : NULL;
     const int reps = argc > 2 ? atoi(argv[2]) : 41;
-    if (!ww_cuda_available() || reps < 1 || reps > 256) {
-        printf("band benchmark skipped: no CUDA backend in this build or no GPU on this machine (or bad reps)\n");
+    if (reps < 1 || reps > 256) {
+        fprintf(stderr, "ww_bench_gpu_band: reps must be 1 to 256 (got '%s')\n", argv[2]);
+        return 2;
+    }
+    if (!ww_cuda_available()) {
+        printf("band benchmark skipped: no CUDA backend in this build or no GPU on this machine\n");
         return 0;
     }
     ww_ctx_options co = ww_ctx_options_default();
